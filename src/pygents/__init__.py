@@ -1,0 +1,95 @@
+"""pygents: an async agent runtime built from tools, turns, agents, hooks and context.
+
+``import pygents`` uses the standard library only; telemetry lives in
+``pygents_otel`` and the dashboard in ``pygents_tui``.
+"""
+
+from __future__ import annotations
+
+from pygents._calling import Injectable
+from pygents._enums import (
+    AgentHook,
+    ContextPoolHook,
+    ContextQueueHook,
+    HookType,
+    StopReason,
+    ToolHook,
+    ToolType,
+    TurnHook,
+)
+from pygents._errors import (
+    CompletionCheckReturnError,
+    FixedKwargOverrideWarning,
+    PygentsError,
+    SafeExecutionError,
+    TurnTimeoutError,
+    UnregisteredAgentError,
+    UnregisteredError,
+    UnregisteredHookError,
+    UnregisteredToolError,
+    WrongRunMethodError,
+)
+from pygents._hooks import Hook, HookMetadata, HookRegistry, hook
+from pygents._observe import (
+    Event,
+    Scope,
+    ScopeKind,
+    Subscriber,
+    Subscription,
+    current_scope,
+    subscribe,
+    unsubscribe,
+)
+from pygents._tool import (
+    CompletionCheckTool,
+    DecoratedTool,
+    Tool,
+    ToolMetadata,
+    ToolRegistry,
+    tool,
+)
+from pygents._turn import Turn
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentHook",
+    "CompletionCheckReturnError",
+    "CompletionCheckTool",
+    "ContextPoolHook",
+    "ContextQueueHook",
+    "DecoratedTool",
+    "Event",
+    "FixedKwargOverrideWarning",
+    "Hook",
+    "HookMetadata",
+    "HookRegistry",
+    "HookType",
+    "Injectable",
+    "PygentsError",
+    "SafeExecutionError",
+    "Scope",
+    "ScopeKind",
+    "StopReason",
+    "Subscriber",
+    "Subscription",
+    "Tool",
+    "ToolHook",
+    "ToolMetadata",
+    "ToolRegistry",
+    "ToolType",
+    "Turn",
+    "TurnHook",
+    "TurnTimeoutError",
+    "UnregisteredAgentError",
+    "UnregisteredError",
+    "UnregisteredHookError",
+    "UnregisteredToolError",
+    "WrongRunMethodError",
+    "__version__",
+    "current_scope",
+    "hook",
+    "subscribe",
+    "tool",
+    "unsubscribe",
+]

@@ -1,0 +1,250 @@
+"""How pygents calls user functions: binding, dropped extras, thunks, injection, locks.
+
+Tools and hooks share this one mechanism. A :class:`CallShape` is computed once per
+function; :meth:`CallShape.bind` turns the arguments a caller supplied into the
+arguments the function accepts:
+
+1. fixed keyword arguments are merged in (call-time ones win, with a warning);
+2. arguments *by reference* — callables that need no arguments — are called now;
+3. arguments the function does not accept are dropped;
+4. parameters annotated with an :class:`Injectable` type (``ContextQueue``,
+   ``ContextPool``, or ``X | None``) receive the running agent's instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import types
+import typing
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from pygents._errors import FixedKwargOverrideWarning
+from pygents._observe import CURRENT, Scope
+
+__all__ = ["CallShape", "Injectable", "LoopLock", "is_thunk", "resolve_hints", "resolve_value"]
+
+_P = inspect.Parameter
+_UNION_TYPES: Final = (typing.Union, types.UnionType)
+
+
+class Injectable:
+    """Marker base class: a tool or hook parameter annotated with a subclass of this
+    receives the instance the running agent provides (see :meth:`Scope.provide`)."""
+
+    __slots__ = ()
+
+
+def resolve_hints(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """``typing.get_type_hints(fn)``, or ``None`` while a forward reference is undefined."""
+    try:
+        return typing.get_type_hints(fn, include_extras=False)
+    except Exception:
+        return None
+
+
+def is_thunk(value: object) -> bool:
+    """True for an argument *by reference*: a callable needing no arguments.
+
+    Classes and pygents' own objects (tools, hooks) are values, never thunks.
+    """
+    if not callable(value) or isinstance(value, type) or getattr(value, "_pygents_value", False):
+        return False
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not _P.empty or p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD)
+        for p in signature.parameters.values()
+    )
+
+
+def resolve_value(value: Any) -> Any:
+    """Call ``value`` if it is a thunk, else return it unchanged."""
+    return value() if is_thunk(value) else value
+
+
+def _injectable_in(annotation: Any) -> type[Injectable] | None:
+    origin = typing.get_origin(annotation)
+    if origin in _UNION_TYPES:
+        for arg in typing.get_args(annotation):
+            found = _injectable_in(arg)
+            if found is not None:
+                return found
+        return None
+    candidate = origin if origin is not None else annotation
+    if isinstance(candidate, type) and issubclass(candidate, Injectable):
+        return candidate
+    return None
+
+
+class CallShape:
+    """What a function accepts, computed once, and how to bind arguments to it."""
+
+    __slots__ = (
+        "_hints_pending",
+        "fixed",
+        "fn",
+        "hints",
+        "injectables",
+        "kw_names",
+        "n_posonly",
+        "owner",
+        "pos_names",
+        "simple",
+        "var_kw",
+        "var_pos",
+    )
+
+    def __init__(
+        self, fn: Callable[..., Any], owner: str, fixed: Mapping[str, Any] | None = None
+    ) -> None:
+        self.fn = fn
+        self.owner = owner
+        params = inspect.signature(fn).parameters
+        self.var_pos = any(p.kind is _P.VAR_POSITIONAL for p in params.values())
+        self.var_kw = any(p.kind is _P.VAR_KEYWORD for p in params.values())
+        self.kw_names = frozenset(
+            n for n, p in params.items() if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)
+        )
+        self.n_posonly = sum(p.kind is _P.POSITIONAL_ONLY for p in params.values())
+        fixed = dict(fixed or {})
+        unknown = [k for k in fixed if k not in self.kw_names]
+        if unknown and not self.var_kw:
+            raise TypeError(
+                f"{owner} does not accept the fixed keyword argument(s) "
+                f"{', '.join(map(repr, unknown))}; its parameters are "
+                f"{', '.join(params) or '(none)'}: remove them or add them to the signature"
+            )
+        self.fixed = fixed
+        self.hints: dict[str, Any] = {}
+        self.injectables: tuple[tuple[str, type[Injectable], bool], ...] = ()
+        self.pos_names: tuple[str, ...] = ()
+        self.simple = False
+        self._hints_pending = True
+        self._load_hints()
+
+    def _load_hints(self) -> None:
+        hints = resolve_hints(self.fn)
+        if hints is None:
+            return  # retried at the first call, once the module has finished importing
+        self._hints_pending = False
+        self.hints = hints
+        params = inspect.signature(self.fn).parameters
+        found: list[tuple[str, type[Injectable], bool]] = []
+        for name, p in params.items():
+            cls = _injectable_in(hints.get(name))
+            if cls is not None and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
+                found.append((name, cls, p.default is _P.empty))
+        self.injectables = tuple(found)
+        skip = {name for name, _, _ in found}
+        self.pos_names = tuple(
+            n
+            for n, p in params.items()
+            if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD) and n not in skip
+        )
+        self.simple = not (self.n_posonly or self.var_pos or self.injectables or self.fixed)
+
+    def bind(
+        self,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        scope: Scope | None = None,
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The ``(args, kwargs)`` to call the function with. See the module docstring."""
+        if self._hints_pending:
+            self._load_hints()
+        if self.simple and not args:
+            for value in kwargs.values():
+                if callable(value):
+                    break
+            else:
+                if self.var_kw or kwargs.keys() <= self.kw_names:
+                    return (), dict(kwargs)
+                return (), {k: v for k, v in kwargs.items() if k in self.kw_names}
+        return self._bind_slow(args, kwargs, scope)
+
+    def _bind_slow(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any], scope: Scope | None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        bound: dict[str, Any] = {}
+        if self.fixed:
+            overridden = sorted(self.fixed.keys() & kwargs.keys())
+            if overridden:
+                warnings.warn(
+                    FixedKwargOverrideWarning(
+                        f"{self.owner}: call-time argument(s) {', '.join(overridden)} "
+                        "override the fixed keyword argument(s) given at decoration"
+                    ),
+                    stacklevel=3,
+                )
+            for key, value in self.fixed.items():
+                if key not in kwargs:
+                    bound[key] = resolve_value(value)
+        for key, value in kwargs.items():
+            bound[key] = resolve_value(value)
+        values = [resolve_value(v) for v in args]
+
+        positional: tuple[Any, ...]
+        if self.var_pos:
+            positional = tuple(values)
+        else:
+            positional = tuple(values[: self.n_posonly])
+            for name, value in zip(
+                self.pos_names[self.n_posonly :], values[self.n_posonly :], strict=False
+            ):
+                if name in bound:
+                    raise TypeError(
+                        f"{self.owner} got argument {name!r} both positionally and by "
+                        "keyword; pass it one way only"
+                    )
+                bound[name] = value
+        if not self.var_kw:
+            bound = {k: v for k, v in bound.items() if k in self.kw_names}
+
+        if self.injectables:
+            if scope is None:
+                scope = CURRENT.get()
+            for name, cls, required in self.injectables:
+                if name in bound:
+                    continue
+                value = scope.provide(cls) if scope is not None else None
+                if value is not None:
+                    bound[name] = value
+                elif required:
+                    raise TypeError(
+                        f"{self.owner} needs a {cls.__name__} for parameter {name!r}, but it "
+                        "is not running inside an agent; pass "
+                        f"{name}=... explicitly, run it through an Agent, or annotate it "
+                        f"'{cls.__name__} | None = None'"
+                    )
+        return positional, bound
+
+
+class LoopLock:
+    """An :class:`asyncio.Lock` per event loop.
+
+    A plain lock created at import time breaks when the same tool is used from a
+    second event loop (each ``asyncio.run``, each test); this makes one per loop.
+    """
+
+    __slots__ = ("_lock", "_loop")
+
+    def __init__(self) -> None:
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._lock = asyncio.Lock()
+
+    def get(self) -> asyncio.Lock:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._lock
+        if self._loop is None or self._loop() is not loop:
+            if self._loop is not None:
+                self._lock = asyncio.Lock()
+            self._loop = weakref.ref(loop)
+        return self._lock

@@ -1,0 +1,131 @@
+"""The enumerations shared by every layer: hook events, stop reasons, tool types."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeAlias
+
+__all__ = [
+    "AgentHook",
+    "ContextPoolHook",
+    "ContextQueueHook",
+    "HookType",
+    "StopReason",
+    "ToolHook",
+    "ToolType",
+    "TurnHook",
+]
+
+
+class _Event(StrEnum):
+    """A hook event. Its value is the lower-case event name used in telemetry."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    @property
+    def qualified(self) -> str:
+        """``"TurnHook.ON_ERROR"``: unambiguous across the five enums."""
+        return f"{type(self).__name__}.{self.name}"
+
+
+class TurnHook(_Event):
+    """Events of a turn's life. Arguments are listed per member."""
+
+    BEFORE_RUN = "before_run"  # (turn)
+    AFTER_RUN = "after_run"  # (turn, output)
+    ON_VALUE = "on_value"  # (turn, value)
+    ON_TIMEOUT = "on_timeout"  # (turn)
+    ON_ERROR = "on_error"  # (turn, exception)
+    ON_COMPLETE = "on_complete"  # (turn, stop_reason)
+
+
+class AgentHook(_Event):
+    """Events of an agent's run loop and queue."""
+
+    BEFORE_TURN = "before_turn"  # (agent)
+    AFTER_TURN = "after_turn"  # (agent, turn)
+    ON_TURN_VALUE = "on_turn_value"  # (agent, turn, value)
+    ON_TURN_ERROR = "on_turn_error"  # (agent, turn, exception)
+    ON_TURN_TIMEOUT = "on_turn_timeout"  # (agent, turn)
+    BEFORE_PUT = "before_put"  # (agent, turn)
+    AFTER_PUT = "after_put"  # (agent, turn)
+    ON_PAUSE = "on_pause"  # (agent)
+    ON_RESUME = "on_resume"  # (agent)
+
+
+class ToolHook(_Event):
+    """Events of one tool invocation."""
+
+    BEFORE_INVOKE = "before_invoke"  # the tool's own (*args, **kwargs)
+    ON_YIELD = "on_yield"  # (value)
+    AFTER_INVOKE = "after_invoke"  # (result)
+    ON_ERROR = "on_error"  # (exc=exception)
+
+
+class ContextQueueHook(_Event):
+    """Events of a :class:`~pygents.ContextQueue`."""
+
+    BEFORE_APPEND = "before_append"  # (queue, incoming, current)
+    AFTER_APPEND = "after_append"  # (appended_items, current)
+    BEFORE_CLEAR = "before_clear"  # (queue, items)
+    AFTER_CLEAR = "after_clear"  # (queue)
+    ON_EVICT = "on_evict"  # (queue, item)
+
+
+class ContextPoolHook(_Event):
+    """Events of a :class:`~pygents.ContextPool`."""
+
+    BEFORE_ADD = "before_add"  # (pool, item)
+    AFTER_ADD = "after_add"  # (pool, item)
+    BEFORE_REMOVE = "before_remove"  # (pool, item)
+    AFTER_REMOVE = "after_remove"  # (pool, item)
+    BEFORE_CLEAR = "before_clear"  # (pool, snapshot)
+    AFTER_CLEAR = "after_clear"  # (pool)
+    ON_EVICT = "on_evict"  # (pool, item)
+
+
+HookType: TypeAlias = TurnHook | AgentHook | ToolHook | ContextQueueHook | ContextPoolHook
+"""Any member of the five hook enums."""
+
+HOOK_ENUMS: tuple[type[_Event], ...] = (
+    TurnHook,
+    AgentHook,
+    ToolHook,
+    ContextQueueHook,
+    ContextPoolHook,
+)
+
+
+def parse_hook_type(text: str) -> HookType:
+    """Turn ``"TurnHook.ON_ERROR"`` back into the member; ``ValueError`` if unknown."""
+    enum_name, _, member = text.partition(".")
+    for enum in HOOK_ENUMS:
+        if enum.__name__ == enum_name and member in enum.__members__:
+            return enum.__members__[member]  # type: ignore[return-value]
+    choices = ", ".join(e.__name__ for e in HOOK_ENUMS)
+    raise ValueError(
+        f"unknown hook type {text!r}: expected '<Enum>.<MEMBER>' with Enum one of {choices}"
+    )
+
+
+class StopReason(StrEnum):
+    """Why a turn stopped."""
+
+    COMPLETED = "completed"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ToolType(StrEnum):
+    """What an agent does with a tool's output."""
+
+    ACTION = "action"
+    COMPLETION_CHECK = "completion_check"
+
+    def __str__(self) -> str:
+        return self.value

@@ -1,0 +1,292 @@
+"""Hooks: async callbacks fired at named lifecycle points, and their one dispatcher.
+
+* :func:`hook` declares a *global* hook (fires for every object, or only for
+  objects sharing one of its ``tags``).
+* :class:`HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
+  ``@queue.after_append``, ...), which attach a hook to that object only.
+* :func:`fire` runs the hooks for one event: the object's own hooks first, in list
+  order, then the global ones not already in that list. Hooks run one after the
+  other; an exception propagates and stops the rest. Subscribers see the event
+  before any hook runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
+
+from pygents._calling import CallShape, LoopLock
+from pygents._enums import HOOK_ENUMS, HookType
+from pygents._errors import UnregisteredHookError
+from pygents._observe import BUS, Scope
+from pygents._registry import Registry
+
+__all__ = [
+    "GLOBAL_HOOKS",
+    "Hook",
+    "HookMetadata",
+    "HookRegistry",
+    "HookSlot",
+    "fire",
+    "hook",
+    "normalize_tags",
+]
+
+P = ParamSpec("P")
+_EMPTY_TAGS: Final[frozenset[str]] = frozenset()
+
+
+def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
+    """``tags`` as a frozenset of strings; ``TypeError`` for anything else."""
+    if tags is None:
+        return _EMPTY_TAGS
+    if isinstance(tags, str):
+        raise TypeError(
+            f"{owner}: tags must be a collection of strings, not the string {tags!r}; "
+            f"write tags=[{tags!r}]"
+        )
+    try:
+        result = frozenset(tags)
+    except TypeError:
+        raise TypeError(
+            f"{owner}: tags must be a collection of strings, got {type(tags).__name__}"
+        ) from None
+    bad = [t for t in result if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"{owner}: every tag must be a string, got {bad[0]!r}")
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class HookMetadata:
+    """A hook's name (its registry key) and description (its docstring)."""
+
+    name: str
+    description: str | None
+
+
+class Hook(Generic[P]):
+    """An async callback bound to one or more hook events.
+
+    Calling the hook runs the function with the fixed keyword arguments merged in,
+    unaccepted arguments dropped, context injected and the lock (if any) held.
+    """
+
+    _pygents_value: Final = True
+
+    def __init__(
+        self,
+        fn: Callable[P, Awaitable[Any]],
+        types: frozenset[HookType],
+        *,
+        lock: bool = False,
+        tags: frozenset[str] = _EMPTY_TAGS,
+        fixed_kwargs: Mapping[str, Any] | None = None,
+        is_global: bool = False,
+    ) -> None:
+        name = getattr(fn, "__name__", None)
+        if not inspect.iscoroutinefunction(fn):
+            kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
+            raise TypeError(
+                f"hook {name or fn!r} is {kind}; hooks must be 'async def' functions "
+                "that return (not yield)"
+            )
+        assert name is not None
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.types = types
+        self.tags = tags
+        self.is_global = is_global
+        self._lock = LoopLock() if lock else None
+        self._shape = CallShape(fn, f"hook {name!r}", fixed_kwargs)
+        self.metadata = HookMetadata(name, inspect.getdoc(fn))
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def lock(self) -> bool:
+        """Whether concurrent runs of this hook are serialized."""
+        return self._lock is not None
+
+    @property
+    def fixed_kwargs(self) -> Mapping[str, Any]:
+        return self._shape.fixed
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(sorted(t.qualified for t in self.types))
+        return f"<Hook {self.metadata.name!r} [{kinds}]>"
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
+        return self.invoke(args, kwargs, None)
+
+    async def invoke(
+        self, args: Sequence[Any], kwargs: Mapping[str, Any] | None, scope: Scope | None
+    ) -> Any:
+        call_args, call_kwargs = self._shape.bind(args, kwargs or {}, scope)
+        if self._lock is None:
+            return await self.fn(*call_args, **call_kwargs)
+        async with self._lock.get():
+            return await self.fn(*call_args, **call_kwargs)
+
+
+def _same_function(existing: Hook[Any], new: Hook[Any]) -> bool:
+    return existing.fn is new.fn
+
+
+HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError)
+"""Every named hook (global and instance), by function name; ``from_dict`` resolves here."""
+
+GLOBAL_HOOKS: dict[HookType, tuple[Hook[Any], ...]] = {}
+"""Global hooks by event, rebuilt whenever :data:`HookRegistry` changes."""
+
+
+def _rebuild_global_index() -> None:
+    index: dict[HookType, list[Hook[Any]]] = {}
+    for h in HookRegistry.all():
+        if h.is_global:
+            for t in h.types:
+                index.setdefault(t, []).append(h)
+    GLOBAL_HOOKS.clear()
+    GLOBAL_HOOKS.update({t: tuple(hs) for t, hs in index.items()})
+    BUS.set_global_hooks(bool(GLOBAL_HOOKS))
+
+
+HookRegistry.on_change(_rebuild_global_index)
+
+
+def register(h: Hook[Any]) -> None:
+    HookRegistry.add(h.metadata.name, h, same=_same_function)
+
+
+def _check_types(types: HookType | Iterable[HookType]) -> frozenset[HookType]:
+    items: list[object] = [types] if isinstance(types, HOOK_ENUMS) else list(types)
+    if not items:
+        raise ValueError("hook() needs at least one hook type, e.g. @hook(TurnHook.AFTER_RUN)")
+    for item in items:
+        if not isinstance(item, HOOK_ENUMS):
+            raise TypeError(
+                f"hook() takes members of TurnHook, AgentHook, ToolHook, ContextQueueHook "
+                f"or ContextPoolHook, got {item!r}"
+            )
+    return frozenset(items)  # type: ignore[arg-type]  # checked just above
+
+
+def hook(
+    types: HookType | Iterable[HookType],
+    *,
+    lock: bool = False,
+    tags: Iterable[str] | None = None,
+    **fixed_kwargs: Any,
+) -> Callable[[Callable[P, Awaitable[Any]]], Hook[P]]:
+    """Declare a global hook for one event or a list of events.
+
+    Without ``tags`` it fires for every object; with ``tags`` only for objects that
+    share at least one of them. ``lock=True`` serializes concurrent runs.
+    Remaining keyword arguments are passed to every call (callables needing no
+    arguments are called first).
+    """
+    checked = _check_types(types)
+    tag_set = normalize_tags(tags, "hook()")
+
+    def decorate(fn: Callable[P, Awaitable[Any]]) -> Hook[P]:
+        h = Hook(fn, checked, lock=lock, tags=tag_set, fixed_kwargs=fixed_kwargs, is_global=True)
+        register(h)
+        return h
+
+    return decorate
+
+
+async def fire(
+    event: HookType,
+    source: Any,
+    hooks: Sequence[Hook[Any]],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None = None,
+    scope: Scope | None = None,
+) -> None:
+    """Run every hook for ``event`` fired by ``source``; see the module docstring.
+
+    Callers skip the call entirely when ``not hooks and not BUS.active``.
+    """
+    if BUS.listeners:
+        BUS.emit(event, source, args, kwargs, scope)
+    for h in hooks:
+        if event in h.types:
+            await h.invoke(args, kwargs, scope)
+    global_hooks = GLOBAL_HOOKS.get(event)
+    if global_hooks:
+        tags = source.tags
+        for h in global_hooks:
+            if (not h.tags or h.tags & tags) and h not in hooks:
+                await h.invoke(args, kwargs, scope)
+
+
+R = TypeVar("R")
+
+
+class _BoundSlot:
+    """``obj.before_invoke`` and friends: usable bare, with options, or called."""
+
+    __slots__ = ("_obj", "_slot")
+
+    def __init__(self, slot: HookSlot, obj: Any) -> None:
+        self._slot = slot
+        self._obj = obj
+
+    @overload
+    def __call__(self, fn: Callable[P, Awaitable[Any]], /) -> Hook[P]: ...
+    @overload
+    def __call__(
+        self, /, *, lock: bool = ..., **fixed_kwargs: Any
+    ) -> Callable[[Callable[P, Awaitable[Any]]], Hook[P]]: ...
+    def __call__(
+        self, fn: Callable[P, Awaitable[Any]] | None = None, /, *, lock: bool = False, **fixed: Any
+    ) -> Hook[P] | Callable[[Callable[P, Awaitable[Any]]], Hook[P]]:
+        if fn is None:
+            return lambda f: self._attach(f, lock, fixed)
+        return self._attach(fn, lock, fixed)
+
+    def _attach(
+        self, fn: Callable[P, Awaitable[Any]], lock: bool, fixed: dict[str, Any]
+    ) -> Hook[P]:
+        slot = self._slot
+        if slot.check is not None:
+            slot.check(self._obj, slot.event)
+        h = Hook(fn, frozenset((slot.event,)), lock=lock, fixed_kwargs=fixed)
+        register(h)
+        getattr(self._obj, slot.attr).append(h)
+        return h
+
+
+class HookSlot:
+    """Class attribute giving instances a decorator that attaches a hook for ``event``.
+
+    ``attr`` names the instance's list the hook is appended to; ``check`` may refuse
+    the attachment (``on_yield`` on a coroutine tool, for instance).
+    """
+
+    __slots__ = ("attr", "check", "event")
+
+    def __init__(
+        self,
+        event: HookType,
+        attr: str = "hooks",
+        check: Callable[[Any, HookType], None] | None = None,
+    ) -> None:
+        self.event = event
+        self.attr = attr
+        self.check = check
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> HookSlot: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> _BoundSlot: ...
+    def __get__(self, obj: object | None, owner: type) -> HookSlot | _BoundSlot:
+        if obj is None:
+            return self
+        return _BoundSlot(self, obj)

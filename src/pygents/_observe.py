@@ -1,0 +1,355 @@
+"""The subscription seam: one public way to observe every hook event and scope.
+
+A :class:`Subscriber` sees
+
+* every hook event of every object (:meth:`Subscriber.on_event`), with the object
+  that fired it and the enclosing agent and turn, and
+* every *scope* — an agent run, a turn, a tool invocation — as it starts and ends
+  (:meth:`Subscriber.on_start` / :meth:`Subscriber.on_end`) and each time code
+  inside it is about to run (:meth:`Subscriber.on_enter` / :meth:`Subscriber.on_exit`),
+  which is how a tracer makes its span *current* while a tool body runs.
+
+Subscribers are telemetry: an exception they raise is logged once per subscriber
+and method and otherwise ignored. With nobody subscribed and no global hooks the
+runtime pays a single attribute check per event (:attr:`Bus.active`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextvars import ContextVar, Token
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from pygents._enums import HookType, StopReason
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = [
+    "BUS",
+    "Event",
+    "Scope",
+    "ScopeKind",
+    "Subscriber",
+    "Subscription",
+    "current_scope",
+    "subscribe",
+    "unsubscribe",
+]
+
+_log = logging.getLogger("pygents")
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+class ScopeKind(StrEnum):
+    """What a :class:`Scope` is the execution of."""
+
+    AGENT_RUN = "agent_run"
+    TURN = "turn"
+    TOOL = "tool"
+
+
+class Scope:
+    """One execution: an agent run, a turn, or a tool invocation.
+
+    Scopes nest (``parent``): a tool invocation inside a turn inside an agent run.
+    ``state`` is a dictionary where each subscriber may keep what it needs for this
+    scope (a tracer keeps its span there), keyed by the subscriber itself.
+    """
+
+    __slots__ = (
+        "agent",
+        "error",
+        "kind",
+        "observers",
+        "parent",
+        "resources",
+        "state",
+        "stop_reason",
+        "target",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        kind: ScopeKind,
+        target: Any,
+        parent: Scope | None,
+        *,
+        agent: Any = None,
+        turn: Any = None,
+    ) -> None:
+        self.kind = kind
+        self.target: Any = target
+        self.parent = parent
+        if parent is not None:
+            agent = agent if agent is not None else parent.agent
+            turn = turn if turn is not None else parent.turn
+        self.agent: Any = agent
+        self.turn: Any = turn
+        self.resources: dict[type, object] | None = None
+        self.state: dict[object, Any] = {}
+        self.stop_reason: StopReason | None = None
+        self.error: BaseException | None = None
+        self.observers: tuple[Subscriber, ...] = ()
+
+    def __repr__(self) -> str:
+        name = getattr(self.target, "name", None) or type(self.target).__name__
+        return f"<Scope {self.kind.value} {name!r}>"
+
+    def provide(self, cls: type) -> Any:
+        """The nearest enclosing resource that is an instance of ``cls``, or ``None``.
+
+        Agents publish their context queue and pool here; tools and hooks receive
+        them by parameter annotation.
+        """
+        scope: Scope | None = self
+        while scope is not None:
+            resources = scope.resources
+            if resources is not None:
+                for value in resources.values():
+                    if isinstance(value, cls):
+                        return value
+            scope = scope.parent
+        return None
+
+
+class Event:
+    """One hook event, as subscribers receive it.
+
+    Attributes:
+        type: the hook enum member (``TurnHook.ON_VALUE``, ...).
+        source: the object that fired it (turn, agent, tool, context queue or pool).
+        args: the positional arguments hooks receive for this event.
+        kwargs: the keyword arguments hooks receive (only ``ToolHook`` events use them).
+        scope: the innermost scope running when the event fired, if any.
+        agent: the enclosing agent, if any.
+        turn: the enclosing turn, if any.
+    """
+
+    __slots__ = ("agent", "args", "kwargs", "scope", "source", "turn", "type")
+
+    def __init__(
+        self,
+        type: HookType,
+        source: object,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any] | None = None,
+        scope: Scope | None = None,
+    ) -> None:
+        self.type = type
+        self.source = source
+        self.args = args
+        self.kwargs: Mapping[str, Any] = kwargs if kwargs is not None else _EMPTY
+        self.scope = scope
+        self.agent: Any = scope.agent if scope is not None else None
+        self.turn: Any = scope.turn if scope is not None else None
+
+    def __repr__(self) -> str:
+        return f"<Event {self.type.qualified} from {type(self.source).__name__}>"
+
+
+class Subscriber:
+    """Base class for observers of the runtime. Override only what you need.
+
+    Every method is called synchronously on the event loop, in the task that runs
+    the observed code, so it must be quick and must not block.
+    """
+
+    def on_event(self, event: Event) -> None:
+        """A hook event fired (before the hooks for it run)."""
+
+    def on_start(self, scope: Scope) -> None:
+        """A scope started (an agent run, a turn, or a tool invocation)."""
+
+    def on_end(self, scope: Scope) -> None:
+        """A scope ended; ``scope.stop_reason`` and ``scope.error`` say how."""
+
+    def on_enter(self, scope: Scope) -> None:
+        """Code inside ``scope`` (a tool body) is about to run in the current task."""
+
+    def on_exit(self, scope: Scope) -> None:
+        """The code announced by the matching :meth:`on_enter` stopped running."""
+
+
+_EnterToken: TypeAlias = "tuple[Token[Scope | None], tuple[Subscriber, ...]]"
+
+
+def _overrides(subscriber: Subscriber, method: str) -> bool:
+    return getattr(type(subscriber), method, None) is not getattr(Subscriber, method)
+
+
+class Bus:
+    """Holds the subscribers and the flag the runtime checks before doing any work.
+
+    There is one instance, :data:`BUS`. ``active`` is true when anything observes
+    the runtime: a subscriber, or a global hook (maintained by the hook module).
+    """
+
+    __slots__ = (
+        "_reported",
+        "active",
+        "enterers",
+        "global_hooks",
+        "listeners",
+        "scopers",
+        "subscribers",
+    )
+
+    def __init__(self) -> None:
+        self.subscribers: tuple[Subscriber, ...] = ()
+        self.listeners: tuple[Subscriber, ...] = ()
+        self.scopers: tuple[Subscriber, ...] = ()
+        self.enterers: tuple[Subscriber, ...] = ()
+        self.global_hooks = False
+        self.active = False
+        self._reported: set[tuple[int, str]] = set()
+
+    def _rebuild(self) -> None:
+        subs = self.subscribers
+        self.listeners = tuple(s for s in subs if _overrides(s, "on_event"))
+        self.scopers = tuple(
+            s for s in subs if _overrides(s, "on_start") or _overrides(s, "on_end")
+        )
+        self.enterers = tuple(
+            s for s in subs if _overrides(s, "on_enter") or _overrides(s, "on_exit")
+        )
+        self.active = bool(subs) or self.global_hooks
+
+    def set_global_hooks(self, present: bool) -> None:
+        self.global_hooks = present
+        self.active = bool(self.subscribers) or present
+
+    def add(self, subscriber: Subscriber) -> None:
+        if not isinstance(subscriber, Subscriber):
+            raise TypeError(
+                f"subscribe() takes a pygents.Subscriber, got {type(subscriber).__name__}; "
+                "subclass pygents.Subscriber and override the methods you need"
+            )
+        if subscriber not in self.subscribers:
+            self.subscribers = (*self.subscribers, subscriber)
+            self._rebuild()
+
+    def remove(self, subscriber: Subscriber) -> None:
+        if subscriber in self.subscribers:
+            self.subscribers = tuple(s for s in self.subscribers if s is not subscriber)
+            self._reported = {key for key in self._reported if key[0] != id(subscriber)}
+            self._rebuild()
+
+    def contain(self, subscriber: Subscriber, method: str, exc: Exception) -> None:
+        """Log a subscriber's exception once per subscriber and method."""
+        key = (id(subscriber), method)
+        if key not in self._reported:
+            self._reported.add(key)
+            _log.error(
+                "pygents subscriber %r raised in %s (further errors from it there are "
+                "not logged); the runtime carries on",
+                subscriber,
+                method,
+                exc_info=exc,
+            )
+
+    # -- the calls the runtime makes -------------------------------------------------
+
+    def emit(
+        self,
+        type: HookType,
+        source: object,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any] | None,
+        scope: Scope | None,
+    ) -> None:
+        listeners = self.listeners
+        if not listeners:
+            return
+        event = Event(type, source, args, kwargs, scope if scope is not None else CURRENT.get())
+        for subscriber in listeners:
+            try:
+                subscriber.on_event(event)
+            except Exception as exc:
+                self.contain(subscriber, "on_event", exc)
+
+    def start(self, scope: Scope) -> None:
+        observers = self.scopers
+        scope.observers = observers
+        for subscriber in observers:
+            try:
+                subscriber.on_start(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_start", exc)
+
+    def end(self, scope: Scope) -> None:
+        for subscriber in scope.observers:
+            try:
+                subscriber.on_end(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_end", exc)
+
+    def enter(self, scope: Scope) -> _EnterToken:
+        token = CURRENT.set(scope)
+        enterers = self.enterers
+        for subscriber in enterers:
+            try:
+                subscriber.on_enter(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_enter", exc)
+        return token, enterers
+
+    def exit(self, scope: Scope, entered: _EnterToken) -> None:
+        token, enterers = entered
+        for subscriber in reversed(enterers):
+            try:
+                subscriber.on_exit(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_exit", exc)
+        try:
+            CURRENT.reset(token)
+        except ValueError:
+            # Finalised from another context (an abandoned generator): nothing to restore.
+            pass
+
+
+BUS: Final = Bus()
+CURRENT: Final[ContextVar[Scope | None]] = ContextVar("pygents_current_scope", default=None)
+
+
+def current_scope() -> Scope | None:
+    """The innermost scope whose code is running in this task, if any."""
+    return CURRENT.get()
+
+
+class Subscription:
+    """Returned by :func:`subscribe`; unsubscribes on :meth:`close` or on leaving ``with``."""
+
+    __slots__ = ("subscriber",)
+
+    def __init__(self, subscriber: Subscriber) -> None:
+        self.subscriber = subscriber
+
+    def close(self) -> None:
+        BUS.remove(self.subscriber)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def subscribe(subscriber: Subscriber) -> Subscription:
+    """Start delivering every event and scope to ``subscriber``. Safe at any time."""
+    BUS.add(subscriber)
+    return Subscription(subscriber)
+
+
+def unsubscribe(subscriber: Subscriber) -> None:
+    """Stop delivering to ``subscriber`` (no error if it was not subscribed)."""
+    BUS.remove(subscriber)

@@ -1,0 +1,460 @@
+"""Tools: the async functions that say *how* something is done.
+
+``@tool`` accepts an ``async def`` (one result, run by ``Turn.returning()``) or an
+``async def`` generator (a stream, run by ``Turn.yielding()``). Each invocation is
+an :class:`Invocation` scope with the ``ToolHook`` lifecycle:
+
+``BEFORE_INVOKE`` → the function (under the tool's lock, if any; for a stream the
+whole iteration, ``ON_YIELD`` included) → ``AFTER_INVOKE`` on success or early stop,
+``ON_ERROR`` if the function raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import (
+    Any,
+    Final,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    cast,
+    overload,
+    runtime_checkable,
+)
+
+from pygents._calling import CallShape, LoopLock
+from pygents._enums import HookType, ToolHook, ToolType
+from pygents._errors import UnregisteredToolError
+from pygents._hooks import Hook, HookSlot, fire, normalize_tags
+from pygents._observe import BUS, CURRENT, Scope, ScopeKind
+from pygents._registry import Registry
+from pygents._schema import input_schema, output_schema
+
+__all__ = [
+    "CompletionCheckTool",
+    "DecoratedTool",
+    "Invocation",
+    "Tool",
+    "ToolMetadata",
+    "ToolRegistry",
+    "tool",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+@dataclass(slots=True)
+class ToolMetadata:
+    """A tool's description, schemas, and the timing of its latest invocation."""
+
+    name: str
+    description: str | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    _start: float | None = field(default=None, repr=False)
+    _end: float | None = field(default=None, repr=False)
+
+    @property
+    def start_time(self) -> datetime | None:
+        """When the latest invocation started (UTC), ``None`` before the first."""
+        return None if self._start is None else datetime.fromtimestamp(self._start, UTC)
+
+    @property
+    def end_time(self) -> datetime | None:
+        """When the latest invocation ended (UTC), ``None`` before the first."""
+        return None if self._end is None else datetime.fromtimestamp(self._end, UTC)
+
+    def dict(self) -> dict[str, Any]:
+        """A JSON-ready copy, datetimes as ISO strings."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "start_time": _iso(self._start),
+            "end_time": _iso(self._end),
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+        }
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """The shape every decorated tool has."""
+
+    metadata: ToolMetadata
+    hooks: list[Hook[Any]]
+    tags: frozenset[str]
+    type: ToolType
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def fn(self) -> Callable[..., Any]: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+@runtime_checkable
+class CompletionCheckTool(Protocol):
+    """A tool whose boolean result tells an agent whether its run is complete."""
+
+    metadata: ToolMetadata
+    type: ToolType
+
+    @property
+    def name(self) -> str: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, bool]: ...
+
+
+def _only_streams(tool: Any, event: HookType) -> None:
+    if not tool.streaming:
+        raise TypeError(
+            f"tool {tool.name!r} returns a single value, so it never fires {event}; "
+            "use after_invoke for its result"
+        )
+
+
+class DecoratedTool(Generic[P, R]):
+    """What ``@tool`` returns: the function plus its metadata, hooks, lock and subtools.
+
+    Calling it invokes the function with the full tool lifecycle (hooks, lock, fixed
+    kwargs, dropped extras); ``Turn`` adds timeouts and turn hooks on top.
+    """
+
+    _pygents_value: Final = True
+
+    before_invoke = HookSlot(ToolHook.BEFORE_INVOKE)
+    on_yield = HookSlot(ToolHook.ON_YIELD, check=_only_streams)
+    after_invoke = HookSlot(ToolHook.AFTER_INVOKE)
+    on_error = HookSlot(ToolHook.ON_ERROR)
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str,
+        parent: DecoratedTool[..., Any] | None,
+        lock: bool,
+        tags: frozenset[str],
+        type: ToolType,
+        fixed_kwargs: Mapping[str, Any],
+    ) -> None:
+        self.streaming = inspect.isasyncgenfunction(fn)
+        label = f"tool {name!r}"
+        if not self.streaming and not inspect.iscoroutinefunction(fn):
+            raise TypeError(
+                f"{label} is a plain function; tools must be 'async def' functions or "
+                "'async def' generators"
+            )
+        self._shape = CallShape(fn, label, fixed_kwargs)
+        hints = self._shape.hints
+        if type is ToolType.COMPLETION_CHECK:
+            if self.streaming:
+                raise TypeError(f"{label}: a completion check must return one bool, not stream")
+            if hints.get("return") is not bool:
+                raise TypeError(
+                    f"{label}: a completion-check tool must be annotated '-> bool' "
+                    f"(found {hints.get('return', 'no return annotation')!r})"
+                )
+        functools.update_wrapper(self, fn)
+        self.__name__ = name
+        self.__qualname__ = name
+        self._fn = fn
+        self.type = type
+        self.tags = tags
+        self.parent = parent
+        self.subtools: list[DecoratedTool[..., Any]] = []
+        self.hooks: list[Hook[Any]] = []
+        self._lock = LoopLock() if lock else None
+        skip = frozenset(self._shape.fixed) | {n for n, _, _ in self._shape.injectables}
+        self.metadata = ToolMetadata(
+            name=getattr(fn, "__name__", name),
+            description=inspect.getdoc(fn),
+            input_schema=input_schema(fn, hints, skip),
+            output_schema=output_schema(hints, self.streaming),
+        )
+
+    @property
+    def fn(self) -> Callable[P, R]:
+        """The decorated function itself."""
+        return self._fn
+
+    @property
+    def name(self) -> str:
+        """The registry key: the function name, ``"parent.child"`` for subtools."""
+        return self.__name__
+
+    @property
+    def lock(self) -> Any:
+        """The ``asyncio.Lock`` serializing invocations, or ``None`` without ``lock=True``."""
+        return None if self._lock is None else self._lock.get()
+
+    @property
+    def fixed_kwargs(self) -> Mapping[str, Any]:
+        return self._shape.fixed
+
+    def __repr__(self) -> str:
+        kind = "stream" if self.streaming else "coroutine"
+        return f"<Tool {self.name!r} ({kind}, {self.type.value})>"
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        parent = CURRENT.get()
+        if self.streaming:
+            return cast(R, _stream_directly(self, args, kwargs, parent))
+        return cast(R, _call_directly(self, args, kwargs, parent))
+
+    @overload
+    def subtool(self, fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
+    @overload
+    def subtool(
+        self, /, *, lock: bool = ..., tags: Iterable[str] | None = ..., **fixed_kwargs: Any
+    ) -> Callable[[Callable[P, R]], DecoratedTool[P, R]]: ...
+    def subtool(
+        self,
+        fn: Callable[P, R] | None = None,
+        /,
+        *,
+        lock: bool = False,
+        tags: Iterable[str] | None = None,
+        **fixed_kwargs: Any,
+    ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
+        """Register a full tool under the scoped name ``"<this tool>.<function>"``."""
+        tag_set = normalize_tags(tags, f"{self.name}.subtool()")
+
+        def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:
+            return _create(f, self, lock, tag_set, ToolType.ACTION, fixed_kwargs)
+
+        return decorate if fn is None else decorate(fn)
+
+    def doc_tree(self) -> dict[str, Any]:
+        """``{"name", "description", "subtools": [...]}``, recursively, short names."""
+        return {
+            "name": self.metadata.name,
+            "description": self.metadata.description,
+            "subtools": [sub.doc_tree() for sub in self.subtools],
+        }
+
+    def walk(self) -> Iterable[DecoratedTool[..., Any]]:
+        """This tool and all its subtools, depth first."""
+        yield self
+        for sub in self.subtools:
+            yield from sub.walk()
+
+
+class _ToolRegistry(Registry[DecoratedTool[..., Any]]):
+    __slots__ = ()
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """``doc_tree()`` of every root tool (subtools appear inside their parent)."""
+        return [t.doc_tree() for t in self.all() if t.parent is None]
+
+
+ToolRegistry: Final = _ToolRegistry("tool", UnregisteredToolError)
+"""Every tool by name (scoped ``"parent.child"`` names for subtools)."""
+
+
+def _create(
+    fn: Callable[P, R],
+    parent: DecoratedTool[..., Any] | None,
+    lock: bool,
+    tags: frozenset[str],
+    type: ToolType,
+    fixed_kwargs: Mapping[str, Any],
+) -> DecoratedTool[P, R]:
+    short = getattr(fn, "__name__", None)
+    if not isinstance(short, str):
+        raise TypeError(f"@tool needs a named async function, got {fn!r}")
+    name = short if parent is None else f"{parent.name}.{short}"
+    if name in ToolRegistry:
+        raise ValueError(
+            f"a tool named {name!r} is already registered; rename the function, or "
+            "clear ToolRegistry first (pygents.testing.isolated_registries() in tests)"
+        )
+    created = DecoratedTool(
+        fn, name=name, parent=parent, lock=lock, tags=tags, type=type, fixed_kwargs=fixed_kwargs
+    )
+    ToolRegistry.add(name, created)
+    if parent is not None:
+        parent.subtools.append(created)
+    return created
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
+@overload
+def tool(
+    *,
+    lock: bool = ...,
+    tags: Iterable[str] | None = ...,
+    type: ToolType = ...,
+    **fixed_kwargs: Any,
+) -> Callable[[Callable[P, R]], DecoratedTool[P, R]]: ...
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    lock: bool = False,
+    tags: Iterable[str] | None = None,
+    type: ToolType = ToolType.ACTION,
+    **fixed_kwargs: Any,
+) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
+    """Declare a tool. Use as ``@tool`` or ``@tool(lock=..., tags=..., type=..., **fixed)``."""
+    if not isinstance(type, ToolType):
+        raise TypeError(f"@tool(type=...) takes a ToolType, got {type!r}")
+    tag_set = normalize_tags(tags, "@tool")
+
+    def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:
+        return _create(f, None, lock, tag_set, type, fixed_kwargs)
+
+    return decorate if fn is None else decorate(fn)
+
+
+class Invocation(Scope):
+    """One call of a tool: the ``ToolHook`` lifecycle as a scope.
+
+    Drivers (a turn, or a direct call) use it as::
+
+        inv = Invocation(tool, parent)
+        try:
+            await inv.begin(args, kwargs)
+            result = await inv.call()            # or: agen = await inv.open_stream()
+        except BaseException as exc:
+            await inv.finish(None, exc)
+            raise
+        await inv.finish(result, None)
+    """
+
+    __slots__ = ("_lock", "agen", "args", "kwargs", "values")
+
+    def __init__(self, tool: DecoratedTool[..., Any], parent: Scope | None) -> None:
+        super().__init__(ScopeKind.TOOL, tool, parent)
+        self.args: tuple[Any, ...] = ()
+        self.kwargs: dict[str, Any] = {}
+        self.values: list[Any] = []
+        self.agen: AsyncGenerator[Any, None] | None = None
+        self._lock: Any = None
+
+    async def begin(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        """Bind the arguments and fire ``BEFORE_INVOKE``."""
+        tool: DecoratedTool[..., Any] = self.target
+        if BUS.scopers:
+            BUS.start(self)
+        tool.metadata._start = time.time()
+        tool.metadata._end = None
+        self.args, self.kwargs = tool._shape.bind(args, kwargs, self)
+        if tool.hooks or BUS.active:
+            await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
+
+    async def call(self) -> Any:
+        """Run a coroutine tool's function (under its lock) with this scope current."""
+        tool: DecoratedTool[..., Any] = self.target
+        lock = tool._lock
+        entered = BUS.enter(self)
+        try:
+            if lock is None:
+                return await tool._fn(*self.args, **self.kwargs)
+            async with lock.get():
+                return await tool._fn(*self.args, **self.kwargs)
+        finally:
+            BUS.exit(self, entered)
+
+    async def open_stream(self) -> AsyncGenerator[Any, None]:
+        """Take the lock (held until :meth:`finish`) and create the tool's generator."""
+        tool: DecoratedTool[..., Any] = self.target
+        if tool._lock is not None:
+            lock = tool._lock.get()
+            await lock.acquire()
+            self._lock = lock
+        self.agen = tool._fn(*self.args, **self.kwargs)
+        return self.agen
+
+    async def value(self, value: Any) -> None:
+        """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
+        tool: DecoratedTool[..., Any] = self.target
+        await fire(ToolHook.ON_YIELD, tool, tool.hooks, (value,), None, self)
+
+    async def finish(self, result: Any, error: BaseException | None) -> None:
+        """Close the stream, release the lock, fire ``AFTER_INVOKE``/``ON_ERROR``, end."""
+        tool: DecoratedTool[..., Any] = self.target
+        try:
+            if self.agen is not None:
+                try:
+                    entered = BUS.enter(self)
+                    try:
+                        await self.agen.aclose()
+                    finally:
+                        BUS.exit(self, entered)
+                finally:
+                    if self._lock is not None:
+                        self._lock.release()
+                        self._lock = None
+                result = self.values
+            tool.metadata._end = time.time()
+            self.error = error
+            if not (tool.hooks or BUS.active):
+                return
+            if isinstance(error, Exception):
+                await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
+            elif error is None or self.agen is not None:
+                await fire(ToolHook.AFTER_INVOKE, tool, tool.hooks, (result,), None, self)
+        finally:
+            if self.observers:
+                BUS.end(self)
+
+
+async def _call_directly(
+    tool: DecoratedTool[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    parent: Scope | None,
+) -> Any:
+    inv = Invocation(tool, parent)
+    try:
+        await inv.begin(args, kwargs)
+        result = await inv.call()
+    except BaseException as exc:
+        await inv.finish(None, exc)
+        raise
+    await inv.finish(result, None)
+    return result
+
+
+async def _stream_directly(
+    tool: DecoratedTool[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    parent: Scope | None,
+) -> AsyncGenerator[Any, None]:
+    inv = Invocation(tool, parent)
+    error: BaseException | None = None
+    try:
+        await inv.begin(args, kwargs)
+        agen = await inv.open_stream()
+        while True:
+            entered = BUS.enter(inv)
+            try:
+                value = await agen.__anext__()
+            except StopAsyncIteration:
+                break
+            finally:
+                BUS.exit(inv, entered)
+            inv.values.append(value)
+            if tool.hooks or BUS.active:
+                await inv.value(value)
+            yield value
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        await inv.finish(None, error)

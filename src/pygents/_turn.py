@@ -1,0 +1,476 @@
+"""Turns: *what* should happen — one call of one tool, with a timeout and hooks.
+
+The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``,
+``yielding()`` and the agent loop alike::
+
+    BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
+    AFTER_RUN | ON_TIMEOUT | ON_ERROR → ON_COMPLETE (always, exactly once)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid as _uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from pygents._deadline import Deadline
+from pygents._enums import StopReason, TurnHook
+from pygents._errors import SafeExecutionError, TurnTimeoutError, WrongRunMethodError
+from pygents._guard import guarded
+from pygents._hooks import Hook, HookSlot, fire, normalize_tags
+from pygents._observe import BUS, CURRENT, Scope, ScopeKind
+from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
+from pygents._tool import DecoratedTool, Invocation, ToolRegistry
+
+__all__ = ["Turn", "TurnRun"]
+
+_NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
+_EMPTY_ARGS: Final[tuple[Any, ...]] = ()
+_NO_TAGS: Final[frozenset[str]] = frozenset()
+
+
+def _check_tool(turn: Turn, value: object) -> DecoratedTool[..., Any]:
+    if isinstance(value, str):
+        return ToolRegistry.get(value)
+    if isinstance(value, DecoratedTool):
+        return value
+    raise TypeError(
+        f"Turn(tool=...) takes a registered tool name or a @tool-decorated function, "
+        f"got {type(value).__name__}"
+    )
+
+
+def _check_args(turn: Turn, value: object) -> tuple[Any, ...]:
+    if value is None:
+        return _EMPTY_ARGS
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    raise TypeError(f"Turn(args=...) takes a list or tuple, got {type(value).__name__}")
+
+
+def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, str):
+                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {key!r}")
+        return dict(value)
+    raise TypeError(f"Turn(kwargs=...) takes a dict, got {type(value).__name__}")
+
+
+def _check_timeout(turn: Turn, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {value!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(
+            f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
+        )
+    return value
+
+
+def _check_tags(turn: Turn, value: object) -> frozenset[str]:
+    return normalize_tags(value, "Turn(tags=...)")  # type: ignore[arg-type]
+
+
+def _check_hooks(turn: Turn, value: object) -> list[Hook[Any]]:
+    if not isinstance(value, list) or not all(isinstance(h, Hook) for h in value):
+        raise TypeError("Turn.hooks must be a list of hooks (functions decorated with @hook)")
+    return value
+
+
+class Turn:
+    """One call of one tool.
+
+    Args:
+        tool: a registered tool name (``"search"``, ``"parent.child"``) or the tool.
+        args, kwargs: arguments; a value that is a callable needing no arguments is
+            called when the turn runs (*by reference*) and its result passed.
+        timeout: seconds; bounds the call (``returning``) or the whole stream
+            (``yielding``, consumer time included).
+        tags: strings matched by global hooks declared with ``tags``.
+        metadata: your own key/values (correlation ids, trace context); mutable at
+            any time, serialized with the turn.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_args",
+        "_end",
+        "_hooks",
+        "_kwargs",
+        "_metadata",
+        "_run",
+        "_start",
+        "_tags",
+        "_timeout",
+        "_tool",
+        "_uuid",
+        "error",
+        "output",
+        "stop_reason",
+    )
+
+    tool = guarded(_check_tool)
+    args = guarded(_check_args)
+    kwargs = guarded(_check_kwargs)
+    timeout = guarded(_check_timeout)
+    tags = guarded(_check_tags)
+
+    before_run = HookSlot(TurnHook.BEFORE_RUN)
+    after_run = HookSlot(TurnHook.AFTER_RUN)
+    on_value = HookSlot(TurnHook.ON_VALUE)
+    on_timeout = HookSlot(TurnHook.ON_TIMEOUT)
+    on_error = HookSlot(TurnHook.ON_ERROR)
+    on_complete = HookSlot(TurnHook.ON_COMPLETE)
+
+    def __init__(
+        self,
+        tool: str | DecoratedTool[..., Any],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._tool = _check_tool(self, tool)
+        self._args = _check_args(self, args)
+        self._kwargs = _check_kwargs(self, kwargs)
+        self._timeout = (
+            timeout if type(timeout) is int and timeout > 0 else _check_timeout(self, timeout)
+        )
+        self._tags = _NO_TAGS if tags is None else _check_tags(self, tags)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise TypeError(f"Turn(metadata=...) takes a dict, got {type(metadata).__name__}")
+        self._metadata: dict[str, Any] | None = None if metadata is None else dict(metadata)
+        self._hooks: list[Hook[Any]] | None = None
+        self._uuid: str | None = None
+        self._run: TurnRun | None = None
+        self._start: float | None = None
+        self._end: float | None = None
+        self.output: Any = None
+        self.stop_reason: StopReason | None = None
+        self.error: BaseException | None = None
+
+    # -- plain attributes -------------------------------------------------------------
+
+    @property
+    def uuid(self) -> str:
+        """A unique id, created on first use and kept through serialization."""
+        if self._uuid is None:
+            self._uuid = str(_uuid.uuid4())
+        return self._uuid
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Your own key/values; mutable at any time, even while running."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @metadata.setter
+    def metadata(self, value: Mapping[str, Any]) -> None:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"Turn.metadata takes a dict, got {type(value).__name__}")
+        self._metadata = dict(value)
+
+    @property
+    def hooks(self) -> list[Hook[Any]]:
+        """This turn's own hooks, fired before global ones."""
+        if self._hooks is None:
+            self._hooks = []
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, value: list[Hook[Any]]) -> None:
+        if self._run is not None:
+            raise SafeExecutionError(f"cannot replace the hooks of {self!r} while it is running")
+        self._hooks = _check_hooks(self, value)
+
+    @property
+    def start_time(self) -> datetime | None:
+        return from_timestamp(self._start)
+
+    @property
+    def end_time(self) -> datetime | None:
+        return from_timestamp(self._end)
+
+    @property
+    def is_running(self) -> bool:
+        return self._run is not None
+
+    @property
+    def scope(self) -> TurnRun | None:
+        """The scope of the run in progress, if any."""
+        return self._run
+
+    def _busy(self) -> str | None:
+        return "running" if self._run is not None else None
+
+    def __repr__(self) -> str:
+        state = "running" if self._run is not None else (self.stop_reason or "pending")
+        return f"<Turn {self._tool.name!r} {state}>"
+
+    # -- running ----------------------------------------------------------------------
+
+    def _open(
+        self, parent: Scope | None, streaming: bool, extra_hooks: list[Hook[Any]] | None = None
+    ) -> TurnRun:
+        tool = self._tool
+        if tool.streaming is not streaming:
+            right, wrong = (
+                ("yielding", "returning") if tool.streaming else ("returning", "yielding")
+            )
+            raise WrongRunMethodError(
+                f"{wrong}() cannot run {self!r}: tool {tool.name!r} "
+                f"{'streams values' if tool.streaming else 'returns one value'}; use {right}()"
+            )
+        if self._run is not None:
+            raise SafeExecutionError(
+                f"{self!r} is already running; a turn runs once at a time — create a new "
+                "Turn (or wait for this one) to run it again"
+            )
+        run = TurnRun(self, parent, extra_hooks)
+        self._run = run
+        self._start = time.time()
+        self._end = None
+        self.output = None
+        self.stop_reason = None
+        self.error = None
+        if BUS.scopers:
+            BUS.start(run)
+        return run
+
+    async def returning(self) -> Any:
+        """Run a coroutine tool and return its result."""
+        run = self._open(CURRENT.get(), False)
+        try:
+            result = await run.call()
+        except BaseException as exc:
+            await run.finish(exc)
+            raise
+        await run.finish(None, result)
+        return result
+
+    async def yielding(self) -> Any:
+        """Run a streaming tool, yielding each value as it is produced."""
+        run = self._open(CURRENT.get(), True)
+        error: BaseException | None = None
+        try:
+            await run.start_stream()
+            while True:
+                try:
+                    value = await run.next()
+                except StopAsyncIteration:
+                    break
+                yield value
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            await run.finish(error)
+
+    # -- serialization ----------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``TypeError`` names any value JSON cannot hold."""
+        where = f"Turn.to_dict() of {self!r}:"
+        return {
+            "uuid": self.uuid,
+            "tool_name": self._tool.name,
+            "args": json_value(list(self._args), f"{where} args"),
+            "kwargs": json_value(self._kwargs, f"{where} kwargs"),
+            "metadata": json_value(self._metadata or {}, f"{where} metadata"),
+            "timeout": self._timeout,
+            "tags": sorted(self._tags),
+            "hooks": hooks_to_data(self._hooks or ()),
+            "start_time": to_iso(self._start),
+            "end_time": to_iso(self._end),
+            "stop_reason": None if self.stop_reason is None else self.stop_reason.value,
+            "output": json_value(self.output, f"{where} output"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        """Rebuild a turn; tool and hooks are resolved from their registries."""
+        r = Reader(data, "Turn")
+        try:
+            turn = cls(
+                r.text("tool_name"),
+                args=r.items("args", []),
+                kwargs=r.mapping("kwargs", {}),
+                timeout=r.number("timeout", 60),
+                tags=r.strings("tags", []),
+                metadata=r.mapping("metadata", {}),
+            )
+        except TypeError as exc:
+            raise ValueError(f"Turn.from_dict(): {exc}") from None
+        turn._uuid = r.text("uuid")
+        hooks = r.hooks()
+        turn._hooks = hooks or None
+        turn._start = r.time("start_time")
+        turn._end = r.time("end_time")
+        turn.stop_reason = r.enum(StopReason, "stop_reason", None)
+        turn.output = r.raw("output", None)
+        return turn
+
+
+class TurnRun(Scope):
+    """One run of a turn: its scope and lifecycle. See the module docstring."""
+
+    __slots__ = ("deadline", "extra_hooks", "inv", "started")
+
+    def __init__(
+        self, turn: Turn, parent: Scope | None, extra_hooks: list[Hook[Any]] | None
+    ) -> None:
+        super().__init__(ScopeKind.TURN, turn, parent, turn=turn)
+        self.extra_hooks = extra_hooks
+        self.inv = Invocation(turn._tool, self)
+        self.deadline: Deadline | None = None
+        self.started = False
+
+    def hooks(self) -> Sequence[Hook[Any]]:
+        """The turn's own hooks, then those the running agent adds for every turn."""
+        own = self.target._hooks
+        extra = self.extra_hooks
+        if extra:
+            return [*own, *extra] if own else extra
+        return own or _NO_HOOKS
+
+    def timeout_error(self) -> TurnTimeoutError:
+        turn: Turn = self.target
+        return TurnTimeoutError(
+            f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
+            f"tool {turn._tool.name!r} faster"
+        )
+
+    async def _begin(self) -> None:
+        turn: Turn = self.target
+        self.deadline = Deadline(turn._timeout)
+        self.deadline.stepping = True
+        hooks = self.hooks()
+        if hooks or BUS.active:
+            await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
+        self.started = True
+        await self.inv.begin(turn._args, turn._kwargs)
+
+    async def call(self) -> Any:
+        """Run a coroutine turn up to its result, under the deadline."""
+        try:
+            await self._begin()
+            result = await self.inv.call()
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        self._settle(None)
+        return result
+
+    async def start_stream(self) -> None:
+        """Run a streaming turn up to its first value, under the deadline."""
+        try:
+            await self._begin()
+            await self.inv.open_stream()
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        self._settle(None)
+
+    def _settle(self, exc: BaseException | None) -> None:
+        deadline = self.deadline
+        if deadline is None:
+            return
+        deadline.stepping = False
+        if deadline.settle(exc):
+            raise self.timeout_error() from exc
+
+    async def next(self) -> Any:
+        """The next streamed value (``StopAsyncIteration`` at the end), hooks fired."""
+        deadline = self.deadline
+        inv = self.inv
+        assert deadline is not None
+        assert inv.agen is not None
+        if deadline.expired:
+            deadline.settle(None)
+            raise self.timeout_error()
+        deadline.stepping = True
+        entered = BUS.enter(inv)
+        try:
+            value = await inv.agen.__anext__()
+        except StopAsyncIteration:
+            deadline.stepping = False
+            raise
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        finally:
+            BUS.exit(inv, entered)
+        deadline.stepping = False
+        inv.values.append(value)
+        if BUS.active or inv.target.hooks or self.extra_hooks or self.target._hooks:
+            await inv.value(value)
+            hooks = self.hooks()
+            if hooks or BUS.active:
+                await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+        return value
+
+    async def finish(self, error: BaseException | None, result: Any = None) -> None:
+        """End the run: tool hooks, the outcome's hooks, then ``ON_COMPLETE``.
+
+        Raises only what a hook raised; the caller re-raises ``error`` itself.
+        """
+        turn: Turn = self.target
+        if self.deadline is not None:
+            self.deadline.close()
+        reason = _classify(error)
+        try:
+            try:
+                if self.started:
+                    await self.inv.finish(result, error)
+            except BaseException as exc:
+                error, reason = exc, _classify(exc)
+                raise
+            finally:
+                turn.output = self.inv.values if turn._tool.streaming else result
+                turn._end = time.time()
+                turn.stop_reason = reason
+                turn.error = error
+            hooks = self.hooks()
+            if hooks or BUS.active:
+                if reason is StopReason.COMPLETED:
+                    try:
+                        await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
+                    except BaseException as exc:
+                        turn.error, turn.stop_reason = exc, _classify(exc)
+                        if turn.stop_reason is StopReason.ERROR:
+                            await fire(TurnHook.ON_ERROR, turn, hooks, (turn, exc), None, self)
+                        raise
+                elif reason is StopReason.TIMEOUT:
+                    await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
+                elif reason is StopReason.ERROR:
+                    await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
+        finally:
+            turn._run = None
+            self.stop_reason = turn.stop_reason
+            self.error = turn.error
+            try:
+                hooks = self.hooks()
+                if hooks or BUS.active:
+                    await fire(
+                        TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
+                    )
+            finally:
+                if self.observers:
+                    BUS.end(self)
+
+
+def _classify(error: BaseException | None) -> StopReason:
+    if error is None:
+        return StopReason.COMPLETED
+    if isinstance(error, TurnTimeoutError):
+        return StopReason.TIMEOUT
+    if isinstance(error, Exception):
+        return StopReason.ERROR
+    return StopReason.CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...

@@ -1,0 +1,126 @@
+"""Helpers for testing code built on pygents (no pytest needed to import this).
+
+* :func:`isolated_registries` — tools, hooks and agents defined inside the block are
+  forgotten when it ends, so tests can reuse names; what existed before stays.
+* :class:`RecordingSubscriber` — records every event and scope, and lets a test
+  *wait* for one (no sleeps).
+
+For pytest, add ``pytest_plugins = ["pygents.pytest_plugin"]`` to ``conftest.py``
+to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from pygents._enums import HookType
+from pygents._hooks import HookRegistry
+from pygents._observe import Event, Scope, ScopeKind, Subscriber, subscribe
+from pygents._registry import Registry
+from pygents._tool import ToolRegistry
+
+__all__ = ["RecordingSubscriber", "ScopeRecord", "isolated_registries", "registries"]
+
+
+def registries() -> list[Registry[Any]]:
+    """Every global registry pygents keeps."""
+    return [ToolRegistry, HookRegistry, *_EXTRA_REGISTRIES]
+
+
+_EXTRA_REGISTRIES: list[Registry[Any]] = []
+
+
+def _add_registry(registry: Registry[Any]) -> None:
+    """Let a later layer (the agent registry) join :func:`registries`."""
+    _EXTRA_REGISTRIES.append(registry)
+
+
+@contextmanager
+def isolated_registries() -> Iterator[None]:
+    """Restore every registry to its current contents when the block exits."""
+    snapshots = [(r, r.snapshot()) for r in registries()]
+    try:
+        yield
+    finally:
+        for registry, snapshot in snapshots:
+            registry.restore(snapshot)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRecord:
+    """One scope transition seen by a :class:`RecordingSubscriber`."""
+
+    action: str  # "start", "end", "enter" or "exit"
+    scope: Scope
+
+
+class RecordingSubscriber(Subscriber):
+    """Keeps everything it is told, and wakes waiters when something new arrives."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.scopes: list[ScopeRecord] = []
+        self._changed: asyncio.Event | None = None
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    def on_event(self, event: Event) -> None:
+        self.events.append(event)
+        self._notify()
+
+    def on_start(self, scope: Scope) -> None:
+        self.scopes.append(ScopeRecord("start", scope))
+        self._notify()
+
+    def on_end(self, scope: Scope) -> None:
+        self.scopes.append(ScopeRecord("end", scope))
+        self._notify()
+
+    def on_enter(self, scope: Scope) -> None:
+        self.scopes.append(ScopeRecord("enter", scope))
+
+    def on_exit(self, scope: Scope) -> None:
+        self.scopes.append(ScopeRecord("exit", scope))
+
+    def types(self) -> list[HookType]:
+        """The types of the recorded events, in order."""
+        return [e.type for e in self.events]
+
+    def of(self, *types: HookType) -> list[Event]:
+        """The recorded events of the given types."""
+        return [e for e in self.events if e.type in types]
+
+    def started(self, kind: ScopeKind | None = None) -> list[Scope]:
+        return [
+            r.scope for r in self.scopes if r.action == "start" and kind in (None, r.scope.kind)
+        ]
+
+    def ended(self, kind: ScopeKind | None = None) -> list[Scope]:
+        return [r.scope for r in self.scopes if r.action == "end" and kind in (None, r.scope.kind)]
+
+    def clear(self) -> None:
+        self.events.clear()
+        self.scopes.clear()
+
+    async def wait_for(self, predicate: Callable[[RecordingSubscriber], bool]) -> None:
+        """Return once ``predicate(self)`` is true, re-checking on every new record.
+
+        Bound it with ``asyncio.timeout`` in tests if the condition may never hold.
+        """
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        while not predicate(self):
+            self._changed.clear()
+            await self._changed.wait()
+
+    @contextmanager
+    def subscribed(self) -> Iterator[RecordingSubscriber]:
+        """Subscribe for the duration of a ``with`` block."""
+        with subscribe(self):
+            yield self
