@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+from pygents._agent import Agent, AgentRegistry
 from pygents._calling import Injectable
+from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import (
     AgentHook,
     ContextPoolHook,
@@ -53,10 +55,15 @@ from pygents._turn import Turn
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "AgentHook",
+    "AgentRegistry",
     "CompletionCheckReturnError",
     "CompletionCheckTool",
+    "ContextItem",
+    "ContextPool",
     "ContextPoolHook",
+    "ContextQueue",
     "ContextQueueHook",
     "DecoratedTool",
     "Event",

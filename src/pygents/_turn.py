@@ -273,6 +273,19 @@ class Turn:
         finally:
             await run.finish(error)
 
+    def copy(self) -> Turn:
+        """A new, not-yet-run turn with the same tool, arguments, settings and hooks."""
+        clone = Turn(
+            self._tool,
+            self._args,
+            self._kwargs,
+            self._timeout,
+            self._tags,
+            dict(self._metadata) if self._metadata else None,
+        )
+        clone._hooks = list(self._hooks) if self._hooks else None
+        return clone
+
     # -- serialization ----------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from pygents._agent import AgentRegistry
 from pygents._enums import HookType
 from pygents._hooks import HookRegistry
 from pygents._observe import Event, Scope, ScopeKind, Subscriber, subscribe
@@ -28,15 +29,7 @@ __all__ = ["RecordingSubscriber", "ScopeRecord", "isolated_registries", "registr
 
 def registries() -> list[Registry[Any]]:
     """Every global registry pygents keeps."""
-    return [ToolRegistry, HookRegistry, *_EXTRA_REGISTRIES]
-
-
-_EXTRA_REGISTRIES: list[Registry[Any]] = []
-
-
-def _add_registry(registry: Registry[Any]) -> None:
-    """Let a later layer (the agent registry) join :func:`registries`."""
-    _EXTRA_REGISTRIES.append(registry)
+    return [ToolRegistry, HookRegistry, AgentRegistry]
 
 
 @contextmanager

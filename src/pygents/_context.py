@@ -1,0 +1,300 @@
+"""The agent's memory: :class:`ContextItem`, :class:`ContextQueue`, :class:`ContextPool`.
+
+Both stores share one base (:class:`_Store`): tags, an instance hook list, limits,
+``branch()`` and ``to_dict()``/``from_dict()``. Both are :class:`Injectable`: a tool
+or hook parameter annotated ``ContextQueue`` / ``ContextPool`` (or ``X | None``)
+receives the running agent's instance.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pygents._calling import Injectable
+from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
+from pygents._hooks import Hook, HookSlot, fire, normalize_tags
+from pygents._observe import BUS
+from pygents._serial import Reader, hooks_to_data, json_value
+
+__all__ = ["ContextItem", "ContextPool", "ContextQueue"]
+
+T = TypeVar("T")
+S = TypeVar("S", bound="_Store[Any]")
+_INHERIT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem(Generic[T]):
+    """An immutable piece of context. ``id`` set → it belongs in a pool."""
+
+    content: T
+    description: str | None = None
+    id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``TypeError`` if the content is not JSON-representable."""
+        return {
+            "content": json_value(self.content, f"ContextItem(id={self.id!r}).content"),
+            "description": self.description,
+            "id": self.id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ContextItem[Any]:
+        r = Reader(data, "ContextItem")
+        return cls(
+            content=r.raw("content"),
+            description=r.text("description", None, optional=True),
+            id=r.text("id", None, optional=True),
+        )
+
+
+def _check_limit(owner: str, limit: object, optional: bool) -> int | None:
+    if limit is None and optional:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        allowed = "an int >= 1 or None" if optional else "an int >= 1"
+        raise TypeError(f"{owner}(limit=...) must be {allowed}, got {limit!r}")
+    if limit < 1:
+        raise ValueError(f"{owner}(limit=...) must be at least 1, got {limit}")
+    return limit
+
+
+class _Store(Injectable, Generic[T]):
+    """What queues and pools share."""
+
+    _kind: ClassVar[str]
+    _optional_limit: ClassVar[bool]
+
+    def __init__(self, limit: int | None, tags: Iterable[str] | None) -> None:
+        self._limit = _check_limit(type(self).__name__, limit, self._optional_limit)
+        self.tags = normalize_tags(tags, f"{type(self).__name__}(tags=...)")
+        self.hooks: list[Hook[Any]] = []
+
+    @property
+    def limit(self) -> int | None:
+        return self._limit
+
+    @property
+    def items(self) -> list[ContextItem[T]]:
+        """A copy of the stored items, oldest first."""
+        return list(self._values())
+
+    def _values(self) -> Iterable[ContextItem[T]]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[ContextItem[T]]:
+        return iter(self.items)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {len(self)}/{self._limit or '∞'}>"
+
+    async def _fire(self, event: HookType, *args: Any) -> None:
+        if self.hooks or BUS.active:
+            await fire(event, self, self.hooks, args)
+
+    def _child(self: S, limit: int | None, hooks: list[Hook[Any]]) -> S:
+        child = type(self)(limit=limit, tags=self.tags)
+        child.hooks = list(hooks)
+        return child
+
+    def _check_item(self, item: object) -> ContextItem[T]:
+        if not isinstance(item, ContextItem):
+            raise TypeError(
+                f"{type(self).__name__} stores ContextItem objects, got "
+                f"{type(item).__name__}; wrap it: ContextItem(content=...)"
+            )
+        return item
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"limit", "items", "hooks", "tags"}``, JSON-ready."""
+        return {
+            "limit": self._limit,
+            "items": [item.to_dict() for item in self._values()],
+            "hooks": hooks_to_data(self.hooks),
+            "tags": sorted(self.tags),
+        }
+
+    @classmethod
+    def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
+        """Rebuild from :meth:`to_dict` output; hooks resolve from ``HookRegistry``.
+
+        Items are restored as they were: no hooks fire and nothing is evicted.
+        """
+        r = Reader(data, cls.__name__)
+        limit = r.raw("limit")
+        try:
+            store = cls(limit=limit, tags=r.strings("tags", []))
+            items = [store._check_item(ContextItem.from_dict(d)) for d in r.items("items")]
+        except TypeError as exc:
+            raise ValueError(f"{cls.__name__}.from_dict(): {exc}") from None
+        if store._limit is not None and len(items) > store._limit:
+            raise ValueError(
+                f"{cls.__name__}.from_dict(): {len(items)} items exceed the limit of "
+                f"{store._limit}; the data was not produced by to_dict()"
+            )
+        store._restore(items)
+        store.hooks = r.hooks()
+        return store
+
+    def _restore(self, items: list[ContextItem[T]]) -> None:
+        raise NotImplementedError
+
+
+class ContextQueue(_Store[T]):
+    """A bounded window of recent items; the oldest is evicted when full."""
+
+    _kind = "queue"
+    _optional_limit = False
+
+    before_append = HookSlot(ContextQueueHook.BEFORE_APPEND)
+    after_append = HookSlot(ContextQueueHook.AFTER_APPEND)
+    before_clear = HookSlot(ContextQueueHook.BEFORE_CLEAR)
+    after_clear = HookSlot(ContextQueueHook.AFTER_CLEAR)
+    on_evict = HookSlot(ContextQueueHook.ON_EVICT)
+
+    def __init__(self, limit: int = 10, tags: Iterable[str] | None = None) -> None:
+        super().__init__(limit, tags)
+        self._items: deque[ContextItem[T]] = deque()
+
+    def _values(self) -> Iterable[ContextItem[T]]:
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    async def append(self, *items: ContextItem[T]) -> None:
+        """Add items at the end, evicting the oldest beyond the limit."""
+        incoming = [self._check_item(item) for item in items]
+        await self._fire(ContextQueueHook.BEFORE_APPEND, self, incoming, list(self._items))
+        for item in incoming:
+            if len(self._items) >= (self._limit or 0):
+                evicted = self._items.popleft()
+                await self._fire(ContextQueueHook.ON_EVICT, self, evicted)
+            self._items.append(item)
+        await self._fire(ContextQueueHook.AFTER_APPEND, incoming, list(self._items))
+
+    async def clear(self) -> None:
+        """Remove every item."""
+        await self._fire(ContextQueueHook.BEFORE_CLEAR, self, list(self._items))
+        self._items.clear()
+        await self._fire(ContextQueueHook.AFTER_CLEAR, self)
+
+    def branch(
+        self, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT
+    ) -> ContextQueue[T]:
+        """An independent copy; a smaller ``limit`` keeps the most recent items."""
+        child = self._child(
+            self._limit if limit is None else limit, self.hooks if hooks is _INHERIT else hooks
+        )
+        keep = list(self._items)[-(child._limit or 1) :]
+        child._items.extend(keep)
+        return child
+
+    def _restore(self, items: list[ContextItem[T]]) -> None:
+        self._items.extend(items)
+
+
+class ContextPool(_Store[T]):
+    """Items by id, optionally bounded (the oldest is evicted when full)."""
+
+    _kind = "pool"
+    _optional_limit = True
+
+    before_add = HookSlot(ContextPoolHook.BEFORE_ADD)
+    after_add = HookSlot(ContextPoolHook.AFTER_ADD)
+    before_remove = HookSlot(ContextPoolHook.BEFORE_REMOVE)
+    after_remove = HookSlot(ContextPoolHook.AFTER_REMOVE)
+    before_clear = HookSlot(ContextPoolHook.BEFORE_CLEAR)
+    after_clear = HookSlot(ContextPoolHook.AFTER_CLEAR)
+    on_evict = HookSlot(ContextPoolHook.ON_EVICT)
+
+    def __init__(self, limit: int | None = None, tags: Iterable[str] | None = None) -> None:
+        super().__init__(limit, tags)
+        self._items: dict[str, ContextItem[T]] = {}
+
+    def _values(self) -> Iterable[ContextItem[T]]:
+        return self._items.values()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._items
+
+    def _check_item(self, item: object) -> ContextItem[T]:
+        checked = super()._check_item(item)
+        if checked.id is None or checked.description is None:
+            missing = "id" if checked.id is None else "description"
+            raise ValueError(
+                f"ContextPool.add() needs an item with an id and a description; this one "
+                f"has no {missing}: ContextItem(id=..., description=..., content=...)"
+            )
+        return checked
+
+    async def add(self, item: ContextItem[T]) -> None:
+        """Store ``item`` under its id: replace in place, or evict the oldest if full."""
+        item = self._check_item(item)
+        assert item.id is not None
+        if item.id not in self._items and self._limit is not None:
+            while len(self._items) >= self._limit:
+                oldest = next(iter(self._items))
+                evicted = self._items.pop(oldest)
+                await self._fire(ContextPoolHook.ON_EVICT, self, evicted)
+        await self._fire(ContextPoolHook.BEFORE_ADD, self, item)
+        self._items[item.id] = item
+        await self._fire(ContextPoolHook.AFTER_ADD, self, item)
+
+    def get(self, item_id: str) -> ContextItem[T]:
+        """The item stored under ``item_id``; ``KeyError`` if there is none."""
+        try:
+            return self._items[item_id]
+        except KeyError:
+            raise KeyError(
+                f"no item with id {item_id!r} in the pool (ids: "
+                f"{', '.join(list(self._items)[:10]) or 'none'}); check catalogue() first"
+            ) from None
+
+    async def remove(self, item_id: str) -> None:
+        """Remove the item stored under ``item_id``; ``KeyError`` if there is none."""
+        item = self.get(item_id)
+        await self._fire(ContextPoolHook.BEFORE_REMOVE, self, item)
+        self._items.pop(item_id, None)
+        await self._fire(ContextPoolHook.AFTER_REMOVE, self, item)
+
+    async def clear(self) -> None:
+        """Remove every item."""
+        await self._fire(ContextPoolHook.BEFORE_CLEAR, self, dict(self._items))
+        self._items.clear()
+        await self._fire(ContextPoolHook.AFTER_CLEAR, self)
+
+    def catalogue(self) -> str:
+        """One ``- [id] description`` line per item, for selection by a model."""
+        return "\n".join(f"- [{i.id}] {i.description}" for i in self._items.values())
+
+    def branch(self, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> ContextPool[T]:
+        """An independent copy (no hooks fire); a smaller ``limit`` keeps the newest."""
+        child = self._child(
+            self._limit if limit is None else limit, self.hooks if hooks is _INHERIT else hooks
+        )
+        items = list(self._items.values())
+        if child._limit is not None:
+            items = items[-child._limit :]
+        child._items = {i.id: i for i in items if i.id is not None}
+        return child
+
+    def _restore(self, items: list[ContextItem[T]]) -> None:
+        for item in items:
+            assert item.id is not None
+            if item.id in self._items:
+                raise ValueError(f"ContextPool.from_dict(): the id {item.id!r} appears twice")
+            self._items[item.id] = item
