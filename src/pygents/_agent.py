@@ -129,8 +129,12 @@ class Agent:
         self._description = _check_text(self, description)
         self._tools = _check_tools(self, tools)
         self._tool_names = frozenset(t.name for root in self._tools for t in root.walk())
-        self._context_queue = _check_queue(self, context_queue or ContextQueue(limit=10))
-        self._context_pool = _check_pool(self, context_pool or ContextPool())
+        self._context_queue = _check_queue(
+            self, ContextQueue(limit=10) if context_queue is None else context_queue
+        )
+        self._context_pool = _check_pool(
+            self, ContextPool() if context_pool is None else context_pool
+        )
         self._tags = _check_tags(self, tags)
         self._hooks: list[Hook[Any]] = []
         self._turn_hooks: list[Hook[Any]] = []

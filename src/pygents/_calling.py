@@ -94,7 +94,7 @@ class CallShape:
         "kw_names",
         "n_posonly",
         "owner",
-        "pos_names",
+        "pos_slots",
         "simple",
         "var_kw",
         "var_pos",
@@ -123,7 +123,7 @@ class CallShape:
         self.fixed = fixed
         self.hints: dict[str, Any] = {}
         self.injectables: tuple[tuple[str, type[Injectable], bool], ...] = ()
-        self.pos_names: tuple[str, ...] = ()
+        self.pos_slots: tuple[tuple[str, type[Injectable] | None], ...] = ()
         self.simple = False
         self._hints_pending = True
         self._load_hints()
@@ -141,11 +141,11 @@ class CallShape:
             if cls is not None and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
                 found.append((name, cls, p.default is _P.empty))
         self.injectables = tuple(found)
-        skip = {name for name, _, _ in found}
-        self.pos_names = tuple(
-            n
+        by_name = {name: cls for name, cls, _ in found}
+        self.pos_slots = tuple(
+            (n, by_name.get(n))
             for n, p in params.items()
-            if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD) and n not in skip
+            if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
         )
         self.simple = not (self.n_posonly or self.var_pos or self.injectables or self.fixed)
 
@@ -167,6 +167,30 @@ class CallShape:
                     return (), dict(kwargs)
                 return (), {k: v for k, v in kwargs.items() if k in self.kw_names}
         return self._bind_slow(args, kwargs, scope)
+
+    def _bind_positional(self, values: Sequence[Any], bound: dict[str, Any]) -> None:
+        """Map positional values onto parameter names, in order.
+
+        A context parameter takes the value at its position only if that value is
+        an instance of its type; otherwise the slot is left for injection and the
+        value goes to the next parameter. So ``hook(queue: ContextQueue, items)``
+        receives the event's queue, and ``tool(memory: ContextQueue, a, b)`` called
+        with ``[1, 2]`` gets ``a=1, b=2`` and the agent's queue.
+        """
+        index = 0
+        for name, cls in self.pos_slots[self.n_posonly :]:
+            if index >= len(values):
+                return
+            value = values[index]
+            if cls is not None and not isinstance(value, cls):
+                continue
+            if name in bound:
+                raise TypeError(
+                    f"{self.owner} got argument {name!r} both positionally and by "
+                    "keyword; pass it one way only"
+                )
+            bound[name] = value
+            index += 1
 
     def _bind_slow(
         self, args: Sequence[Any], kwargs: Mapping[str, Any], scope: Scope | None
@@ -194,15 +218,7 @@ class CallShape:
             positional = tuple(values)
         else:
             positional = tuple(values[: self.n_posonly])
-            for name, value in zip(
-                self.pos_names[self.n_posonly :], values[self.n_posonly :], strict=False
-            ):
-                if name in bound:
-                    raise TypeError(
-                        f"{self.owner} got argument {name!r} both positionally and by "
-                        "keyword; pass it one way only"
-                    )
-                bound[name] = value
+            self._bind_positional(values[self.n_posonly :], bound)
         if not self.var_kw:
             bound = {k: v for k, v in bound.items() if k in self.kw_names}
 

@@ -26,7 +26,7 @@ S = TypeVar("S", bound="_Store[Any]")
 _INHERIT: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ContextItem(Generic[T]):
     """An immutable piece of context. ``id`` set → it belongs in a pool."""
 
@@ -176,11 +176,16 @@ class ContextQueue(_Store[T]):
         """Add items at the end, evicting the oldest beyond the limit."""
         incoming = [self._check_item(item) for item in items]
         await self._fire(ContextQueueHook.BEFORE_APPEND, self, incoming, list(self._items))
+        # Evict and insert in one synchronous step, so the limit holds even when
+        # concurrent appends interleave at hook awaits; then report the evictions.
+        limit = self._limit or 1
+        evicted: list[ContextItem[T]] = []
         for item in incoming:
-            if len(self._items) >= (self._limit or 0):
-                evicted = self._items.popleft()
-                await self._fire(ContextQueueHook.ON_EVICT, self, evicted)
+            while len(self._items) >= limit:
+                evicted.append(self._items.popleft())
             self._items.append(item)
+        for item in evicted:
+            await self._fire(ContextQueueHook.ON_EVICT, self, item)
         await self._fire(ContextQueueHook.AFTER_APPEND, incoming, list(self._items))
 
     async def clear(self) -> None:
@@ -244,15 +249,27 @@ class ContextPool(_Store[T]):
     async def add(self, item: ContextItem[T]) -> None:
         """Store ``item`` under its id: replace in place, or evict the oldest if full."""
         item = self._check_item(item)
-        assert item.id is not None
-        if item.id not in self._items and self._limit is not None:
-            while len(self._items) >= self._limit:
-                oldest = next(iter(self._items))
-                evicted = self._items.pop(oldest)
-                await self._fire(ContextPoolHook.ON_EVICT, self, evicted)
+        item_id = item.id
+        assert item_id is not None  # _check_item guarantees it
+        for evicted in self._make_room(item_id):
+            await self._fire(ContextPoolHook.ON_EVICT, self, evicted)
         await self._fire(ContextPoolHook.BEFORE_ADD, self, item)
-        self._items[item.id] = item
+        # Concurrent adds may have filled the pool while BEFORE_ADD ran: make room
+        # again in the same synchronous step as the insertion.
+        late = self._make_room(item_id)
+        self._items[item_id] = item
+        for evicted in late:
+            await self._fire(ContextPoolHook.ON_EVICT, self, evicted)
         await self._fire(ContextPoolHook.AFTER_ADD, self, item)
+
+    def _make_room(self, item_id: str) -> list[ContextItem[T]]:
+        """Evict the oldest items so that ``item_id`` fits; a replacement needs no room."""
+        evicted: list[ContextItem[T]] = []
+        if self._limit is None or item_id in self._items:
+            return evicted
+        while len(self._items) >= self._limit:
+            evicted.append(self._items.pop(next(iter(self._items))))
+        return evicted
 
     def get(self, item_id: str) -> ContextItem[T]:
         """The item stored under ``item_id``; ``KeyError`` if there is none."""

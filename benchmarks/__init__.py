@@ -1,0 +1,1 @@
+"""pygents benchmarks: ``uv run python -m benchmarks`` (``--quick``, ``--profile``)."""

@@ -1,0 +1,108 @@
+"""Run the benchmark: ``uv run python -m benchmarks [--quick] [--profile FILE] [--reps N]``.
+
+Prints every workload of SPEC §5 next to its floor (measured in the same process)
+and the ratio, with the target. ``--quick`` uses small sizes and asserts nothing
+(CI runs it so the benchmark never rots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import resource
+import statistics
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from benchmarks import workloads as wl
+
+
+@dataclass
+class Row:
+    id: str
+    what: str
+    figure: str
+    floor: str
+    ratio: float | None
+    target: str
+    ok: bool | None
+
+
+async def _best(fn: Callable[[], Awaitable[float]], reps: int) -> tuple[float, float]:
+    times = [await fn() for _ in range(reps)]
+    return min(times), statistics.median(times)
+
+
+def _us(seconds: float, n: int) -> str:
+    return f"{seconds / n * 1e6:.3f} µs/op"
+
+
+def _ns(seconds: float, n: int) -> str:
+    return f"{seconds / n * 1e9:.0f} ns/value"
+
+
+async def run(sizes: wl.Sizes, reps: int) -> list[Row]:
+    rows: list[Row] = []
+    n1, n2 = sizes.w1_turns, sizes.w2_values
+
+    floor1, _ = await _best(lambda: wl.floor_w1(n1), reps)
+    best1, med1 = await _best(lambda: wl.w1(n1), reps)
+    rows.append(Row("W1", f"{n1:,} no-op turns via run()", _us(best1, n1), _us(floor1, n1),
+                    best1 / floor1, "≤ 2.0×", best1 / floor1 <= 2.0))
+    bestp, _ = await _best(lambda: wl.w1_with_puts(n1), reps)
+    rows.append(Row("W1+", "W1 counting Turn() and put()", _us(bestp, n1), _us(floor1, n1),
+                    bestp / floor1, "(info)", None))
+
+    floor2, _ = await _best(lambda: wl.floor_w2(n2), reps)
+    best2, _ = await _best(lambda: wl.w2(n2), reps)
+    rows.append(Row("W2", f"{n2:,} streamed values via run()", _ns(best2, n2), _ns(floor2, n2),
+                    best2 / floor2, "≤ 3.0×", best2 / floor2 <= 3.0))
+
+    res = await wl.w3(sizes.w3_agents, sizes.w3_turns)
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows.append(Row("W3", f"{sizes.w3_agents:,} agents × {sizes.w3_turns} turns, concurrent",
+                    f"{res.turns / res.seconds:,.0f} turns/s", f"peak RSS {rss_mib:.0f} MiB",
+                    None, "(report)", res.turns == sizes.w3_agents * sizes.w3_turns))
+    per_turn = await wl.bytes_per_queued_turn(sizes.memory_turns)
+    rows.append(Row("W3m", "memory per queued turn", f"{per_turn:.0f} B", "—", None,
+                    "≤ 600 B", per_turn <= 600))
+    sizes_after = await wl.leak_check(max(1, sizes.w3_agents // 10), sizes.w3_turns)
+    growth = sizes_after[-1] - sizes_after[0]
+    rows.append(Row("W3l", "traced memory growth over 3 rounds", f"{growth:+,} B",
+                    f"{sizes_after[0]:,} B", None, "no growth", growth <= 64 * 1024))
+    return rows
+
+
+def _print(rows: list[Row], quick: bool) -> None:
+    print(f"{'id':<5}{'workload':<42}{'figure':>22}{'floor':>22}{'ratio':>8}  target")
+    for r in rows:
+        ratio = f"{r.ratio:.2f}×" if r.ratio is not None else ""
+        mark = "" if r.ok is None or quick else ("  ok" if r.ok else "  MISSED")
+        print(f"{r.id:<5}{r.what:<42}{r.figure:>22}{r.floor:>22}{ratio:>8}  {r.target}{mark}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, no targets")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions (best is kept)")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the run")
+    args = parser.parse_args(argv)
+    sizes = wl.Sizes.quick() if args.quick else wl.Sizes()
+    reps = 2 if args.quick else args.reps
+    profiler = cProfile.Profile() if args.profile else None
+    if profiler:
+        profiler.enable()
+    rows = asyncio.run(run(sizes, reps))
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+    _print(rows, args.quick)
+    if args.profile:
+        print(f"profile written to {args.profile} (python -m pstats {args.profile})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

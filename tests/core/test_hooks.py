@@ -1,0 +1,622 @@
+"""Tests for global hooks (``@hook``), ``HookRegistry`` and hook dispatch: tag filtering,
+order, sequencing, errors, locking, fixed kwargs and argument dropping (SPEC §1.6)."""
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+import pytest
+
+from pygents import (
+    DecoratedTool,
+    Hook,
+    HookRegistry,
+    PygentsError,
+    StopReason,
+    ToolHook,
+    ToolType,
+    Turn,
+    TurnHook,
+    UnregisteredHookError,
+    hook,
+    tool,
+)
+
+# --------------------------------------------------------------------------- helpers
+
+
+async def spin(rounds: int = 30) -> None:
+    """Let every ready task run as far as it can (yields control, never waits on time)."""
+    for _ in range(rounds):
+        await asyncio.sleep(0)
+
+
+def make_tool(name: str = "job", tags: Iterable[str] = ()) -> DecoratedTool[..., Any]:
+    """A coroutine tool ``name(x=0) -> x`` with the given tags."""
+
+    async def fn(x: int = 0) -> int:
+        return x
+
+    fn.__name__ = fn.__qualname__ = name
+    return tool(tags=list(tags))(fn)
+
+
+def make_stream(name: str = "stream") -> DecoratedTool[..., Any]:
+    async def fn(n: int = 2) -> AsyncIterator[int]:
+        for i in range(n):
+            yield i
+
+    fn.__name__ = fn.__qualname__ = name
+    return tool(fn)
+
+
+def recorder(log: list[str], label: str) -> Callable[..., Any]:
+    """An async hook function (named ``label``) that appends ``label`` to ``log``."""
+
+    async def fn(*args: Any, **kwargs: Any) -> None:
+        log.append(label)
+
+    fn.__name__ = fn.__qualname__ = label
+    return fn
+
+
+class Ticker:
+    """A no-argument callable counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> int:
+        self.calls += 1
+        return self.calls
+
+
+# --------------------------------------------------------------------------- declaring
+
+
+async def test_hook_decorator_registers_a_global_hook() -> None:
+    fired: list[Any] = []
+
+    @hook(ToolHook.AFTER_INVOKE)
+    async def log_all(result: Any) -> None:
+        """Log every tool result."""
+        fired.append(result)
+
+    assert isinstance(log_all, Hook)
+    assert HookRegistry.get("log_all") is log_all
+    assert log_all.metadata.name == "log_all"
+    assert log_all.metadata.description == "Log every tool result."
+    assert log_all.types == frozenset({ToolHook.AFTER_INVOKE})
+    assert not log_all.lock
+
+    await make_tool("a")(x=1)
+    await make_tool("b")(x=2)
+    assert fired == [1, 2]
+
+
+def test_hook_without_docstring_has_no_description() -> None:
+    @hook(TurnHook.BEFORE_RUN)
+    async def quiet(turn: Turn) -> None:
+        return None
+
+    assert quiet.metadata.name == "quiet"
+    assert quiet.metadata.description is None
+
+
+def _plain(turn: Any) -> None:
+    return None
+
+
+async def _agen(turn: Any) -> AsyncIterator[None]:
+    yield None
+
+
+@pytest.mark.parametrize(
+    "fn", [_plain, _agen, lambda turn: None], ids=["plain-def", "async-generator", "lambda"]
+)
+def test_only_async_functions_can_be_hooks(fn: Callable[..., Any]) -> None:
+    with pytest.raises(TypeError):
+        hook(TurnHook.BEFORE_RUN)(fn)
+    with pytest.raises(UnregisteredHookError):
+        HookRegistry.get(fn.__name__)
+
+
+@pytest.mark.parametrize("types", [[], (), set()], ids=["list", "tuple", "set"])
+def test_empty_type_list_is_a_value_error(types: Iterable[Any]) -> None:
+    with pytest.raises(ValueError):
+        hook(types)
+
+
+@pytest.mark.parametrize(
+    "types",
+    [
+        "before_run",
+        ["TurnHook.BEFORE_RUN"],
+        [TurnHook.BEFORE_RUN, "after_run"],
+        StopReason.COMPLETED,
+        [ToolType.ACTION],
+        None,
+        42,
+    ],
+    ids=["string", "string-in-list", "mixed", "stop-reason", "tool-type", "none", "int"],
+)
+def test_non_hook_enum_types_are_a_type_error(types: Any) -> None:
+    with pytest.raises(TypeError):
+        hook(types)
+
+
+def test_hook_tags_given_as_a_string_are_rejected() -> None:
+    with pytest.raises(TypeError):
+        hook(TurnHook.BEFORE_RUN, tags="io")  # type: ignore[arg-type]
+
+
+def test_fixed_kwargs_must_be_accepted_by_the_hook() -> None:
+    async def strict(turn: Turn) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="env"):
+        hook(TurnHook.BEFORE_RUN, env="prod")(strict)
+    with pytest.raises(UnregisteredHookError):
+        HookRegistry.get("strict")
+
+    async def loose(turn: Turn, **extra: Any) -> None:
+        return None
+
+    assert hook(TurnHook.BEFORE_RUN, env="prod")(loose).fixed_kwargs == {"env": "prod"}
+
+
+# --------------------------------------------------------------------------- registry
+
+
+async def test_a_different_function_under_a_taken_name_is_a_value_error() -> None:
+    log: list[str] = []
+
+    @hook(ToolHook.AFTER_INVOKE)
+    async def audit(result: Any) -> None:
+        log.append("first")
+
+    first = audit
+
+    async def audit(result: Any) -> None:
+        log.append("second")
+
+    with pytest.raises(ValueError, match="audit"):
+        hook(ToolHook.AFTER_INVOKE)(audit)
+    assert HookRegistry.get("audit") is first
+
+    await make_tool()()
+    assert log == ["first"]
+
+
+async def test_registering_the_same_function_again_is_fine_and_fires_once() -> None:
+    log: list[str] = []
+
+    async def audit(result: Any) -> None:
+        log.append("audit")
+
+    hook(ToolHook.AFTER_INVOKE)(audit)
+    again = hook(ToolHook.AFTER_INVOKE)(audit)
+    assert HookRegistry.get("audit").fn is audit
+    assert again.fn is audit
+
+    await make_tool()()
+    assert log == ["audit"]
+
+
+def test_unknown_hook_name_raises_unregistered_hook_error() -> None:
+    with pytest.raises(UnregisteredHookError, match="nobody"):
+        HookRegistry.get("nobody")
+    assert issubclass(UnregisteredHookError, LookupError)
+    assert issubclass(UnregisteredHookError, PygentsError)
+
+
+async def test_clear_stops_global_hooks_firing() -> None:
+    log: list[str] = []
+    hook(ToolHook.AFTER_INVOKE)(recorder(log, "tool_done"))
+    hook(TurnHook.BEFORE_RUN)(recorder(log, "turn_start"))
+    job = make_tool()
+
+    await Turn(job).returning()
+    assert log == ["turn_start", "tool_done"]
+
+    HookRegistry.clear()
+    with pytest.raises(UnregisteredHookError):
+        HookRegistry.get("tool_done")
+    await Turn(job).returning()
+    await job()
+    assert log == ["turn_start", "tool_done"]
+
+
+# --------------------------------------------------------------------------- tags
+
+
+async def test_hook_with_tags_fires_only_for_tools_sharing_a_tag() -> None:
+    fired: list[int] = []
+
+    @hook(ToolHook.AFTER_INVOKE, tags=["io", "net"])
+    async def io_only(result: int) -> None:
+        fired.append(result)
+
+    tools = {
+        1: make_tool("both", ["io", "net"]),
+        2: make_tool("io_tool", ["io", "db"]),
+        3: make_tool("net_tool", ["net"]),
+        4: make_tool("db_tool", ["db"]),
+        5: make_tool("untagged"),
+    }
+    for x, t in tools.items():
+        assert await t(x=x) == x
+    assert fired == [1, 2, 3]
+    assert io_only.tags == frozenset({"io", "net"})
+
+
+async def test_hook_without_tags_fires_for_every_tool() -> None:
+    fired: list[int] = []
+
+    @hook(ToolHook.AFTER_INVOKE)
+    async def everyone(result: int) -> None:
+        fired.append(result)
+
+    await make_tool("tagged", ["io"])(x=1)
+    await make_tool("untagged")(x=2)
+    assert fired == [1, 2]
+
+
+async def test_hook_tags_filter_turns() -> None:
+    fired: list[str] = []
+
+    @hook(TurnHook.BEFORE_RUN, tags={"urgent", "vip"})
+    async def urgent_only(turn: Turn) -> None:
+        fired.append(turn.metadata["label"])
+
+    @hook(TurnHook.BEFORE_RUN)
+    async def all_turns(turn: Turn) -> None:
+        fired.append("all:" + turn.metadata["label"])
+
+    job = make_tool()
+    cases = [
+        ("urgent", ["urgent", "x"]),
+        ("vip", ["vip"]),
+        ("other", ["x"]),
+        ("none", None),
+    ]
+    for label, tags in cases:
+        await Turn(job, tags=tags, metadata={"label": label}).returning()
+    assert fired == ["urgent", "all:urgent", "vip", "all:vip", "all:other", "all:none"]
+
+
+async def test_instance_hooks_ignore_tags() -> None:
+    fired: list[str] = []
+
+    @hook(TurnHook.BEFORE_RUN, tags=["never-used"])
+    async def tagged_global(turn: Turn) -> None:
+        fired.append("tagged_global:" + turn.metadata["label"])
+
+    job = make_tool(tags=["io"])
+    plain = Turn(job, metadata={"label": "plain"})
+    tagged = Turn(job, tags=["other"], metadata={"label": "tagged"})
+    for turn in (plain, tagged):
+        turn.before_run(recorder(fired, "own_" + turn.metadata["label"]))
+    tagged.hooks.append(tagged_global)  # a tagged global hook used as an instance hook
+
+    await plain.returning()
+    await tagged.returning()
+    assert fired == ["own_plain", "own_tagged", "tagged_global:tagged"]
+
+    # the same for a tool: its own hooks fire although a tagged global one does not
+    @hook(ToolHook.AFTER_INVOKE, tags=["elsewhere"])
+    async def elsewhere(result: Any) -> None:
+        fired.append("elsewhere")
+
+    job.after_invoke(recorder(fired, "tool_own"))
+    await job()
+    assert fired[-1] == "tool_own"
+    assert "elsewhere" not in fired
+
+
+async def test_instance_hooks_fire_only_for_their_own_object() -> None:
+    fired: list[str] = []
+    first = make_tool("first")
+    second = make_tool("second")
+    first.after_invoke(recorder(fired, "first_after"))
+
+    await second()
+    assert fired == []
+    await first()
+    assert fired == ["first_after"]
+
+    t1, t2 = Turn(first), Turn(second)
+    t1.before_run(recorder(fired, "t1_before"))
+    await t2.returning()
+    assert fired == ["first_after"]
+
+
+# --------------------------------------------------------------------------- dispatch order
+
+
+async def test_instance_hooks_fire_first_in_list_order_then_global_ones() -> None:
+    log: list[str] = []
+    # globals are registered first, yet they run after the instance hooks
+    hook(ToolHook.AFTER_INVOKE)(recorder(log, "g1"))
+    hook(ToolHook.AFTER_INVOKE)(recorder(log, "g2"))
+    job = make_tool()
+    job.after_invoke(recorder(log, "i1"))
+    job.after_invoke(recorder(log, "i2"))
+
+    await job()
+    assert log == ["i1", "i2", "g1", "g2"]
+
+
+async def test_global_hook_in_an_instance_list_fires_once_in_instance_position() -> None:
+    log: list[str] = []
+    g1 = hook(ToolHook.AFTER_INVOKE)(recorder(log, "g1"))
+    g2 = hook(ToolHook.AFTER_INVOKE)(recorder(log, "g2"))
+    job = make_tool()
+    job.after_invoke(recorder(log, "i1"))
+    job.hooks.append(g2)
+
+    await job()
+    assert log == ["i1", "g2", "g1"]
+    assert log.count("g2") == 1
+    assert g1 not in job.hooks
+
+
+async def test_turn_dispatch_order_with_appended_global_hook() -> None:
+    log: list[str] = []
+    g1 = hook(TurnHook.AFTER_RUN)(recorder(log, "g1"))
+    hook(TurnHook.AFTER_RUN)(recorder(log, "g2"))
+    turn = Turn(make_tool())
+    turn.after_run(recorder(log, "i1"))
+    turn.hooks.append(g1)
+    turn.after_run(recorder(log, "i2"))
+
+    await turn.returning()
+    assert log == ["i1", "g1", "i2", "g2"]
+
+
+async def test_hooks_run_sequentially() -> None:
+    log: list[str] = []
+    gate = asyncio.Event()
+
+    @hook(ToolHook.BEFORE_INVOKE)
+    async def slow_first(x: int) -> None:
+        log.append("first:start")
+        await gate.wait()
+        log.append("first:end")
+
+    hook(ToolHook.BEFORE_INVOKE)(recorder(log, "second"))
+    job = make_tool()
+
+    task = asyncio.create_task(job(x=1))
+    await spin()
+    assert log == ["first:start"]  # the second hook waits for the first to finish
+    assert not task.done()
+    gate.set()
+    assert await task == 1
+    assert log == ["first:start", "first:end", "second"]
+
+
+async def test_exception_in_a_hook_propagates_and_stops_later_hooks() -> None:
+    log: list[str] = []
+    body_ran: list[bool] = []
+
+    @tool
+    async def guarded_job() -> str:
+        body_ran.append(True)
+        return "done"
+
+    problem = PermissionError("denied")
+
+    @guarded_job.before_invoke
+    async def check() -> None:
+        log.append("check")
+        raise problem
+
+    guarded_job.before_invoke(recorder(log, "later_instance"))
+    hook(ToolHook.BEFORE_INVOKE)(recorder(log, "later_global"))
+
+    with pytest.raises(PermissionError) as info:
+        await guarded_job()
+    assert info.value is problem
+    assert log == ["check"]
+    assert body_ran == []
+
+
+async def test_exception_in_a_global_hook_propagates_from_a_turn() -> None:
+    log: list[str] = []
+
+    @hook(TurnHook.AFTER_RUN)
+    async def explode(turn: Turn, output: Any) -> None:
+        log.append("explode")
+        raise RuntimeError("hook failed")
+
+    @hook(TurnHook.AFTER_RUN)
+    async def after_explode(turn: Turn, output: Any) -> None:
+        log.append("after_explode")
+
+    turn = Turn(make_tool())
+    with pytest.raises(RuntimeError, match="hook failed"):
+        await turn.returning()
+    assert log == ["explode"]
+
+
+# --------------------------------------------------------------------------- lock
+
+
+@pytest.mark.parametrize(("lock", "expected"), [(True, 1), (False, 3)])
+async def test_hook_lock_serializes_concurrent_runs(lock: bool, expected: int) -> None:
+    gate = asyncio.Event()
+    state = {"active": 0, "max": 0, "runs": 0}
+
+    @hook(ToolHook.BEFORE_INVOKE, lock=lock)
+    async def guarded(x: int) -> None:
+        state["active"] += 1
+        state["runs"] += 1
+        state["max"] = max(state["max"], state["active"])
+        await gate.wait()
+        state["active"] -= 1
+
+    assert guarded.lock is lock
+    job = make_tool()
+    tasks = [asyncio.create_task(job(x=i)) for i in range(3)]
+    await spin()
+    assert state["active"] == expected
+    gate.set()
+    assert await asyncio.gather(*tasks) == [0, 1, 2]
+    assert state["runs"] == 3
+    assert state["max"] == expected
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+async def test_fixed_kwargs_are_passed_to_hooks() -> None:
+    seen: list[tuple[Any, str]] = []
+
+    @hook(ToolHook.AFTER_INVOKE, env="prod")
+    async def tagged_result(result: Any, env: str) -> None:
+        seen.append((result, env))
+
+    await make_tool()(x=7)
+    assert seen == [(7, "prod")]
+    assert tagged_result.fixed_kwargs == {"env": "prod"}
+
+
+async def test_callable_fixed_kwargs_are_evaluated_per_call() -> None:
+    ticker = Ticker()
+    seen: list[int] = []
+
+    @hook(TurnHook.BEFORE_RUN, stamp=ticker)
+    async def stamped(turn: Turn, stamp: int) -> None:
+        seen.append(stamp)
+
+    assert ticker.calls == 0
+    job = make_tool()
+    await Turn(job).returning()
+    await Turn(job).returning()
+    assert seen == [1, 2]
+    assert ticker.calls == 2
+
+
+async def test_hooks_accepting_fewer_parameters_still_work() -> None:
+    seen: list[Any] = []
+
+    @hook(TurnHook.AFTER_RUN)
+    async def turn_only(turn: Turn) -> None:
+        seen.append(("turn_only", turn))
+
+    @hook(TurnHook.AFTER_RUN)
+    async def nothing() -> None:
+        seen.append(("nothing",))
+
+    @hook(ToolHook.BEFORE_INVOKE)
+    async def just_y(y: int) -> None:
+        seen.append(("just_y", y))
+
+    @tool
+    async def pair(x: int, y: int) -> int:
+        return x + y
+
+    turn = Turn(pair, kwargs={"x": 1, "y": 2})
+    assert await turn.returning() == 3
+    assert seen == [("just_y", 2), ("turn_only", turn), ("nothing",)]
+
+
+async def test_on_yield_hook_without_parameters_still_works() -> None:
+    seen: list[str] = []
+
+    @hook(ToolHook.ON_YIELD)
+    async def ignore_value() -> None:
+        seen.append("value")
+
+    stream = make_stream()
+    assert [v async for v in stream(n=2)] == [0, 1]
+    assert seen == ["value", "value"]
+
+
+async def test_hook_for_a_list_of_types_fires_for_each() -> None:
+    seen: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    types = [
+        TurnHook.BEFORE_RUN,
+        ToolHook.BEFORE_INVOKE,
+        ToolHook.AFTER_INVOKE,
+        TurnHook.ON_COMPLETE,
+    ]
+
+    @hook(types)
+    async def everything(*args: Any, **kwargs: Any) -> None:
+        seen.append((args, kwargs))
+
+    assert everything.types == frozenset(types)
+    job = make_tool()
+    turn = Turn(job, kwargs={"x": 5})
+    assert await turn.returning() == 5
+
+    assert len(seen) == 4
+    assert seen[0] == ((turn,), {})  # BEFORE_RUN (turn)
+    before_args, before_kwargs = seen[1]  # BEFORE_INVOKE: the tool's own arguments
+    assert before_kwargs == {"x": 5} or before_args == (5,)
+    assert seen[2] == ((5,), {})  # AFTER_INVOKE (result)
+    assert seen[3] == ((turn, StopReason.COMPLETED), {})  # ON_COMPLETE (turn, reason)
+
+
+async def test_hook_for_tool_error_gets_exc_keyword() -> None:
+    seen: list[BaseException] = []
+
+    @hook(ToolHook.ON_ERROR)
+    async def on_any_error(exc: BaseException) -> None:
+        seen.append(exc)
+
+    @tool
+    async def broken() -> None:
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        await broken()
+    assert len(seen) == 1
+    assert isinstance(seen[0], ValueError)
+
+
+async def test_global_turn_hooks_receive_documented_arguments() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    @hook([TurnHook.BEFORE_RUN, TurnHook.AFTER_RUN, TurnHook.ON_COMPLETE])
+    async def watch(*args: Any) -> None:
+        seen.append(args)
+
+    ok = Turn(make_tool(), kwargs={"x": 3})
+    await ok.returning()
+    assert seen == [(ok,), (ok, 3), (ok, StopReason.COMPLETED)]
+
+
+async def test_turn_on_error_hook_fires_only_for_turn_errors() -> None:
+    """``TurnHook.ON_ERROR`` and ``ToolHook.ON_ERROR`` are different events with different
+    arguments; a hook for one must not be dispatched for the other."""
+    turn_errors: list[tuple[Turn, BaseException]] = []
+    tool_errors: list[BaseException] = []
+
+    @hook(TurnHook.ON_ERROR)
+    async def on_turn_error(turn: Turn, exception: BaseException) -> None:
+        turn_errors.append((turn, exception))
+
+    @hook(ToolHook.ON_ERROR)
+    async def on_tool_error(exc: BaseException) -> None:
+        tool_errors.append(exc)
+
+    problem = ValueError("bad input")
+
+    @tool
+    async def broken() -> None:
+        raise problem
+
+    with pytest.raises(ValueError, match="bad input"):
+        await broken()  # a bare tool call: a tool error, no turn
+    assert turn_errors == []
+    assert tool_errors == [problem]
+
+    turn = Turn(broken)
+    with pytest.raises(ValueError, match="bad input"):
+        await turn.returning()
+    assert turn_errors == [(turn, problem)]
+    assert tool_errors == [problem, problem]
