@@ -49,29 +49,82 @@ async def run(sizes: wl.Sizes, reps: int) -> list[Row]:
 
     floor1, _ = await _best(lambda: wl.floor_w1(n1), reps)
     best1, med1 = await _best(lambda: wl.w1(n1), reps)
-    rows.append(Row("W1", f"{n1:,} no-op turns via run()", _us(best1, n1), _us(floor1, n1),
-                    best1 / floor1, "≤ 2.0×", best1 / floor1 <= 2.0))
+    rows.append(
+        Row(
+            "W1",
+            f"{n1:,} no-op turns via run()",
+            _us(best1, n1),
+            _us(floor1, n1),
+            best1 / floor1,
+            "≤ 2.0×",
+            best1 / floor1 <= 2.0,
+        )
+    )
     bestp, _ = await _best(lambda: wl.w1_with_puts(n1), reps)
-    rows.append(Row("W1+", "W1 counting Turn() and put()", _us(bestp, n1), _us(floor1, n1),
-                    bestp / floor1, "(info)", None))
+    rows.append(
+        Row(
+            "W1+",
+            "W1 counting Turn() and put()",
+            _us(bestp, n1),
+            _us(floor1, n1),
+            bestp / floor1,
+            "(info)",
+            None,
+        )
+    )
 
     floor2, _ = await _best(lambda: wl.floor_w2(n2), reps)
     best2, _ = await _best(lambda: wl.w2(n2), reps)
-    rows.append(Row("W2", f"{n2:,} streamed values via run()", _ns(best2, n2), _ns(floor2, n2),
-                    best2 / floor2, "≤ 3.0×", best2 / floor2 <= 3.0))
+    rows.append(
+        Row(
+            "W2",
+            f"{n2:,} streamed values via run()",
+            _ns(best2, n2),
+            _ns(floor2, n2),
+            best2 / floor2,
+            "≤ 3.0×",
+            best2 / floor2 <= 3.0,
+        )
+    )
 
     res = await wl.w3(sizes.w3_agents, sizes.w3_turns)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(Row("W3", f"{sizes.w3_agents:,} agents × {sizes.w3_turns} turns, concurrent",
-                    f"{res.turns / res.seconds:,.0f} turns/s", f"peak RSS {rss_mib:.0f} MiB",
-                    None, "(report)", res.turns == sizes.w3_agents * sizes.w3_turns))
+    rows.append(
+        Row(
+            "W3",
+            f"{sizes.w3_agents:,} agents × {sizes.w3_turns} turns, concurrent",
+            f"{res.turns / res.seconds:,.0f} turns/s",
+            f"peak RSS {rss_mib:.0f} MiB",
+            None,
+            "(report)",
+            res.turns == sizes.w3_agents * sizes.w3_turns,
+        )
+    )
     per_turn = await wl.bytes_per_queued_turn(sizes.memory_turns)
-    rows.append(Row("W3m", "memory per queued turn", f"{per_turn:.0f} B", "—", None,
-                    "≤ 600 B", per_turn <= 600))
+    rows.append(
+        Row(
+            "W3m",
+            "memory per queued turn",
+            f"{per_turn:.0f} B",
+            "—",
+            None,
+            "≤ 600 B",
+            per_turn <= 600,
+        )
+    )
     sizes_after = await wl.leak_check(max(1, sizes.w3_agents // 10), sizes.w3_turns)
     growth = sizes_after[-1] - sizes_after[0]
-    rows.append(Row("W3l", "traced memory growth over 3 rounds", f"{growth:+,} B",
-                    f"{sizes_after[0]:,} B", None, "no growth", growth <= 64 * 1024))
+    rows.append(
+        Row(
+            "W3l",
+            "traced memory growth over 3 rounds",
+            f"{growth:+,} B",
+            f"{sizes_after[0]:,} B",
+            None,
+            "no growth",
+            growth <= 64 * 1024,
+        )
+    )
     return rows
 
 

@@ -33,7 +33,6 @@ class Sizes:
 # -- tools -----------------------------------------------------------------------------
 
 
-
 @tool()
 async def bench_noop(x: int) -> None:
     """W1: a coroutine tool that does nothing."""

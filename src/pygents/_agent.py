@@ -19,7 +19,7 @@ from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind
+from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
@@ -331,7 +331,7 @@ class Agent:
             self._current = None
             self._run = None
             run.error = error
-            run.stop_reason = _outcome(error)
+            run.stop_reason = stop_reason_for(error)
             if run.observers:
                 BUS.end(run)
 
@@ -416,9 +416,3 @@ class Agent:
         agent._queue.extend(turns)
         agent._paused = paused
         return agent
-
-
-def _outcome(error: BaseException | None) -> StopReason:
-    if error is None:
-        return StopReason.COMPLETED
-    return StopReason.ERROR if isinstance(error, Exception) else StopReason.CANCELLED

@@ -5,7 +5,9 @@ function; :meth:`CallShape.bind` turns the arguments a caller supplied into the
 arguments the function accepts:
 
 1. fixed keyword arguments are merged in (call-time ones win, with a warning);
-2. arguments *by reference* — callables that need no arguments — are called now;
+2. fixed keyword arguments that are callables needing no arguments are called now
+   (a turn's own arguments *by reference* are resolved by the turn beforehand:
+   :func:`resolve_arguments`);
 3. arguments the function does not accept are dropped;
 4. parameters annotated with an :class:`Injectable` type (``ContextQueue``,
    ``ContextPool``, or ``X | None``) receive the running agent's instance.
@@ -25,7 +27,15 @@ from typing import Any, Final
 from pygents._errors import FixedKwargOverrideWarning
 from pygents._observe import CURRENT, Scope
 
-__all__ = ["CallShape", "Injectable", "LoopLock", "is_thunk", "resolve_hints", "resolve_value"]
+__all__ = [
+    "CallShape",
+    "Injectable",
+    "LoopLock",
+    "is_thunk",
+    "resolve_arguments",
+    "resolve_hints",
+    "resolve_value",
+]
 
 _P = inspect.Parameter
 _UNION_TYPES: Final = (typing.Union, types.UnionType)
@@ -38,12 +48,26 @@ class Injectable:
     __slots__ = ()
 
 
-def resolve_hints(fn: Callable[..., Any]) -> dict[str, Any] | None:
-    """``typing.get_type_hints(fn)``, or ``None`` while a forward reference is undefined."""
+def resolve_hints(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
+    """``fn``'s type hints and whether all of them resolved.
+
+    One annotation naming something not defined yet (a forward reference) does not
+    cost the others: they are evaluated one by one, as ``typing`` would.
+    """
     try:
-        return typing.get_type_hints(fn, include_extras=False)
+        return typing.get_type_hints(fn), True
     except Exception:
-        return None
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(fn, "__globals__", {})
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # what typing.get_type_hints does
+            except Exception:
+                continue
+        hints[name] = annotation
+    return hints, False
 
 
 def is_thunk(value: object) -> bool:
@@ -66,6 +90,25 @@ def is_thunk(value: object) -> bool:
 def resolve_value(value: Any) -> Any:
     """Call ``value`` if it is a thunk, else return it unchanged."""
     return value() if is_thunk(value) else value
+
+
+def resolve_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Arguments *by reference* evaluated: each thunk among them is called now."""
+    for value in kwargs.values():
+        if callable(value):
+            break
+    else:
+        for value in args:
+            if callable(value):
+                break
+        else:
+            return args, kwargs
+    return (
+        tuple(resolve_value(v) for v in args),
+        {k: resolve_value(v) for k, v in kwargs.items()},
+    )
 
 
 def _injectable_in(annotation: Any) -> type[Injectable] | None:
@@ -129,10 +172,10 @@ class CallShape:
         self._load_hints()
 
     def _load_hints(self) -> None:
-        hints = resolve_hints(self.fn)
-        if hints is None:
-            return  # retried at the first call, once the module has finished importing
-        self._hints_pending = False
+        hints, complete = resolve_hints(self.fn)
+        # Retried at the first call (once the module has finished importing) if a
+        # forward reference could not be resolved yet.
+        self._hints_pending = not complete
         self.hints = hints
         params = inspect.signature(self.fn).parameters
         found: list[tuple[str, type[Injectable], bool]] = []
@@ -158,14 +201,11 @@ class CallShape:
         """The ``(args, kwargs)`` to call the function with. See the module docstring."""
         if self._hints_pending:
             self._load_hints()
+            self._hints_pending = False  # one retry; an undefined name stays unresolved
         if self.simple and not args:
-            for value in kwargs.values():
-                if callable(value):
-                    break
-            else:
-                if self.var_kw or kwargs.keys() <= self.kw_names:
-                    return (), dict(kwargs)
-                return (), {k: v for k, v in kwargs.items() if k in self.kw_names}
+            if self.var_kw or kwargs.keys() <= self.kw_names:
+                return (), dict(kwargs)
+            return (), {k: v for k, v in kwargs.items() if k in self.kw_names}
         return self._bind_slow(args, kwargs, scope)
 
     def _bind_positional(self, values: Sequence[Any], bound: dict[str, Any]) -> None:
@@ -209,9 +249,8 @@ class CallShape:
             for key, value in self.fixed.items():
                 if key not in kwargs:
                     bound[key] = resolve_value(value)
-        for key, value in kwargs.items():
-            bound[key] = resolve_value(value)
-        values = [resolve_value(v) for v in args]
+        bound.update(kwargs)
+        values = list(args)
 
         positional: tuple[Any, ...]
         if self.var_pos:

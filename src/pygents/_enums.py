@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import TypeAlias
 
 __all__ = [
@@ -17,8 +17,14 @@ __all__ = [
 ]
 
 
-class _Event(StrEnum):
-    """A hook event. Its value is the lower-case event name used in telemetry."""
+class _Event(Enum):
+    """A hook event. Its value is the lower-case event name used in telemetry.
+
+    A plain ``Enum`` on purpose: members of different enums that share a value
+    (``TurnHook.ON_ERROR`` and ``ToolHook.ON_ERROR``) must never compare equal.
+    """
+
+    value: str
 
     def __str__(self) -> str:
         return f"{type(self).__name__}.{self.name}"

@@ -16,7 +16,7 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
 
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HOOK_ENUMS, HookType
@@ -164,7 +164,9 @@ def register(h: Hook[Any]) -> None:
 
 
 def _check_types(types: HookType | Iterable[HookType]) -> frozenset[HookType]:
-    items: list[object] = [types] if isinstance(types, HOOK_ENUMS) else list(types)
+    items: list[object] = (
+        [types] if isinstance(types, HOOK_ENUMS) else list(cast("Iterable[object]", types))
+    )
     if not items:
         raise ValueError("hook() needs at least one hook type, e.g. @hook(TurnHook.AFTER_RUN)")
     for item in items:

@@ -36,12 +36,25 @@ __all__ = [
     "Subscriber",
     "Subscription",
     "current_scope",
+    "stop_reason_for",
     "subscribe",
     "unsubscribe",
 ]
 
 _log = logging.getLogger("pygents")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def stop_reason_for(error: BaseException | None) -> StopReason:
+    """How a scope that ended with ``error`` (``None``: success) stopped.
+
+    ``TIMEOUT`` is never inferred: only a turn knows that its own deadline expired.
+    """
+    if error is None:
+        return StopReason.COMPLETED
+    if isinstance(error, Exception):
+        return StopReason.ERROR
+    return StopReason.CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...
 
 
 class ScopeKind(StrEnum):

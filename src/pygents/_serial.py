@@ -24,8 +24,12 @@ E = TypeVar("E", bound=Enum)
 _MISSING: Final = object()
 
 
-def json_value(value: Any, where: str) -> Any:
+def json_value(value: Any, where: str, _path: frozenset[int] = frozenset()) -> Any:
     """A JSON-ready copy of ``value`` (tuples become lists); ``TypeError`` otherwise."""
+    if isinstance(value, (Mapping, list, tuple)):
+        if id(value) in _path:
+            raise TypeError(f"{where} contains itself; JSON cannot represent a cycle")
+        _path = _path | {id(value)}
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
@@ -39,10 +43,10 @@ def json_value(value: Any, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{where} has the key {key!r}; JSON object keys must be strings")
-            out[key] = json_value(item, f"{where}[{key!r}]")
+            out[key] = json_value(item, f"{where}[{key!r}]", _path)
         return out
     if isinstance(value, (list, tuple)):
-        return [json_value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [json_value(item, f"{where}[{i}]", _path) for i, item in enumerate(value)]
     hint = (
         "an argument by reference cannot be stored; resolve it to a value first"
         if callable(value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import (
@@ -29,11 +29,11 @@ from typing import (
     runtime_checkable,
 )
 
-from pygents._calling import CallShape, LoopLock
+from pygents._calling import CallShape, LoopLock, resolve_arguments
 from pygents._enums import HookType, ToolHook, ToolType
 from pygents._errors import UnregisteredToolError
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind
+from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
 
@@ -345,14 +345,14 @@ class Invocation(Scope):
         self.agen: AsyncGenerator[Any, None] | None = None
         self._lock: Any = None
 
-    async def begin(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-        """Bind the arguments and fire ``BEFORE_INVOKE``."""
+    async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Evaluate arguments by reference, bind, and fire ``BEFORE_INVOKE``."""
         tool: DecoratedTool[..., Any] = self.target
         if BUS.scopers:
             BUS.start(self)
         tool.metadata._start = time.time()
         tool.metadata._end = None
-        self.args, self.kwargs = tool._shape.bind(args, kwargs, self)
+        self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
         if tool.hooks or BUS.active:
             await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
 
@@ -372,12 +372,13 @@ class Invocation(Scope):
     async def open_stream(self) -> AsyncGenerator[Any, None]:
         """Take the lock (held until :meth:`finish`) and create the tool's generator."""
         tool: DecoratedTool[..., Any] = self.target
+        agen: AsyncGenerator[Any, None] = tool._fn(*self.args, **self.kwargs)  # runs nothing yet
+        self.agen = agen
         if tool._lock is not None:
             lock = tool._lock.get()
             await lock.acquire()
             self._lock = lock
-        self.agen = tool._fn(*self.args, **self.kwargs)
-        return self.agen
+        return agen
 
     async def value(self, value: Any) -> None:
         """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
@@ -388,20 +389,21 @@ class Invocation(Scope):
         """Close the stream, release the lock, fire ``AFTER_INVOKE``/``ON_ERROR``, end."""
         tool: DecoratedTool[..., Any] = self.target
         try:
-            if self.agen is not None:
-                try:
+            try:
+                if self.agen is not None:
                     entered = BUS.enter(self)
                     try:
                         await self.agen.aclose()
                     finally:
                         BUS.exit(self, entered)
-                finally:
-                    if self._lock is not None:
-                        self._lock.release()
-                        self._lock = None
-                result = self.values
+                    result = self.values
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
+                    self._lock = None
             tool.metadata._end = time.time()
             self.error = error
+            self.stop_reason = stop_reason_for(error)
             if not (tool.hooks or BUS.active):
                 return
             if isinstance(error, Exception):
@@ -415,8 +417,8 @@ class Invocation(Scope):
 
 async def _call_directly(
     tool: DecoratedTool[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
     parent: Scope | None,
 ) -> Any:
     inv = Invocation(tool, parent)
@@ -432,8 +434,8 @@ async def _call_directly(
 
 async def _stream_directly(
     tool: DecoratedTool[..., Any],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
     parent: Scope | None,
 ) -> AsyncGenerator[Any, None]:
     inv = Invocation(tool, parent)

@@ -21,7 +21,7 @@ from pygents._enums import StopReason, TurnHook
 from pygents._errors import SafeExecutionError, TurnTimeoutError, WrongRunMethodError
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind
+from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, Invocation, ToolRegistry
 
@@ -334,7 +334,7 @@ class Turn:
 class TurnRun(Scope):
     """One run of a turn: its scope and lifecycle. See the module docstring."""
 
-    __slots__ = ("deadline", "extra_hooks", "inv", "started")
+    __slots__ = ("deadline", "extra_hooks", "inv", "started", "timed_out")
 
     def __init__(
         self, turn: Turn, parent: Scope | None, extra_hooks: list[Hook[Any]] | None
@@ -344,6 +344,7 @@ class TurnRun(Scope):
         self.inv = Invocation(turn._tool, self)
         self.deadline: Deadline | None = None
         self.started = False
+        self.timed_out: TurnTimeoutError | None = None
 
     def hooks(self) -> Sequence[Hook[Any]]:
         """The turn's own hooks, then those the running agent adds for every turn."""
@@ -354,16 +355,23 @@ class TurnRun(Scope):
         return own or _NO_HOOKS
 
     def timeout_error(self) -> TurnTimeoutError:
+        """This run's own timeout (a ``TurnTimeoutError`` from a nested turn is an error)."""
         turn: Turn = self.target
-        return TurnTimeoutError(
+        self.timed_out = TurnTimeoutError(
             f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
             f"tool {turn._tool.name!r} faster"
         )
+        return self.timed_out
+
+    def _reason(self, error: BaseException | None) -> StopReason:
+        if error is not None and error is self.timed_out:
+            return StopReason.TIMEOUT
+        return stop_reason_for(error)
 
     async def _begin(self) -> None:
         turn: Turn = self.target
         self.deadline = Deadline(turn._timeout)
-        self.deadline.stepping = True
+        self.deadline.enter()
         hooks = self.hooks()
         if hooks or BUS.active:
             await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
@@ -393,10 +401,7 @@ class TurnRun(Scope):
 
     def _settle(self, exc: BaseException | None) -> None:
         deadline = self.deadline
-        if deadline is None:
-            return
-        deadline.stepping = False
-        if deadline.settle(exc):
+        if deadline is not None and deadline.settle(exc):
             raise self.timeout_error() from exc
 
     async def next(self) -> Any:
@@ -408,19 +413,19 @@ class TurnRun(Scope):
         if deadline.expired:
             deadline.settle(None)
             raise self.timeout_error()
-        deadline.stepping = True
+        deadline.enter()
         entered = BUS.enter(inv)
         try:
             value = await inv.agen.__anext__()
         except StopAsyncIteration:
-            deadline.stepping = False
+            deadline.leave()
             raise
         except BaseException as exc:
             self._settle(exc)
             raise
         finally:
             BUS.exit(inv, entered)
-        deadline.stepping = False
+        deadline.leave()
         inv.values.append(value)
         if BUS.active or inv.target.hooks or self.extra_hooks or self.target._hooks:
             await inv.value(value)
@@ -437,13 +442,13 @@ class TurnRun(Scope):
         turn: Turn = self.target
         if self.deadline is not None:
             self.deadline.close()
-        reason = _classify(error)
+        reason = self._reason(error)
         try:
             try:
                 if self.started:
                     await self.inv.finish(result, error)
             except BaseException as exc:
-                error, reason = exc, _classify(exc)
+                error, reason = exc, self._reason(exc)
                 raise
             finally:
                 turn.output = self.inv.values if turn._tool.streaming else result
@@ -456,7 +461,7 @@ class TurnRun(Scope):
                     try:
                         await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
                     except BaseException as exc:
-                        turn.error, turn.stop_reason = exc, _classify(exc)
+                        turn.error, turn.stop_reason = exc, self._reason(exc)
                         if turn.stop_reason is StopReason.ERROR:
                             await fire(TurnHook.ON_ERROR, turn, hooks, (turn, exc), None, self)
                         raise
@@ -477,13 +482,3 @@ class TurnRun(Scope):
             finally:
                 if self.observers:
                     BUS.end(self)
-
-
-def _classify(error: BaseException | None) -> StopReason:
-    if error is None:
-        return StopReason.COMPLETED
-    if isinstance(error, TurnTimeoutError):
-        return StopReason.TIMEOUT
-    if isinstance(error, Exception):
-        return StopReason.ERROR
-    return StopReason.CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...

@@ -25,7 +25,7 @@ from pygents import (
 # --------------------------------------------------------------------------- helpers
 
 
-async def spin(rounds: int = 30) -> None:
+async def spin(rounds: int = 100) -> None:
     """Let every ready task run as far as it can (yields control, never waits on time)."""
     for _ in range(rounds):
         await asyncio.sleep(0)

@@ -814,12 +814,18 @@ async def test_isolated_registries_restores_tools_and_hooks() -> None:
 
 
 def test_isolated_registries_restores_after_an_exception() -> None:
+    def define_then_fail() -> None:
+        with isolated_registries():
+
+            @tool
+            async def doomed_tool() -> None:
+                pass
+
+            assert "doomed_tool" in ToolRegistry
+            raise RuntimeError("leave")
+
     before = set(ToolRegistry)
-    with pytest.raises(RuntimeError), isolated_registries():
-
-        @tool
-        async def doomed_tool() -> None:
-            pass
-
-        raise RuntimeError("leave")
+    with pytest.raises(RuntimeError):
+        define_then_fail()
     assert set(ToolRegistry) == before
+    assert "doomed_tool" not in ToolRegistry

@@ -29,7 +29,7 @@ from pygents import (
 # --------------------------------------------------------------------------- helpers
 
 
-async def spin(rounds: int = 30) -> None:
+async def spin(rounds: int = 100) -> None:
     """Let every ready task run as far as it can (yields control, never waits on time)."""
     for _ in range(rounds):
         await asyncio.sleep(0)
@@ -311,8 +311,16 @@ async def test_lock_serializes_concurrent_coroutine_invocations(lock: bool, expe
     assert overlap.entered == 3
 
 
+def open_stream(
+    target: DecoratedTool[..., Any], via_turn: bool, **kwargs: Any
+) -> AsyncIterator[Any]:
+    """Iterate a streaming tool directly or through ``Turn.yielding()``."""
+    return Turn(target, kwargs=kwargs).yielding() if via_turn else target(**kwargs)
+
+
+@pytest.mark.parametrize("via_turn", [False, True], ids=["direct", "turn"])
 @pytest.mark.parametrize("lock", [True, False])
-async def test_lock_covers_the_whole_generator_iteration(lock: bool) -> None:
+async def test_lock_covers_the_whole_generator_iteration(lock: bool, via_turn: bool) -> None:
     overlap = Overlap()
 
     @tool(lock=lock)
@@ -321,9 +329,9 @@ async def test_lock_covers_the_whole_generator_iteration(lock: bool) -> None:
             for i in range(n):
                 yield i
 
-    first = stream(n=2)
+    first = open_stream(stream, via_turn, n=2)
     assert await anext(first) == 0  # paused between values: still "inside" the tool
-    second = asyncio.create_task(collect(stream(n=2)))
+    second = asyncio.create_task(collect(open_stream(stream, via_turn, n=2)))
     await spin()
 
     assert second.done() is (not lock)
@@ -333,7 +341,8 @@ async def test_lock_covers_the_whole_generator_iteration(lock: bool) -> None:
     assert overlap.max == (1 if lock else 2)
 
 
-async def test_on_yield_runs_under_the_lock_other_lifecycle_hooks_do_not() -> None:
+@pytest.mark.parametrize("via_turn", [False, True], ids=["direct", "turn"])
+async def test_on_yield_runs_under_the_lock_other_lifecycle_hooks_do_not(via_turn: bool) -> None:
     @tool(lock=True)
     async def stream(prefix: str) -> AsyncIterator[str]:
         yield prefix + "1"
@@ -353,7 +362,7 @@ async def test_on_yield_runs_under_the_lock_other_lifecycle_hooks_do_not() -> No
     async def after(result: list[str]) -> None:
         seen.append(("after", list(result), stream.lock.locked()))
 
-    assert await collect(stream(prefix="a")) == ["a1", "a2"]
+    assert await collect(open_stream(stream, via_turn, prefix="a")) == ["a1", "a2"]
     assert seen == [
         ("before", "a", False),
         ("yield", "a1", True),

@@ -57,6 +57,12 @@ def count(log: list[tuple[Any, ...]], event: TurnHook) -> int:
     return kinds(log).count(event)
 
 
+async def collect(stream: Any, into: list[Any]) -> None:
+    """Consume ``stream``, appending each value to ``into`` (kept if the stream raises)."""
+    async for value in stream:
+        into.append(value)
+
+
 def assert_aware(value: datetime | None) -> None:
     assert isinstance(value, datetime)
     assert value.tzinfo is not None
@@ -592,8 +598,7 @@ async def test_yielding_timeout_when_generator_blocks_mid_stream() -> None:
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
     seen: list[str] = []
     with pytest.raises(TurnTimeoutError):
-        async for value in turn.yielding():
-            seen.append(value)
+        await collect(turn.yielding(), seen)
 
     assert seen == ["a", "b"]
     assert turn.output == ["a", "b"]
@@ -922,8 +927,7 @@ async def test_tool_error_while_streaming() -> None:
     log = record(turn, [])
     seen: list[int] = []
     with pytest.raises(KeyError) as info:
-        async for value in turn.yielding():
-            seen.append(value)
+        await collect(turn.yielding(), seen)
 
     assert info.value is boom
     assert seen == [1, 2]

@@ -502,7 +502,7 @@ def test_from_dict_naive_datetime_message_asks_for_an_offset() -> None:
     async def naive_target() -> None:
         pass
 
-    with pytest.raises(ValueError, match="offset|timezone|UTC"):
+    with pytest.raises(ValueError, match=r"offset|timezone|UTC"):
         Turn.from_dict(valid_data("naive_target", start_time="2024-01-01T00:00:00"))
 
 
