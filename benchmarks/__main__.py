@@ -48,7 +48,7 @@ async def run(sizes: wl.Sizes, reps: int) -> list[Row]:
     n1, n2 = sizes.w1_turns, sizes.w2_values
 
     floor1, _ = await _best(lambda: wl.floor_w1(n1), reps)
-    best1, med1 = await _best(lambda: wl.w1(n1), reps)
+    best1, _ = await _best(lambda: wl.w1(n1), reps)
     rows.append(
         Row(
             "W1",

@@ -36,7 +36,7 @@ class Sizes:
 @tool()
 async def bench_noop(x: int) -> None:
     """W1: a coroutine tool that does nothing."""
-    return None
+    return
 
 
 @tool()
