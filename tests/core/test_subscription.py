@@ -389,7 +389,7 @@ async def test_current_scope_without_subscribers() -> None:
 
     turn = Turn(unobserved)
     await turn.returning()
-    ((scope,),) = [inside]
+    (scope,) = inside
     assert scope is not None
     assert scope.kind is ScopeKind.TOOL
     assert scope.turn is turn

@@ -681,9 +681,11 @@ async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()
-    # When the task next resumes, both its deadline and an outside cancel are due.
+    # An outside cancel due just after the turn's deadline; then block the loop past
+    # both, so that the deadline fires and the outside cancel arrives (in that order)
+    # before the task resumes.
+    asyncio.get_running_loop().call_later(0.06, task.cancel)
     _let_the_clock_pass(0.1)
-    task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert task.cancelled()
@@ -1119,11 +1121,20 @@ async def test_hooks_append_works_and_ignores_tags() -> None:
     async def tagged_complete(turn: Turn, stop_reason: StopReason) -> None:
         seen.append((turn.uuid, str(stop_reason)))
 
+    @hook(TurnHook.AFTER_RUN)
+    async def untagged_after(turn: Turn, output: Any) -> None:
+        seen.append((turn.uuid, "after"))
+
     with_hook, without_hook = Turn(appended), Turn(appended)
     with_hook.hooks.append(tagged_complete)
-    await without_hook.returning()  # untagged: the global hook does not fire
-    await with_hook.returning()  # instance hook: fires once, tags ignored
-    assert seen == [(with_hook.uuid, "completed")]
+    with_hook.hooks.append(untagged_after)
+    await without_hook.returning()  # untagged: only the untagged global hook fires
+    await with_hook.returning()  # instance hooks: each fires once, tags ignored
+    assert seen == [
+        (without_hook.uuid, "after"),
+        (with_hook.uuid, "after"),
+        (with_hook.uuid, "completed"),
+    ]
 
 
 async def test_global_hooks_fire_after_instance_hooks_and_honour_tags() -> None:
