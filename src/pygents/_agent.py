@@ -18,7 +18,7 @@ from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, fire, normalize_tags
+from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
 from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
@@ -64,16 +64,6 @@ def _check_text(agent: Agent, value: object) -> str:
     return value
 
 
-def _check_tags(agent: Agent, value: object) -> frozenset[str]:
-    return normalize_tags(value, "Agent(tags=...)")  # type: ignore[arg-type]
-
-
-def _check_hooks(agent: Agent, value: object) -> list[Hook[Any]]:
-    if not isinstance(value, list) or not all(isinstance(h, Hook) for h in value):
-        raise TypeError("agent hook lists must be lists of hooks")
-    return value
-
-
 AgentRegistry: Final = Registry["Agent"]("agent", UnregisteredAgentError)
 """Every live agent by name; ``send()`` and ``from_dict`` look agents up here."""
 
@@ -95,9 +85,9 @@ class Agent:
     tools = guarded(_check_tools)
     context_queue = guarded(_check_queue)
     context_pool = guarded(_check_pool)
-    tags = guarded(_check_tags)
-    hooks = guarded(_check_hooks)
-    turn_hooks = guarded(_check_hooks)
+    tags = guarded(check_tags)
+    hooks = guarded(check_hook_list)
+    turn_hooks = guarded(check_hook_list)
 
     # Agent-level events.
     before_turn = HookSlot(AgentHook.BEFORE_TURN)
@@ -135,7 +125,7 @@ class Agent:
         self._context_pool = _check_pool(
             self, ContextPool() if context_pool is None else context_pool
         )
-        self._tags = _check_tags(self, tags)
+        self._tags = check_tags(self, tags)
         self._hooks: list[Hook[Any]] = []
         self._turn_hooks: list[Hook[Any]] = []
         self._queue: deque[Turn] = deque()

@@ -102,9 +102,16 @@ class _Store(Injectable, Generic[T]):
         if self.hooks or BUS.active:
             await fire(event, self, self.hooks, args)
 
-    def _child(self: S, limit: int | None, hooks: list[Hook[Any]]) -> S:
-        child = type(self)(limit=limit, tags=self.tags)
-        child.hooks = list(hooks)
+    def branch(self: S, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> S:
+        """An independent copy with the same tags; no hooks fire while copying.
+
+        It inherits this store's hooks unless ``hooks`` is given; a smaller
+        ``limit`` keeps the most recent items.
+        """
+        child = type(self)(limit=self._limit if limit is None else limit, tags=self.tags)
+        child.hooks = list(self.hooks if hooks is _INHERIT else hooks)
+        items = list(self._values())
+        child._restore(items if child._limit is None else items[-child._limit :])
         return child
 
     def _check_item(self, item: object) -> ContextItem[T]:
@@ -193,17 +200,6 @@ class ContextQueue(_Store[T]):
         await self._fire(ContextQueueHook.BEFORE_CLEAR, self, list(self._items))
         self._items.clear()
         await self._fire(ContextQueueHook.AFTER_CLEAR, self)
-
-    def branch(
-        self, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT
-    ) -> ContextQueue[T]:
-        """An independent copy; a smaller ``limit`` keeps the most recent items."""
-        child = self._child(
-            self._limit if limit is None else limit, self.hooks if hooks is _INHERIT else hooks
-        )
-        keep = list(self._items)[-(child._limit or 1) :]
-        child._items.extend(keep)
-        return child
 
     def _restore(self, items: list[ContextItem[T]]) -> None:
         self._items.extend(items)
@@ -297,17 +293,6 @@ class ContextPool(_Store[T]):
     def catalogue(self) -> str:
         """One ``- [id] description`` line per item, for selection by a model."""
         return "\n".join(f"- [{i.id}] {i.description}" for i in self._items.values())
-
-    def branch(self, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> ContextPool[T]:
-        """An independent copy (no hooks fire); a smaller ``limit`` keeps the newest."""
-        child = self._child(
-            self._limit if limit is None else limit, self.hooks if hooks is _INHERIT else hooks
-        )
-        items = list(self._items.values())
-        if child._limit is not None:
-            items = items[-child._limit :]
-        child._items = {i.id: i for i in items if i.id is not None}
-        return child
 
     def _restore(self, items: list[ContextItem[T]]) -> None:
         for item in items:

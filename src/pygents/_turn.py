@@ -20,7 +20,7 @@ from pygents._deadline import Deadline
 from pygents._enums import StopReason, TurnHook
 from pygents._errors import SafeExecutionError, TurnTimeoutError, WrongRunMethodError
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, fire, normalize_tags
+from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
 from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, Invocation, ToolRegistry
@@ -72,16 +72,6 @@ def _check_timeout(turn: Turn, value: object) -> float:
     return value
 
 
-def _check_tags(turn: Turn, value: object) -> frozenset[str]:
-    return normalize_tags(value, "Turn(tags=...)")  # type: ignore[arg-type]
-
-
-def _check_hooks(turn: Turn, value: object) -> list[Hook[Any]]:
-    if not isinstance(value, list) or not all(isinstance(h, Hook) for h in value):
-        raise TypeError("Turn.hooks must be a list of hooks (functions decorated with @hook)")
-    return value
-
-
 class Turn:
     """One call of one tool.
 
@@ -118,7 +108,7 @@ class Turn:
     args = guarded(_check_args)
     kwargs = guarded(_check_kwargs)
     timeout = guarded(_check_timeout)
-    tags = guarded(_check_tags)
+    tags = guarded(check_tags)
 
     before_run = HookSlot(TurnHook.BEFORE_RUN)
     after_run = HookSlot(TurnHook.AFTER_RUN)
@@ -142,7 +132,7 @@ class Turn:
         self._timeout = (
             timeout if type(timeout) is int and timeout > 0 else _check_timeout(self, timeout)
         )
-        self._tags = _NO_TAGS if tags is None else _check_tags(self, tags)
+        self._tags = _NO_TAGS if tags is None else check_tags(self, tags)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"Turn(metadata=...) takes a dict, got {type(metadata).__name__}")
         self._metadata: dict[str, Any] | None = None if metadata is None else dict(metadata)
@@ -188,7 +178,7 @@ class Turn:
     def hooks(self, value: list[Hook[Any]]) -> None:
         if self._run is not None:
             raise SafeExecutionError(f"cannot replace the hooks of {self!r} while it is running")
-        self._hooks = _check_hooks(self, value)
+        self._hooks = check_hook_list(self, value)
 
     @property
     def start_time(self) -> datetime | None:
