@@ -385,15 +385,15 @@ class Agent:
                 "unregister it first (AgentRegistry.unregister) or rename the data"
             )
         tools = [ToolRegistry.get(n) for n in r.strings("tool_names")]
-        current = r.mapping("current_turn", None, optional=True)
+        current = r.mapping("current_turn", optional=True)
         turns = [Turn.from_dict(d) for d in ([current] if current else [])]
-        turns += [Turn.from_dict(d) for d in r.items("queue", [])]
+        turns += [Turn.from_dict(d) for d in r.items("queue")]
         queue: ContextQueue[Any] = ContextQueue.from_dict(r.mapping("context_queue"))
         pool: ContextPool[Any] = ContextPool.from_dict(r.mapping("context_pool"))
         hooks, turn_hooks = r.hooks("hooks"), r.hooks("turn_hooks")
-        paused = r.flag("is_paused", False)
+        paused = r.flag("is_paused")
         description = r.text("description")
-        tags = r.strings("tags", [])
+        tags = r.strings("tags")
         for turn in turns:
             names = {t.name for root in tools for t in root.walk()}
             if turn._tool.name not in names:

@@ -47,8 +47,8 @@ class ContextItem(Generic[T]):
         r = Reader(data, "ContextItem")
         return cls(
             content=r.raw("content"),
-            description=r.text("description", None, optional=True),
-            id=r.text("id", None, optional=True),
+            description=r.text("description", optional=True),
+            id=r.text("id", optional=True),
         )
 
 
@@ -140,7 +140,7 @@ class _Store(Injectable, Generic[T]):
         r = Reader(data, cls.__name__)
         limit = r.raw("limit")
         try:
-            store = cls(limit=limit, tags=r.strings("tags", []))
+            store = cls(limit=limit, tags=r.strings("tags"))
             items = [store._check_item(ContextItem.from_dict(d)) for d in r.items("items")]
         except TypeError as exc:
             raise ValueError(f"{cls.__name__}.from_dict(): {exc}") from None

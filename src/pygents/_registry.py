@@ -89,7 +89,7 @@ class Registry(Generic[T]):
 
     def discard(self, name: str, obj: T) -> None:
         """Remove ``name`` if, and only if, it still refers to ``obj``."""
-        if self._items.get(name) is obj:
+        if name in self._items and self._items[name] is obj:
             del self._items[name]
             self._changed()
 

@@ -3,8 +3,9 @@ the way in, and hooks stored by type and name.
 
 ``to_dict`` output is always JSON-ready (``json.dumps`` works on it). A value JSON
 cannot represent raises ``TypeError`` at ``to_dict`` time, naming where it sits.
-``from_dict`` input is checked key by key; anything missing or malformed raises
-``ValueError`` naming the object, the key and what was expected.
+``from_dict`` accepts exactly what ``to_dict`` produces: every key is required, and
+anything missing or malformed raises ``ValueError`` naming the object, the key and
+what was expected (a default would silently lose state, such as a paused flag).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class Reader:
             choices = ", ".join(repr(m.value) for m in cls)
             raise self._bad(key, f"null or one of {choices}", value) from None
 
-    def time(self, key: str, default: Any = None) -> float | None:
+    def time(self, key: str, default: Any = _MISSING) -> float | None:
         value = self.raw(key, default)
         if value is None:
             return None
@@ -157,7 +158,7 @@ class Reader:
         return parsed.timestamp()
 
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
-        return hooks_from_data(self.items(key, []), f"{self.owner}.from_dict()")
+        return hooks_from_data(self.items(key), f"{self.owner}.from_dict()")
 
 
 def hooks_to_data(hooks: Iterable[Hook[Any]]) -> list[dict[str, str]]:

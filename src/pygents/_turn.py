@@ -303,11 +303,11 @@ class Turn:
         try:
             turn = cls(
                 r.text("tool_name"),
-                args=r.items("args", []),
-                kwargs=r.mapping("kwargs", {}),
-                timeout=r.number("timeout", 60),
-                tags=r.strings("tags", []),
-                metadata=r.mapping("metadata", {}),
+                args=r.items("args"),
+                kwargs=r.mapping("kwargs"),
+                timeout=r.number("timeout"),
+                tags=r.strings("tags"),
+                metadata=r.mapping("metadata"),
             )
         except TypeError as exc:
             raise ValueError(f"Turn.from_dict(): {exc}") from None
@@ -316,8 +316,8 @@ class Turn:
         turn._hooks = hooks or None
         turn._start = r.time("start_time")
         turn._end = r.time("end_time")
-        turn.stop_reason = r.enum(StopReason, "stop_reason", None)
-        turn.output = r.raw("output", None)
+        turn.stop_reason = r.enum(StopReason, "stop_reason")
+        turn.output = r.raw("output")
         return turn
 
 

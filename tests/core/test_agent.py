@@ -56,6 +56,15 @@ async def reached(event: asyncio.Event, task: asyncio.Task[Any]) -> None:
         pytest.fail("run() finished without reaching the expected point")
 
 
+async def second_run(agent: Agent) -> None:
+    """Start another run() of ``agent``; if it is wrongly accepted, fail fast, not hang."""
+    second = agent.run()
+    try:
+        await asyncio.wait_for(anext(second), 1)
+    finally:
+        await second.aclose()
+
+
 def make_echo() -> Any:
     @tool()
     async def echo(x: str) -> str:
@@ -835,7 +844,7 @@ async def test_a_second_concurrent_run_is_a_safe_execution_error() -> None:
     async for _, value in agent.run():
         received.append(value)
         with pytest.raises(SafeExecutionError):
-            await drain(agent)
+            await second_run(agent)
 
     assert received == ["echo:1", "echo:2"]  # the first run was not disturbed
     assert not agent.is_running
@@ -891,7 +900,7 @@ async def test_pause_lets_the_current_turn_finish_and_holds_the_next_turn() -> N
     with pytest.raises(SafeExecutionError):
         agent.description = "changed while paused"
     with pytest.raises(SafeExecutionError):
-        await drain(agent)
+        await second_run(agent)
 
     agent.resume()
     await task
