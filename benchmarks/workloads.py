@@ -14,7 +14,18 @@ import tracemalloc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from pygents import Agent, AgentRegistry, Turn, tool
+from pygents import (
+    Agent,
+    AgentRegistry,
+    Event,
+    HookRegistry,
+    Subscriber,
+    Turn,
+    TurnHook,
+    hook,
+    subscribe,
+    tool,
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,30 @@ async def w1(n: int) -> float:
         return time.perf_counter() - start
     finally:
         AgentRegistry.unregister("bench-w1")
+
+
+class _Counter(Subscriber):
+    """A minimal subscriber: counts events."""
+
+    def __init__(self) -> None:
+        self.events = 0
+
+    def on_event(self, event: Event) -> None:
+        self.events += 1
+
+
+async def _count_turns(turn: Turn) -> None:
+    return None
+
+
+async def w1_observed(n: int) -> float:
+    """W1 with one global hook and one subscriber registered."""
+    observer = hook(TurnHook.AFTER_RUN)(_count_turns)
+    try:
+        with subscribe(_Counter()):
+            return await w1(n)
+    finally:
+        HookRegistry.discard(observer.metadata.name, observer)
 
 
 async def w1_with_puts(n: int) -> float:

@@ -19,11 +19,11 @@ from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
+from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
-from pygents._turn import Turn
+from pygents._turn import Runner, Turn
 
 __all__ = ["Agent", "AgentRegistry", "AgentRun"]
 
@@ -258,36 +258,49 @@ class Agent:
                 f"{self!r} is already running; consume its current run() instead of "
                 "starting another"
             )
-        run = AgentRun(self, CURRENT.get())
+        run = AgentRun(self, current_scope())
         self._run = run
         if BUS.scopers:
             BUS.start(run)
         error: BaseException | None = None
+        frame = Frame(CURRENT.get())
+        frame_token = CURRENT.set(frame)
+        runner = Runner(frame)
         try:
             while True:
                 if self._paused:
                     await self._wait_if_paused()
-                await self._agent_event(AgentHook.BEFORE_TURN, self)
+                if self._hooks or BUS.active:
+                    await self._agent_event(AgentHook.BEFORE_TURN, self)
                 if not self._queue:
                     break
                 turn = self._queue.popleft()
                 self._current = turn
                 tool = turn._tool
-                turn_run = turn._open(run, tool.streaming, self._turn_hooks)
+                turn_run = turn._open(run, tool.streaming, self._turn_hooks, runner)
                 done = False
                 try:
                     if tool.streaming:
                         await turn_run.start_stream()
-                        while True:
-                            try:
-                                value = await turn_run.next()
-                            except StopAsyncIteration:
-                                break
-                            if isinstance(value, _ROUTED):
-                                await self._route(run, value)
-                                continue
-                            await self._agent_event(AgentHook.ON_TURN_VALUE, self, turn, value)
-                            yield turn, value
+                        turn_run.resume()
+                        try:
+                            async for value in turn_run.agen:
+                                if turn_run.step_done(value):
+                                    await turn_run.value_hooks(value)
+                                if isinstance(value, _ROUTED):
+                                    await self._route(run, value)
+                                elif self._hooks or BUS.active:
+                                    await self._agent_event(
+                                        AgentHook.ON_TURN_VALUE, self, turn, value
+                                    )
+                                    yield turn, value
+                                else:
+                                    yield turn, value
+                                turn_run.resume()
+                            turn_run.step_failed(None)
+                        except BaseException as exc:
+                            turn_run.step_failed(exc)
+                            raise
                         await turn_run.finish(None)
                     else:
                         value = await turn_run.call()
@@ -296,13 +309,15 @@ class Agent:
                                 f"completion check {tool.name!r} returned "
                                 f"{type(value).__name__} {value!r}; it must return True or False"
                             )
-                        await turn_run.finish(None, value)
+                        if not turn_run.finish_quietly(value):
+                            await turn_run.finish(None, value)
                         if tool.type is ToolType.COMPLETION_CHECK:
                             done = value
                         elif isinstance(value, _ROUTED):
                             await self._route(run, value)
                         else:
-                            await self._agent_event(AgentHook.ON_TURN_VALUE, self, turn, value)
+                            if self._hooks or BUS.active:
+                                await self._agent_event(AgentHook.ON_TURN_VALUE, self, turn, value)
                             self._current = None
                             yield turn, value
                 except BaseException as exc:
@@ -311,13 +326,19 @@ class Agent:
                     await self._turn_failed(turn, exc)
                     raise
                 self._current = None
-                await self._agent_event(AgentHook.AFTER_TURN, self, turn)
+                if self._hooks or BUS.active:
+                    await self._agent_event(AgentHook.AFTER_TURN, self, turn)
                 if done:
                     break
         except BaseException as exc:
             error = exc
             raise
         finally:
+            runner.watchdog.close()
+            try:
+                CURRENT.reset(frame_token)
+            except ValueError:
+                pass  # finalised in another context (an abandoned run)
             self._current = None
             self._run = None
             run.error = error

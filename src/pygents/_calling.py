@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from pygents._errors import FixedKwargOverrideWarning
-from pygents._observe import CURRENT, Scope
+from pygents._observe import Scope, current_scope
 
 __all__ = [
     "CallShape",
@@ -204,7 +204,7 @@ class CallShape:
             self._hints_pending = False  # one retry; an undefined name stays unresolved
         if self.simple and not args:
             if self.var_kw or kwargs.keys() <= self.kw_names:
-                return (), dict(kwargs)
+                return (), kwargs  # type: ignore[return-value]  # read-only from here on
             return (), {k: v for k, v in kwargs.items() if k in self.kw_names}
         return self._bind_slow(args, kwargs, scope)
 
@@ -263,7 +263,7 @@ class CallShape:
 
         if self.injectables:
             if scope is None:
-                scope = CURRENT.get()
+                scope = current_scope()
             for name, cls, required in self.injectables:
                 if name in bound:
                     continue

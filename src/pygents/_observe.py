@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUS",
     "Event",
+    "Frame",
     "Scope",
     "ScopeKind",
     "Subscriber",
@@ -74,13 +75,13 @@ class Scope:
     """
 
     __slots__ = (
+        "_state",
         "agent",
         "error",
         "kind",
         "observers",
         "parent",
         "resources",
-        "state",
         "stop_reason",
         "target",
         "turn",
@@ -104,7 +105,7 @@ class Scope:
         self.agent: Any = agent
         self.turn: Any = turn
         self.resources: dict[type, object] | None = None
-        self.state: dict[object, Any] = {}
+        self._state: dict[object, Any] | None = None
         self.stop_reason: StopReason | None = None
         self.error: BaseException | None = None
         self.observers: tuple[Subscriber, ...] = ()
@@ -112,6 +113,13 @@ class Scope:
     def __repr__(self) -> str:
         name = getattr(self.target, "name", None) or type(self.target).__name__
         return f"<Scope {self.kind.value} {name!r}>"
+
+    @property
+    def state(self) -> dict[object, Any]:
+        """Per-subscriber data for this scope (created on first use)."""
+        if self._state is None:
+            self._state = {}
+        return self._state
 
     def provide(self, cls: type) -> Any:
         """The nearest enclosing resource that is an instance of ``cls``, or ``None``.
@@ -188,7 +196,7 @@ class Subscriber:
         """The code announced by the matching :meth:`on_enter` stopped running."""
 
 
-_EnterToken: TypeAlias = "tuple[Token[Scope | None], tuple[Subscriber, ...]]"
+_EnterToken: TypeAlias = "tuple[Token[Scope | Frame | None], tuple[Subscriber, ...]]"
 
 
 def _overrides(subscriber: Subscriber, method: str) -> bool:
@@ -278,7 +286,7 @@ class Bus:
         listeners = self.listeners
         if not listeners:
             return
-        event = Event(type, source, args, kwargs, scope if scope is not None else CURRENT.get())
+        event = Event(type, source, args, kwargs, scope if scope is not None else current_scope())
         for subscriber in listeners:
             try:
                 subscriber.on_event(event)
@@ -302,36 +310,65 @@ class Bus:
                 self.contain(subscriber, "on_end", exc)
 
     def enter(self, scope: Scope) -> _EnterToken:
+        """Make ``scope`` current in this task and tell subscribers; see :meth:`exit`."""
         token = CURRENT.set(scope)
-        enterers = self.enterers
-        for subscriber in enterers:
-            try:
-                subscriber.on_enter(scope)
-            except Exception as exc:
-                self.contain(subscriber, "on_enter", exc)
-        return token, enterers
+        return token, self.announce_enter(scope)
 
     def exit(self, scope: Scope, entered: _EnterToken) -> None:
         token, enterers = entered
-        for subscriber in reversed(enterers):
-            try:
-                subscriber.on_exit(scope)
-            except Exception as exc:
-                self.contain(subscriber, "on_exit", exc)
+        self.announce_exit(scope, enterers)
         try:
             CURRENT.reset(token)
         except ValueError:
             # Finalised from another context (an abandoned generator): nothing to restore.
             pass
 
+    def announce_enter(self, scope: Scope) -> tuple[Subscriber, ...]:
+        enterers = self.enterers
+        for subscriber in enterers:
+            try:
+                subscriber.on_enter(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_enter", exc)
+        return enterers
+
+    def announce_exit(self, scope: Scope, enterers: tuple[Subscriber, ...]) -> None:
+        for subscriber in reversed(enterers):
+            try:
+                subscriber.on_exit(scope)
+            except Exception as exc:
+                self.contain(subscriber, "on_exit", exc)
+
+
+class Frame:
+    """What :data:`CURRENT` holds while a stream is open.
+
+    Setting a context variable for every streamed value is costly, so a stream sets
+    it once, to a frame, and each step only flips ``frame.scope``: the tool's scope
+    while a step runs, ``None`` between steps — when the ``outer`` value (what the
+    variable held before) applies again. Tasks started inside a step inherit the
+    frame like any context variable.
+    """
+
+    __slots__ = ("outer", "scope")
+
+    def __init__(self, outer: Scope | Frame | None) -> None:
+        self.scope: Scope | None = None
+        self.outer = outer
+
 
 BUS: Final = Bus()
-CURRENT: Final[ContextVar[Scope | None]] = ContextVar("pygents_current_scope", default=None)
+CURRENT: Final[ContextVar[Scope | Frame | None]] = ContextVar("pygents_current_scope", default=None)
 
 
 def current_scope() -> Scope | None:
     """The innermost scope whose code is running in this task, if any."""
-    return CURRENT.get()
+    value = CURRENT.get()
+    while isinstance(value, Frame):
+        if value.scope is not None:
+            return value.scope
+        value = value.outer
+    return value
 
 
 class Subscription:

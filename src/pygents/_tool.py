@@ -30,10 +30,18 @@ from typing import (
 )
 
 from pygents._calling import CallShape, LoopLock, resolve_arguments
-from pygents._enums import HookType, ToolHook, ToolType
+from pygents._enums import HookType, StopReason, ToolHook, ToolType
 from pygents._errors import UnregisteredToolError
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
+from pygents._observe import (
+    BUS,
+    CURRENT,
+    Frame,
+    Scope,
+    ScopeKind,
+    current_scope,
+    stop_reason_for,
+)
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
 
@@ -209,7 +217,7 @@ class DecoratedTool(Generic[P, R]):
         return f"<Tool {self.name!r} ({kind}, {self.type.value})>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        parent = CURRENT.get()
+        parent = current_scope()
         if self.streaming:
             return cast(R, _stream_directly(self, args, kwargs, parent))
         return cast(R, _call_directly(self, args, kwargs, parent))
@@ -347,19 +355,42 @@ class Invocation(Scope):
 
     async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Evaluate arguments by reference, bind, and fire ``BEFORE_INVOKE``."""
+        if self.prepare(args, kwargs):
+            await self.before()
+
+    def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """The synchronous part of :meth:`begin`; True if :meth:`before` must run."""
         tool: DecoratedTool[..., Any] = self.target
         if BUS.scopers:
             BUS.start(self)
         tool.metadata._start = time.time()
         tool.metadata._end = None
         self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        if tool.hooks or BUS.active:
-            await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
+        return BUS.active or bool(tool.hooks)
 
-    async def call(self) -> Any:
-        """Run a coroutine tool's function (under its lock) with this scope current."""
+    async def before(self) -> None:
+        """Fire ``BEFORE_INVOKE`` with the bound arguments."""
+        tool: DecoratedTool[..., Any] = self.target
+        await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
+
+    async def call(self, frame: Frame | None = None) -> Any:
+        """Run a coroutine tool's function (under its lock) with this scope current.
+
+        Given the driver's ``frame`` (current in this task), the scope is made current
+        by setting ``frame.scope`` instead of the context variable, which is cheaper.
+        """
         tool: DecoratedTool[..., Any] = self.target
         lock = tool._lock
+        if frame is not None and not BUS.enterers and CURRENT.get() is frame:
+            outer = frame.scope
+            frame.scope = self
+            try:
+                if lock is None:
+                    return await tool._fn(*self.args, **self.kwargs)
+                async with lock.get():
+                    return await tool._fn(*self.args, **self.kwargs)
+            finally:
+                frame.scope = outer
         entered = BUS.enter(self)
         try:
             if lock is None:
@@ -384,6 +415,18 @@ class Invocation(Scope):
         """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
         tool: DecoratedTool[..., Any] = self.target
         await fire(ToolHook.ON_YIELD, tool, tool.hooks, (value,), None, self)
+
+    def finish_quietly(self) -> bool:
+        """End a successful coroutine invocation that has no hooks to fire, without
+        awaiting; False (and nothing done) if :meth:`finish` is needed."""
+        tool: DecoratedTool[..., Any] = self.target
+        if self.agen is not None or BUS.active or tool.hooks:
+            return False
+        tool.metadata._end = time.time()
+        self.stop_reason = StopReason.COMPLETED
+        if self.observers:
+            BUS.end(self)
+        return True
 
     async def finish(self, result: Any, error: BaseException | None) -> None:
         """Close the stream, release the lock, fire ``AFTER_INVOKE``/``ON_ERROR``, end."""

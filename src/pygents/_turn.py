@@ -9,23 +9,35 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 import uuid as _uuid
-from collections.abc import Iterable, Mapping, Sequence
+from asyncio import current_task
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from contextvars import Token
 from datetime import datetime
 from typing import Any, Final
 
-from pygents._deadline import Deadline
+from pygents._deadline import Deadline, Watchdog
 from pygents._enums import StopReason, TurnHook
 from pygents._errors import SafeExecutionError, TurnTimeoutError, WrongRunMethodError
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
-from pygents._observe import BUS, CURRENT, Scope, ScopeKind, stop_reason_for
+from pygents._observe import (
+    BUS,
+    CURRENT,
+    Frame,
+    Scope,
+    ScopeKind,
+    Subscriber,
+    current_scope,
+    stop_reason_for,
+)
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, Invocation, ToolRegistry
 
-__all__ = ["Turn", "TurnRun"]
+__all__ = ["Runner", "Turn", "TurnRun"]
 
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
@@ -70,6 +82,20 @@ def _check_timeout(turn: Turn, value: object) -> float:
             f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
         )
     return value
+
+
+class Runner:
+    """What a driver that runs many turns in a row (an agent run) lends each of them:
+    its event loop, a shared :class:`Watchdog` timer, and its frame (the value of the
+    current-scope variable for the whole run, see :class:`~pygents._observe.Frame`).
+    """
+
+    __slots__ = ("frame", "loop", "watchdog")
+
+    def __init__(self, frame: Frame) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.watchdog = Watchdog(self.loop)
+        self.frame = frame
 
 
 class Turn:
@@ -207,7 +233,11 @@ class Turn:
     # -- running ----------------------------------------------------------------------
 
     def _open(
-        self, parent: Scope | None, streaming: bool, extra_hooks: list[Hook[Any]] | None = None
+        self,
+        parent: Scope | None,
+        streaming: bool,
+        extra_hooks: list[Hook[Any]] | None = None,
+        runner: Runner | None = None,
     ) -> TurnRun:
         tool = self._tool
         if tool.streaming is not streaming:
@@ -223,7 +253,7 @@ class Turn:
                 f"{self!r} is already running; a turn runs once at a time — create a new "
                 "Turn (or wait for this one) to run it again"
             )
-        run = TurnRun(self, parent, extra_hooks)
+        run = TurnRun(self, parent, extra_hooks, runner)
         self._run = run
         self._start = time.time()
         self._end = None
@@ -236,27 +266,33 @@ class Turn:
 
     async def returning(self) -> Any:
         """Run a coroutine tool and return its result."""
-        run = self._open(CURRENT.get(), False)
+        run = self._open(current_scope(), False)
         try:
             result = await run.call()
         except BaseException as exc:
             await run.finish(exc)
             raise
-        await run.finish(None, result)
+        if not run.finish_quietly(result):
+            await run.finish(None, result)
         return result
 
     async def yielding(self) -> Any:
         """Run a streaming tool, yielding each value as it is produced."""
-        run = self._open(CURRENT.get(), True)
+        run = self._open(current_scope(), True)
         error: BaseException | None = None
         try:
             await run.start_stream()
-            while True:
-                try:
-                    value = await run.next()
-                except StopAsyncIteration:
-                    break
-                yield value
+            run.resume()
+            try:
+                async for value in run.agen:
+                    if run.step_done(value):
+                        await run.value_hooks(value)
+                    yield value
+                    run.resume()
+                run.step_failed(None)
+            except BaseException as exc:
+                run.step_failed(exc)
+                raise
         except BaseException as exc:
             error = exc
             raise
@@ -324,17 +360,38 @@ class Turn:
 class TurnRun(Scope):
     """One run of a turn: its scope and lifecycle. See the module docstring."""
 
-    __slots__ = ("deadline", "extra_hooks", "inv", "started", "timed_out")
+    __slots__ = (
+        "deadline",
+        "entered",
+        "extra_hooks",
+        "frame",
+        "frame_token",
+        "inv",
+        "keep",
+        "runner",
+        "started",
+        "step_token",
+        "timed_out",
+    )
 
     def __init__(
-        self, turn: Turn, parent: Scope | None, extra_hooks: list[Hook[Any]] | None
+        self,
+        turn: Turn,
+        parent: Scope | None,
+        extra_hooks: list[Hook[Any]] | None,
+        runner: Runner | None = None,
     ) -> None:
         super().__init__(ScopeKind.TURN, turn, parent, turn=turn)
         self.extra_hooks = extra_hooks
+        self.runner = runner
         self.inv = Invocation(turn._tool, self)
         self.deadline: Deadline | None = None
         self.started = False
         self.timed_out: TurnTimeoutError | None = None
+        self.frame: Frame | None = None
+        self.frame_token: Token[Scope | Frame | None] | None = None
+        self.step_token: Token[Scope | Frame | None] | None = None
+        self.entered: tuple[Subscriber, ...] = ()
 
     def hooks(self) -> Sequence[Hook[Any]]:
         """The turn's own hooks, then those the running agent adds for every turn."""
@@ -358,21 +415,36 @@ class TurnRun(Scope):
             return StopReason.TIMEOUT
         return stop_reason_for(error)
 
+    def _arm(self) -> None:
+        runner = self.runner
+        if runner is None:
+            self.deadline = Deadline(self.target._timeout, asyncio.get_running_loop())
+        else:
+            self.deadline = Deadline(self.target._timeout, runner.loop, runner.watchdog)
+        self.deadline.enter()
+
     async def _begin(self) -> None:
         turn: Turn = self.target
-        self.deadline = Deadline(turn._timeout)
-        self.deadline.enter()
+        self._arm()
         hooks = self.hooks()
         if hooks or BUS.active:
             await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
         self.started = True
-        await self.inv.begin(turn._args, turn._kwargs)
+        if self.inv.prepare(turn._args, turn._kwargs):
+            await self.inv.before()
 
     async def call(self) -> Any:
         """Run a coroutine turn up to its result, under the deadline."""
         try:
-            await self._begin()
-            result = await self.inv.call()
+            turn: Turn = self.target
+            if turn._hooks or self.extra_hooks or BUS.active:
+                await self._begin()
+            else:  # nothing to fire before the call: the same steps, without awaiting
+                self._arm()
+                self.started = True
+                if self.inv.prepare(turn._args, turn._kwargs):
+                    await self.inv.before()
+            result = await self.inv.call(None if self.runner is None else self.runner.frame)
         except BaseException as exc:
             self._settle(exc)
             raise
@@ -388,41 +460,114 @@ class TurnRun(Scope):
             self._settle(exc)
             raise
         self._settle(None)
+        self.frame = Frame(CURRENT.get())
+        self.frame_token = CURRENT.set(self.frame)
+        self.keep = self.inv.values.append
 
     def _settle(self, exc: BaseException | None) -> None:
         deadline = self.deadline
         if deadline is not None and deadline.settle(exc):
             raise self.timeout_error() from exc
 
-    async def next(self) -> Any:
-        """The next streamed value (``StopAsyncIteration`` at the end), hooks fired."""
+    # The steps of a stream are bracketed synchronously, so that the drivers (``yielding()``
+    # and the agent loop) let ``async for`` step the tool's generator with no layer
+    # between — streaming is the hot path:
+    #
+    #     run.resume()
+    #     try:
+    #         async for value in run.agen:
+    #             if run.step_done(value):
+    #                 await run.value_hooks(value)
+    #             ... hand the value on ...
+    #             run.resume()
+    #         run.step_failed(None)
+    #     except BaseException as exc:
+    #         run.step_failed(exc)        # only acts if a step was in progress
+    #         raise
+
+    @property
+    def agen(self) -> AsyncGenerator[Any, None]:
+        agen = self.inv.agen
+        assert agen is not None
+        return agen
+
+    def resume(self) -> None:
+        """Before a step: the deadline watches this task, the tool's scope is current."""
         deadline = self.deadline
-        inv = self.inv
         assert deadline is not None
-        assert inv.agen is not None
         if deadline.expired:
             deadline.settle(None)
             raise self.timeout_error()
-        deadline.enter()
-        entered = BUS.enter(inv)
-        try:
-            value = await inv.agen.__anext__()
-        except StopAsyncIteration:
-            deadline.leave()
-            raise
-        except BaseException as exc:
-            self._settle(exc)
-            raise
-        finally:
-            BUS.exit(inv, entered)
-        deadline.leave()
-        inv.values.append(value)
-        if BUS.active or inv.target.hooks or self.extra_hooks or self.target._hooks:
-            await inv.value(value)
-            hooks = self.hooks()
-            if hooks or BUS.active:
-                await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
-        return value
+        task = current_task(deadline.loop)
+        if task is not deadline.task:
+            deadline.task = task
+            deadline.baseline = task.cancelling() if task is not None else 0
+        deadline.stepping = True
+        frame = self.frame
+        if frame is not None and CURRENT.get() is frame:
+            frame.scope = self.inv
+        else:  # a step run from a task whose context lacks the frame
+            self.step_token = CURRENT.set(self.inv)
+        if BUS.enterers:
+            self.entered = BUS.announce_enter(self.inv)
+
+    def _end_step(self) -> None:
+        if self.step_token is None:
+            if self.frame is not None:
+                self.frame.scope = None
+        else:
+            try:
+                CURRENT.reset(self.step_token)
+            except ValueError:
+                pass
+            self.step_token = None
+        if self.entered:
+            BUS.announce_exit(self.inv, self.entered)
+            self.entered = ()
+
+    def step_done(self, value: Any) -> bool:
+        """After a step produced ``value``; True if per-value hooks must run."""
+        self.deadline.stepping = False  # type: ignore[union-attr]  # armed in _begin
+        if self.step_token is None and not self.entered:
+            self.frame.scope = None  # type: ignore[union-attr]  # set in start_stream
+        else:
+            self._end_step()
+        self.keep(value)
+        return BUS.active or bool(self.target._hooks or self.extra_hooks or self.inv.target.hooks)
+
+    def step_failed(self, exc: BaseException | None) -> None:
+        """After the stream ended (``None``) or raised; raises this turn's timeout if
+        a step was cut by it. Does nothing if no step was in progress."""
+        deadline = self.deadline
+        if deadline is None or not deadline.stepping:
+            return
+        self._end_step()
+        self._settle(exc)
+
+    async def value_hooks(self, value: Any) -> None:
+        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value."""
+        await self.inv.value(value)
+        hooks = self.hooks()
+        if hooks or BUS.active:
+            await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+
+    def finish_quietly(self, result: Any) -> bool:
+        """End a successful coroutine run that has no hooks to fire, without awaiting.
+
+        Returns False (having done nothing) when :meth:`finish` is needed instead.
+        """
+        turn: Turn = self.target
+        if turn._hooks or self.extra_hooks or not self.inv.finish_quietly():
+            return False
+        assert self.deadline is not None
+        self.deadline.close()
+        turn.output = result
+        turn._end = time.time()
+        turn.stop_reason = self.stop_reason = StopReason.COMPLETED
+        turn._run = None
+        if self.observers:
+            BUS.end(self)
+        return True
 
     async def finish(self, error: BaseException | None, result: Any = None) -> None:
         """End the run: tool hooks, the outcome's hooks, then ``ON_COMPLETE``.
@@ -432,6 +577,12 @@ class TurnRun(Scope):
         turn: Turn = self.target
         if self.deadline is not None:
             self.deadline.close()
+        if self.frame_token is not None:
+            try:
+                CURRENT.reset(self.frame_token)
+            except ValueError:
+                pass  # finalised in another context (an abandoned stream)
+            self.frame_token = None
         reason = self._reason(error)
         try:
             try:
