@@ -41,7 +41,7 @@ def _blocking_tool() -> Any:
 
 
 @tool()
-async def instant(x: int = 0) -> int:
+async def fastpath_value(x: int = 0) -> int:
     return x
 
 
@@ -52,8 +52,8 @@ async def _drain(agent: Agent) -> list[Any]:
 
 async def test_a_shorter_timeout_after_a_longer_one_still_fires() -> None:
     blocks = _blocking_tool()
-    agent = Agent("a", "", [instant, blocks])
-    await agent.put(Turn(instant, kwargs={"x": 1}, timeout=60))
+    agent = Agent("a", "", [fastpath_value, blocks])
+    await agent.put(Turn(fastpath_value, kwargs={"x": 1}, timeout=60))
     await agent.put(Turn(blocks, timeout=0.05))
     with pytest.raises(TurnTimeoutError):
         await _drain(agent)
@@ -62,24 +62,24 @@ async def test_a_shorter_timeout_after_a_longer_one_still_fires() -> None:
 
 async def test_a_longer_timeout_after_a_shorter_one_rearms_the_shared_timer() -> None:
     blocks = _blocking_tool()
-    agent = Agent("a", "", [instant, blocks])
-    await agent.put(Turn(instant, timeout=0.01))
+    agent = Agent("a", "", [fastpath_value, blocks])
+    await agent.put(Turn(fastpath_value, timeout=0.01))
     slow = Turn(blocks, timeout=0.1)
     await agent.put(slow)
     loop = asyncio.get_running_loop()
     started = loop.time()
     with pytest.raises(TurnTimeoutError):
         await _drain(agent)
-    # It fired for the slow turn's own deadline, not the instant turn's earlier one.
+    # It fired for the slow turn's own deadline, not the fastpath_value turn's earlier one.
     assert loop.time() - started >= 0.1
     assert slow.stop_reason is StopReason.TIMEOUT
 
 
 async def test_many_quick_turns_then_a_blocking_one_times_out() -> None:
     blocks = _blocking_tool()
-    agent = Agent("a", "", [instant, blocks])
+    agent = Agent("a", "", [fastpath_value, blocks])
     for i in range(200):
-        await agent.put(Turn(instant, kwargs={"x": i}, timeout=0.05))
+        await agent.put(Turn(fastpath_value, kwargs={"x": i}, timeout=0.05))
     await agent.put(Turn(blocks, timeout=0.05))
     with pytest.raises(TurnTimeoutError):
         await _drain(agent)
@@ -93,8 +93,8 @@ async def test_quick_turns_are_not_cut_by_an_earlier_turns_timer() -> None:
         await gate.wait()
         return "done"
 
-    agent = Agent("a", "", [instant, waits])
-    await agent.put(Turn(instant, timeout=0.02))
+    agent = Agent("a", "", [fastpath_value, waits])
+    await agent.put(Turn(fastpath_value, timeout=0.02))
     await agent.put(Turn(waits, timeout=30))
     loop = asyncio.get_running_loop()
     # Opened well after the first turn's 0.02 s deadline has passed.
@@ -103,8 +103,8 @@ async def test_quick_turns_are_not_cut_by_an_earlier_turns_timer() -> None:
 
 
 async def test_hooks_and_subscribers_added_later_take_effect() -> None:
-    agent = Agent("a", "", [instant])
-    await agent.put(Turn(instant, kwargs={"x": 1}))
+    agent = Agent("a", "", [fastpath_value])
+    await agent.put(Turn(fastpath_value, kwargs={"x": 1}))
     assert await _drain(agent) == [1]  # nothing observed: the fast path
 
     seen: list[str] = []
@@ -113,11 +113,11 @@ async def test_hooks_and_subscribers_added_later_take_effect() -> None:
     async def global_after(turn: Turn, output: Any) -> None:
         seen.append(f"global {output}")
 
-    @instant.after_invoke
+    @fastpath_value.after_invoke
     async def tool_after(result: Any) -> None:
         seen.append(f"tool {result}")
 
-    turn = Turn(instant, kwargs={"x": 2})
+    turn = Turn(fastpath_value, kwargs={"x": 2})
 
     @turn.on_complete
     async def turn_done(turn: Turn, reason: StopReason) -> None:
@@ -129,7 +129,7 @@ async def test_hooks_and_subscribers_added_later_take_effect() -> None:
         assert await _drain(agent) == [2]
     assert seen == ["tool 2", "global 2", "turn completed"]
     assert TurnHook.ON_COMPLETE in recorder.types()
-    instant.hooks.clear()
+    fastpath_value.hooks.clear()
 
 
 async def test_a_tool_hook_added_mid_stream_fires_for_later_values() -> None:
