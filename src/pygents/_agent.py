@@ -271,7 +271,7 @@ class Agent:
                 if self._paused:
                     await self._wait_if_paused()
                 if self._hooks or BUS.active:
-                    await self._agent_event(AgentHook.BEFORE_TURN, self)
+                    await fire(AgentHook.BEFORE_TURN, self, self._hooks, (self,), None, run)
                 if not self._queue:
                     break
                 turn = self._queue.popleft()
@@ -290,8 +290,13 @@ class Agent:
                                 if isinstance(value, _ROUTED):
                                     await self._route(run, value)
                                 elif self._hooks or BUS.active:
-                                    await self._agent_event(
-                                        AgentHook.ON_TURN_VALUE, self, turn, value
+                                    await fire(
+                                        AgentHook.ON_TURN_VALUE,
+                                        self,
+                                        self._hooks,
+                                        (self, turn, value),
+                                        None,
+                                        run,
                                     )
                                     yield turn, value
                                 else:
@@ -317,7 +322,14 @@ class Agent:
                             await self._route(run, value)
                         else:
                             if self._hooks or BUS.active:
-                                await self._agent_event(AgentHook.ON_TURN_VALUE, self, turn, value)
+                                await fire(
+                                    AgentHook.ON_TURN_VALUE,
+                                    self,
+                                    self._hooks,
+                                    (self, turn, value),
+                                    None,
+                                    run,
+                                )
                             self._current = None
                             yield turn, value
                 except BaseException as exc:
@@ -327,7 +339,7 @@ class Agent:
                     raise
                 self._current = None
                 if self._hooks or BUS.active:
-                    await self._agent_event(AgentHook.AFTER_TURN, self, turn)
+                    await fire(AgentHook.AFTER_TURN, self, self._hooks, (self, turn), None, run)
                 if done:
                     break
         except BaseException as exc:

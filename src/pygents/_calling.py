@@ -135,8 +135,10 @@ class CallShape:
         "hints",
         "injectables",
         "kw_names",
+        "n_positional",
         "n_posonly",
         "owner",
+        "plain_positional",
         "pos_slots",
         "simple",
         "var_kw",
@@ -168,6 +170,8 @@ class CallShape:
         self.injectables: tuple[tuple[str, type[Injectable], bool], ...] = ()
         self.pos_slots: tuple[tuple[str, type[Injectable] | None], ...] = ()
         self.simple = False
+        self.plain_positional = False
+        self.n_positional = 0
         self._hints_pending = True
         self._load_hints()
 
@@ -191,6 +195,9 @@ class CallShape:
             if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
         )
         self.simple = not (self.n_posonly or self.var_pos or self.injectables or self.fixed)
+        # Positional-only calls (hooks receive their event this way) can be cut to size.
+        self.plain_positional = not (self.injectables or self.fixed or self.var_pos)
+        self.n_positional = len(self.pos_slots)
 
     def bind(
         self,
@@ -202,6 +209,8 @@ class CallShape:
         if self._hints_pending:
             self._load_hints()
             self._hints_pending = False  # one retry; an undefined name stays unresolved
+        if not kwargs and self.plain_positional:
+            return tuple(args[: self.n_positional]), {}
         if self.simple and not args:
             if self.var_kw or kwargs.keys() <= self.kw_names:
                 return (), kwargs  # type: ignore[return-value]  # read-only from here on

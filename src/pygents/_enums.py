@@ -26,6 +26,10 @@ class _Event(Enum):
 
     value: str
 
+    # Members compare by identity, so identity hashing is exact — and C-level, which
+    # matters: events are dictionary and set keys on every dispatch.
+    __hash__ = object.__hash__
+
     def __str__(self) -> str:
         return f"{type(self).__name__}.{self.name}"
 

@@ -151,7 +151,7 @@ class Event:
         turn: the enclosing turn, if any.
     """
 
-    __slots__ = ("agent", "args", "kwargs", "scope", "source", "turn", "type")
+    __slots__ = ("args", "kwargs", "scope", "source", "type")
 
     def __init__(
         self,
@@ -166,8 +166,16 @@ class Event:
         self.args = args
         self.kwargs: Mapping[str, Any] = kwargs if kwargs is not None else _EMPTY
         self.scope = scope
-        self.agent: Any = scope.agent if scope is not None else None
-        self.turn: Any = scope.turn if scope is not None else None
+
+    @property
+    def agent(self) -> Any:
+        """The enclosing agent, if any."""
+        return None if self.scope is None else self.scope.agent
+
+    @property
+    def turn(self) -> Any:
+        """The enclosing turn, if any."""
+        return None if self.scope is None else self.scope.turn
 
     def __repr__(self) -> str:
         return f"<Event {self.type.qualified} from {type(self.source).__name__}>"
