@@ -23,7 +23,8 @@ from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scop
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
-from pygents._turn import Runner, Turn
+from pygents._turn import Turn
+from pygents._turn_run import Runner
 
 __all__ = ["Agent", "AgentRegistry", "AgentRun"]
 

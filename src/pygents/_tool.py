@@ -1,20 +1,15 @@
 """Tools: the async functions that say *how* something is done.
 
 ``@tool`` accepts an ``async def`` (one result, run by ``Turn.returning()``) or an
-``async def`` generator (a stream, run by ``Turn.yielding()``). Each invocation is
-an :class:`Invocation` scope with the ``ToolHook`` lifecycle:
-
-``BEFORE_INVOKE`` → the function (under the tool's lock, if any; for a stream the
-whole iteration, ``ON_YIELD`` included) → ``AFTER_INVOKE`` on success or early stop,
-``ON_ERROR`` if the function raised.
+``async def`` generator (a stream, run by ``Turn.yielding()``). Each call runs the
+``ToolHook`` lifecycle of :mod:`pygents._invocation`.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import (
@@ -29,26 +24,18 @@ from typing import (
     runtime_checkable,
 )
 
-from pygents._calling import CallShape, LoopLock, resolve_arguments
-from pygents._enums import HookType, StopReason, ToolHook, ToolType
+from pygents._calling import CallShape, LoopLock
+from pygents._enums import HookType, ToolHook, ToolType
 from pygents._errors import UnregisteredToolError
-from pygents._hooks import Hook, HookSlot, fire, normalize_tags
-from pygents._observe import (
-    BUS,
-    CURRENT,
-    Frame,
-    Scope,
-    ScopeKind,
-    current_scope,
-    stop_reason_for,
-)
+from pygents._hooks import Hook, HookSlot, normalize_tags
+from pygents._invocation import call_directly, stream_directly
+from pygents._observe import current_scope
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
 
 __all__ = [
     "CompletionCheckTool",
     "DecoratedTool",
-    "Invocation",
     "Tool",
     "ToolMetadata",
     "ToolRegistry",
@@ -219,8 +206,8 @@ class DecoratedTool(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         parent = current_scope()
         if self.streaming:
-            return cast(R, _stream_directly(self, args, kwargs, parent))
-        return cast(R, _call_directly(self, args, kwargs, parent))
+            return cast(R, stream_directly(self, args, kwargs, parent))
+        return cast(R, call_directly(self, args, kwargs, parent))
 
     @overload
     def subtool(self, fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
@@ -326,180 +313,3 @@ def tool(
         return _create(f, None, lock, tag_set, type, fixed_kwargs)
 
     return decorate if fn is None else decorate(fn)
-
-
-class Invocation(Scope):
-    """One call of a tool: the ``ToolHook`` lifecycle as a scope.
-
-    Drivers (a turn, or a direct call) use it as::
-
-        inv = Invocation(tool, parent)
-        try:
-            await inv.begin(args, kwargs)
-            result = await inv.call()            # or: agen = await inv.open_stream()
-        except BaseException as exc:
-            await inv.finish(None, exc)
-            raise
-        await inv.finish(result, None)
-    """
-
-    __slots__ = ("_lock", "agen", "args", "kwargs", "values")
-
-    def __init__(self, tool: DecoratedTool[..., Any], parent: Scope | None) -> None:
-        super().__init__(ScopeKind.TOOL, tool, parent)
-        self.args: tuple[Any, ...] = ()
-        self.kwargs: dict[str, Any] = {}
-        self.values: list[Any] = []
-        self.agen: AsyncGenerator[Any, None] | None = None
-        self._lock: Any = None
-
-    async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Evaluate arguments by reference, bind, and fire ``BEFORE_INVOKE``."""
-        if self.prepare(args, kwargs):
-            await self.before()
-
-    def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """The synchronous part of :meth:`begin`; True if :meth:`before` must run."""
-        tool: DecoratedTool[..., Any] = self.target
-        if BUS.scopers:
-            BUS.start(self)
-        tool.metadata._start = time.time()
-        tool.metadata._end = None
-        self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.active or bool(tool.hooks)
-
-    async def before(self) -> None:
-        """Fire ``BEFORE_INVOKE`` with the bound arguments."""
-        tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
-
-    async def call(self, frame: Frame | None = None) -> Any:
-        """Run a coroutine tool's function (under its lock) with this scope current.
-
-        Given the driver's ``frame`` (current in this task), the scope is made current
-        by setting ``frame.scope`` instead of the context variable, which is cheaper.
-        """
-        tool: DecoratedTool[..., Any] = self.target
-        lock = tool._lock
-        if frame is not None and not BUS.enterers and CURRENT.get() is frame:
-            outer = frame.scope
-            frame.scope = self
-            try:
-                if lock is None:
-                    return await tool._fn(*self.args, **self.kwargs)
-                async with lock.get():
-                    return await tool._fn(*self.args, **self.kwargs)
-            finally:
-                frame.scope = outer
-        entered = BUS.enter(self)
-        try:
-            if lock is None:
-                return await tool._fn(*self.args, **self.kwargs)
-            async with lock.get():
-                return await tool._fn(*self.args, **self.kwargs)
-        finally:
-            BUS.exit(self, entered)
-
-    async def open_stream(self) -> AsyncGenerator[Any, None]:
-        """Take the lock (held until :meth:`finish`) and create the tool's generator."""
-        tool: DecoratedTool[..., Any] = self.target
-        agen: AsyncGenerator[Any, None] = tool._fn(*self.args, **self.kwargs)  # runs nothing yet
-        self.agen = agen
-        if tool._lock is not None:
-            lock = tool._lock.get()
-            await lock.acquire()
-            self._lock = lock
-        return agen
-
-    async def value(self, value: Any) -> None:
-        """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
-        tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.ON_YIELD, tool, tool.hooks, (value,), None, self)
-
-    def finish_quietly(self) -> bool:
-        """End a successful coroutine invocation that has no hooks to fire, without
-        awaiting; False (and nothing done) if :meth:`finish` is needed."""
-        tool: DecoratedTool[..., Any] = self.target
-        if self.agen is not None or BUS.active or tool.hooks:
-            return False
-        tool.metadata._end = time.time()
-        self.stop_reason = StopReason.COMPLETED
-        if self.observers:
-            BUS.end(self)
-        return True
-
-    async def finish(self, result: Any, error: BaseException | None) -> None:
-        """Close the stream, release the lock, fire ``AFTER_INVOKE``/``ON_ERROR``, end."""
-        tool: DecoratedTool[..., Any] = self.target
-        try:
-            try:
-                if self.agen is not None:
-                    entered = BUS.enter(self)
-                    try:
-                        await self.agen.aclose()
-                    finally:
-                        BUS.exit(self, entered)
-                    result = self.values
-            finally:
-                if self._lock is not None:
-                    self._lock.release()
-                    self._lock = None
-            tool.metadata._end = time.time()
-            self.error = error
-            self.stop_reason = stop_reason_for(error)
-            if not (tool.hooks or BUS.active):
-                return
-            if isinstance(error, Exception):
-                await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
-            elif error is None or self.agen is not None:
-                await fire(ToolHook.AFTER_INVOKE, tool, tool.hooks, (result,), None, self)
-        finally:
-            if self.observers:
-                BUS.end(self)
-
-
-async def _call_directly(
-    tool: DecoratedTool[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    parent: Scope | None,
-) -> Any:
-    inv = Invocation(tool, parent)
-    try:
-        await inv.begin(args, kwargs)
-        result = await inv.call()
-    except BaseException as exc:
-        await inv.finish(None, exc)
-        raise
-    await inv.finish(result, None)
-    return result
-
-
-async def _stream_directly(
-    tool: DecoratedTool[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    parent: Scope | None,
-) -> AsyncGenerator[Any, None]:
-    inv = Invocation(tool, parent)
-    error: BaseException | None = None
-    try:
-        await inv.begin(args, kwargs)
-        agen = await inv.open_stream()
-        while True:
-            entered = BUS.enter(inv)
-            try:
-                value = await agen.__anext__()
-            except StopAsyncIteration:
-                break
-            finally:
-                BUS.exit(inv, entered)
-            inv.values.append(value)
-            if tool.hooks or BUS.active:
-                await inv.value(value)
-            yield value
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        await inv.finish(None, error)

@@ -9,35 +9,27 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 import uuid as _uuid
-from asyncio import current_task
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
-from contextvars import Token
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from pygents._deadline import Deadline, Watchdog
 from pygents._enums import StopReason, TurnHook
-from pygents._errors import SafeExecutionError, TurnTimeoutError, WrongRunMethodError
+from pygents._errors import SafeExecutionError, WrongRunMethodError
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
+from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags
 from pygents._observe import (
     BUS,
-    CURRENT,
-    Frame,
     Scope,
-    ScopeKind,
-    Subscriber,
     current_scope,
-    stop_reason_for,
 )
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
-from pygents._tool import DecoratedTool, Invocation, ToolRegistry
+from pygents._tool import DecoratedTool, ToolRegistry
+from pygents._turn_run import Runner, TurnRun
 
-__all__ = ["Runner", "Turn", "TurnRun"]
+__all__ = ["Turn"]
 
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
@@ -82,20 +74,6 @@ def _check_timeout(turn: Turn, value: object) -> float:
             f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
         )
     return value
-
-
-class Runner:
-    """What a driver that runs many turns in a row (an agent run) lends each of them:
-    its event loop, a shared :class:`Watchdog` timer, and its frame (the value of the
-    current-scope variable for the whole run, see :class:`~pygents._observe.Frame`).
-    """
-
-    __slots__ = ("frame", "loop", "watchdog")
-
-    def __init__(self, frame: Frame) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.watchdog = Watchdog(self.loop)
-        self.frame = frame
 
 
 class Turn:
@@ -355,271 +333,3 @@ class Turn:
         turn.stop_reason = r.enum(StopReason, "stop_reason")
         turn.output = r.raw("output")
         return turn
-
-
-class TurnRun(Scope):
-    """One run of a turn: its scope and lifecycle. See the module docstring."""
-
-    __slots__ = (
-        "deadline",
-        "entered",
-        "extra_hooks",
-        "frame",
-        "frame_token",
-        "inv",
-        "keep",
-        "runner",
-        "started",
-        "step_token",
-        "timed_out",
-    )
-
-    def __init__(
-        self,
-        turn: Turn,
-        parent: Scope | None,
-        extra_hooks: list[Hook[Any]] | None,
-        runner: Runner | None = None,
-    ) -> None:
-        super().__init__(ScopeKind.TURN, turn, parent, turn=turn)
-        self.extra_hooks = extra_hooks
-        self.runner = runner
-        self.inv = Invocation(turn._tool, self)
-        self.deadline: Deadline | None = None
-        self.started = False
-        self.timed_out: TurnTimeoutError | None = None
-        self.frame: Frame | None = None
-        self.frame_token: Token[Scope | Frame | None] | None = None
-        self.step_token: Token[Scope | Frame | None] | None = None
-        self.entered: tuple[Subscriber, ...] = ()
-
-    def hooks(self) -> Sequence[Hook[Any]]:
-        """The turn's own hooks, then those the running agent adds for every turn."""
-        own = self.target._hooks
-        extra = self.extra_hooks
-        if extra:
-            return [*own, *extra] if own else extra
-        return own or _NO_HOOKS
-
-    def timeout_error(self) -> TurnTimeoutError:
-        """This run's own timeout (a ``TurnTimeoutError`` from a nested turn is an error)."""
-        turn: Turn = self.target
-        self.timed_out = TurnTimeoutError(
-            f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
-            f"tool {turn._tool.name!r} faster"
-        )
-        return self.timed_out
-
-    def _reason(self, error: BaseException | None) -> StopReason:
-        if error is not None and error is self.timed_out:
-            return StopReason.TIMEOUT
-        return stop_reason_for(error)
-
-    def _arm(self) -> None:
-        runner = self.runner
-        if runner is None:
-            self.deadline = Deadline(self.target._timeout, asyncio.get_running_loop())
-        else:
-            self.deadline = Deadline(self.target._timeout, runner.loop, runner.watchdog)
-        self.deadline.enter()
-
-    async def _begin(self) -> None:
-        turn: Turn = self.target
-        self._arm()
-        hooks = self.hooks()
-        if hooks or BUS.active:
-            await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
-        self.started = True
-        if self.inv.prepare(turn._args, turn._kwargs):
-            await self.inv.before()
-
-    async def call(self) -> Any:
-        """Run a coroutine turn up to its result, under the deadline."""
-        try:
-            turn: Turn = self.target
-            if turn._hooks or self.extra_hooks or BUS.active:
-                await self._begin()
-            else:  # nothing to fire before the call: the same steps, without awaiting
-                self._arm()
-                self.started = True
-                if self.inv.prepare(turn._args, turn._kwargs):
-                    await self.inv.before()
-            result = await self.inv.call(None if self.runner is None else self.runner.frame)
-        except BaseException as exc:
-            self._settle(exc)
-            raise
-        self._settle(None)
-        return result
-
-    async def start_stream(self) -> None:
-        """Run a streaming turn up to its first value, under the deadline."""
-        try:
-            await self._begin()
-            await self.inv.open_stream()
-        except BaseException as exc:
-            self._settle(exc)
-            raise
-        self._settle(None)
-        self.frame = Frame(CURRENT.get())
-        self.frame_token = CURRENT.set(self.frame)
-        self.keep = self.inv.values.append
-
-    def _settle(self, exc: BaseException | None) -> None:
-        deadline = self.deadline
-        if deadline is not None and deadline.settle(exc):
-            raise self.timeout_error() from exc
-
-    # The steps of a stream are bracketed synchronously, so that the drivers (``yielding()``
-    # and the agent loop) let ``async for`` step the tool's generator with no layer
-    # between — streaming is the hot path:
-    #
-    #     run.resume()
-    #     try:
-    #         async for value in run.agen:
-    #             if run.step_done(value):
-    #                 await run.value_hooks(value)
-    #             ... hand the value on ...
-    #             run.resume()
-    #         run.step_failed(None)
-    #     except BaseException as exc:
-    #         run.step_failed(exc)        # only acts if a step was in progress
-    #         raise
-
-    @property
-    def agen(self) -> AsyncGenerator[Any, None]:
-        agen = self.inv.agen
-        assert agen is not None
-        return agen
-
-    def resume(self) -> None:
-        """Before a step: the deadline watches this task, the tool's scope is current."""
-        deadline = self.deadline
-        assert deadline is not None
-        if deadline.expired:
-            deadline.settle(None)
-            raise self.timeout_error()
-        task = current_task(deadline.loop)
-        if task is not deadline.task:
-            deadline.task = task
-            deadline.baseline = task.cancelling() if task is not None else 0
-        deadline.stepping = True
-        frame = self.frame
-        if frame is not None and CURRENT.get() is frame:
-            frame.scope = self.inv
-        else:  # a step run from a task whose context lacks the frame
-            self.step_token = CURRENT.set(self.inv)
-        if BUS.enterers:
-            self.entered = BUS.announce_enter(self.inv)
-
-    def _end_step(self) -> None:
-        if self.step_token is None:
-            if self.frame is not None:
-                self.frame.scope = None
-        else:
-            try:
-                CURRENT.reset(self.step_token)
-            except ValueError:
-                pass
-            self.step_token = None
-        if self.entered:
-            BUS.announce_exit(self.inv, self.entered)
-            self.entered = ()
-
-    def step_done(self, value: Any) -> bool:
-        """After a step produced ``value``; True if per-value hooks must run."""
-        self.deadline.stepping = False  # type: ignore[union-attr]  # armed in _begin
-        if self.step_token is None and not self.entered:
-            self.frame.scope = None  # type: ignore[union-attr]  # set in start_stream
-        else:
-            self._end_step()
-        self.keep(value)
-        return BUS.active or bool(self.target._hooks or self.extra_hooks or self.inv.target.hooks)
-
-    def step_failed(self, exc: BaseException | None) -> None:
-        """After the stream ended (``None``) or raised; raises this turn's timeout if
-        a step was cut by it. Does nothing if no step was in progress."""
-        deadline = self.deadline
-        if deadline is None or not deadline.stepping:
-            return
-        self._end_step()
-        self._settle(exc)
-
-    async def value_hooks(self, value: Any) -> None:
-        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value."""
-        await self.inv.value(value)
-        hooks = self.hooks()
-        if hooks or BUS.active:
-            await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
-
-    def finish_quietly(self, result: Any) -> bool:
-        """End a successful coroutine run that has no hooks to fire, without awaiting.
-
-        Returns False (having done nothing) when :meth:`finish` is needed instead.
-        """
-        turn: Turn = self.target
-        if turn._hooks or self.extra_hooks or not self.inv.finish_quietly():
-            return False
-        assert self.deadline is not None
-        self.deadline.close()
-        turn.output = result
-        turn._end = time.time()
-        turn.stop_reason = self.stop_reason = StopReason.COMPLETED
-        turn._run = None
-        if self.observers:
-            BUS.end(self)
-        return True
-
-    async def finish(self, error: BaseException | None, result: Any = None) -> None:
-        """End the run: tool hooks, the outcome's hooks, then ``ON_COMPLETE``.
-
-        Raises only what a hook raised; the caller re-raises ``error`` itself.
-        """
-        turn: Turn = self.target
-        if self.deadline is not None:
-            self.deadline.close()
-        if self.frame_token is not None:
-            try:
-                CURRENT.reset(self.frame_token)
-            except ValueError:
-                pass  # finalised in another context (an abandoned stream)
-            self.frame_token = None
-        reason = self._reason(error)
-        try:
-            try:
-                if self.started:
-                    await self.inv.finish(result, error)
-            except BaseException as exc:
-                error, reason = exc, self._reason(exc)
-                raise
-            finally:
-                turn.output = self.inv.values if turn._tool.streaming else result
-                turn._end = time.time()
-                turn.stop_reason = reason
-                turn.error = error
-            hooks = self.hooks()
-            if hooks or BUS.active:
-                if reason is StopReason.COMPLETED:
-                    try:
-                        await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
-                    except BaseException as exc:
-                        turn.error, turn.stop_reason = exc, self._reason(exc)
-                        if turn.stop_reason is StopReason.ERROR:
-                            await fire(TurnHook.ON_ERROR, turn, hooks, (turn, exc), None, self)
-                        raise
-                elif reason is StopReason.TIMEOUT:
-                    await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
-                elif reason is StopReason.ERROR:
-                    await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
-        finally:
-            turn._run = None
-            self.stop_reason = turn.stop_reason
-            self.error = turn.error
-            try:
-                hooks = self.hooks()
-                if hooks or BUS.active:
-                    await fire(
-                        TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
-                    )
-            finally:
-                if self.observers:
-                    BUS.end(self)

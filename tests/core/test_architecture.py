@@ -1,0 +1,59 @@
+"""Structural promises: the core stays standard-library only and acyclic."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pygents
+
+PACKAGE = Path(pygents.__file__).parent
+
+
+def test_importing_pygents_loads_neither_opentelemetry_nor_textual() -> None:
+    code = (
+        "import sys, pygents, pygents.context, pygents.testing\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('opentelemetry', 'textual'))\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == ""
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Modules of pygents imported at module level (``TYPE_CHECKING`` blocks excluded)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pygents."):
+            found.add(node.module.split(".")[1])
+    return found
+
+
+def test_private_modules_import_each_other_without_cycles() -> None:
+    graph = {p.stem: _runtime_imports(p) for p in PACKAGE.glob("*.py")}
+    visiting: set[str] = set()
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        assert name not in visiting, f"import cycle: {' -> '.join([*path, name])}"
+        if name in done:
+            return
+        visiting.add(name)
+        for dep in graph.get(name, set()):
+            visit(dep, [*path, name])
+        visiting.discard(name)
+        done.add(name)
+
+    for module in graph:
+        visit(module, [])
+    assert "_errors" in graph
+    assert graph["_errors"] == set()
+
+
+def test_every_public_name_is_exported_and_importable() -> None:
+    for name in pygents.__all__:
+        assert getattr(pygents, name) is not None, name
