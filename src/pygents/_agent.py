@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final
 
@@ -223,6 +223,10 @@ class Agent:
             self._gate.set()
 
     # -- running ----------------------------------------------------------------------
+
+    def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
+        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
+        return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
 
     async def _agent_event(self, event: AgentHook, *args: Any) -> None:
         if self._hooks or BUS.active:

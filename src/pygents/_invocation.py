@@ -76,24 +76,22 @@ class Invocation(Scope):
         """
         tool: DecoratedTool[..., Any] = self.target
         lock = tool._lock
-        if frame is not None and not BUS.enterers and CURRENT.get() is frame:
-            outer = frame.scope
-            frame.scope = self
-            try:
-                if lock is None:
-                    return await tool._fn(*self.args, **self.kwargs)
-                async with lock.get():
-                    return await tool._fn(*self.args, **self.kwargs)
-            finally:
-                frame.scope = outer
-        entered = BUS.enter(self)
+        flip = frame is not None and not BUS.enterers and CURRENT.get() is frame
+        if flip:
+            assert frame is not None
+            outer, frame.scope = frame.scope, self
+        else:
+            entered = BUS.enter(self)
         try:
             if lock is None:
                 return await tool._fn(*self.args, **self.kwargs)
             async with lock.get():
                 return await tool._fn(*self.args, **self.kwargs)
         finally:
-            BUS.exit(self, entered)
+            if flip:
+                frame.scope = outer  # type: ignore[union-attr]
+            else:
+                BUS.exit(self, entered)
 
     async def open_stream(self) -> AsyncGenerator[Any, None]:
         """Take the lock (held until :meth:`finish`) and create the tool's generator."""
