@@ -1,0 +1,16 @@
+"""OpenTelemetry for pygents: spans, span events and metrics for every agent run,
+turn and tool invocation, following the GenAI semantic conventions.
+
+* ``PygentsInstrumentor().instrument(tracer_provider=..., meter_provider=...,
+  capture_content=...)`` — or no code at all: ``opentelemetry-instrument python app.py``.
+* ``configure(service_name=...)`` — a one-call SDK from the standard ``OTEL_*`` variables.
+"""
+
+from __future__ import annotations
+
+from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._setup import Telemetry, configure
+from pygents_otel._subscriber import TelemetrySubscriber
+from pygents_otel._version import __version__
+
+__all__ = ["PygentsInstrumentor", "Telemetry", "TelemetrySubscriber", "__version__", "configure"]

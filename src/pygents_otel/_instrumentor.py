@@ -1,0 +1,97 @@
+"""``PygentsInstrumentor``: the contrib ``BaseInstrumentor`` for pygents."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry import metrics, trace
+from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
+    BaseInstrumentor,
+)
+from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
+
+from pygents import Subscription, subscribe
+from pygents_otel import _spans as s
+from pygents_otel._metrics import Metrics
+from pygents_otel._subscriber import TelemetrySubscriber
+from pygents_otel._version import __version__
+
+CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
+MAX_VALUE_EVENTS_ENV = "PYGENTS_OTEL_MAX_VALUE_EVENTS"
+
+_log = logging.getLogger("pygents_otel")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        _log.warning("%s=%r is not an integer; using %d", name, raw, default)
+        return default
+
+
+class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Traces and measures every agent run, turn and tool invocation.
+
+    ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
+    max_value_events=None, content_max_length=None)``. Without explicit providers it
+    uses the global ones; if no OpenTelemetry SDK is configured at all it stays
+    dormant (costing nothing) — configure the SDK first, or use
+    :func:`pygents_otel.configure`.
+    """
+
+    _subscription: Subscription | None = None
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return ("pygents >= 0.1.0",)
+
+    def _instrument(self, **kwargs: Any) -> None:
+        tracer_provider = kwargs.get("tracer_provider")
+        meter_provider = kwargs.get("meter_provider")
+        if tracer_provider is None and isinstance(
+            trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider)
+        ):
+            _log.info("no OpenTelemetry SDK is configured; pygents instrumentation is dormant")
+            return
+        capture = kwargs.get("capture_content")
+        content = s.Content(
+            capture=_env_flag(CAPTURE_ENV) if capture is None else bool(capture),
+            max_length=kwargs.get("content_max_length") or _env_int(MAX_LENGTH_ENV, 2048),
+        )
+        max_value_events = kwargs.get("max_value_events")
+        tracer = trace.get_tracer(
+            "pygents_otel", __version__, tracer_provider, schema_url=s.SCHEMA_URL
+        )
+        meter = metrics.get_meter(
+            "pygents_otel", __version__, meter_provider, schema_url=s.SCHEMA_URL
+        )
+        subscriber = TelemetrySubscriber(
+            tracer,
+            Metrics(meter),
+            content,
+            _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events,
+        )
+        self._subscription = subscribe(subscriber)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    @property
+    def subscriber(self) -> TelemetrySubscriber | None:
+        """The active subscriber, or ``None`` when not instrumented (or dormant)."""
+        if self._subscription is None:
+            return None
+        found = self._subscription.subscriber
+        assert isinstance(found, TelemetrySubscriber)
+        return found

@@ -1,0 +1,118 @@
+"""The instruments: GenAI operation durations and pygents' own counters and gauges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from opentelemetry.metrics import CallbackOptions, Meter, Observation
+from opentelemetry.util.types import AttributeValue
+
+from pygents import AgentRegistry, StopReason
+from pygents_otel import _spans as s
+
+# The GenAI conventions' advisory buckets for operation durations, in seconds.
+DURATION_BUCKETS: Final = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+)  # fmt: skip
+
+
+class Metrics:
+    """Everything recorded besides spans; created once per instrumentation."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.agent_duration = meter.create_histogram(
+            "gen_ai.invoke_agent.duration",
+            unit="s",
+            description="Duration of agent runs",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.tool_duration = meter.create_histogram(
+            "gen_ai.execute_tool.duration",
+            unit="s",
+            description="Duration of tool invocations",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.turns = meter.create_counter(
+            "pygents.turns", unit="{turn}", description="Turns run, by tool and stop reason"
+        )
+        self.turn_duration = meter.create_histogram(
+            "pygents.turn.duration",
+            unit="s",
+            description="Duration of turns, by tool and stop reason",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.values = meter.create_counter(
+            "pygents.tool.values", unit="{value}", description="Values streamed by tools"
+        )
+        meter.create_observable_gauge(
+            "pygents.agent.queue.depth",
+            callbacks=[_queue_depths],
+            unit="{turn}",
+            description="Turns waiting in each agent's queue",
+        )
+        meter.create_observable_gauge(
+            "pygents.context.queue.size",
+            callbacks=[_context_queue_sizes],
+            unit="{item}",
+            description="Items in each agent's context queue (limit as an attribute)",
+        )
+        meter.create_observable_gauge(
+            "pygents.context.pool.size",
+            callbacks=[_context_pool_sizes],
+            unit="{item}",
+            description="Items in each agent's context pool (limit as an attribute)",
+        )
+
+    def agent_run(self, agent_name: str, seconds: float, error_type: str | None) -> None:
+        attributes: dict[str, AttributeValue] = {
+            s.OPERATION: s.INVOKE_AGENT,
+            s.PROVIDER: "pygents",
+            s.AGENT_NAME: agent_name,
+        }
+        if error_type:
+            attributes[s.ERROR_TYPE] = error_type
+        self.agent_duration.record(seconds, attributes)
+
+    def tool_call(
+        self, tool_name: str, seconds: float, error_type: str | None, values: int
+    ) -> None:
+        attributes: dict[str, AttributeValue] = {
+            s.OPERATION: s.EXECUTE_TOOL,
+            s.PROVIDER: "pygents",
+            s.TOOL_NAME: tool_name,
+        }
+        if error_type:
+            attributes[s.ERROR_TYPE] = error_type
+        self.tool_duration.record(seconds, attributes)
+        if values:
+            self.values.add(values, {s.TOOL_NAME: tool_name})
+
+    def turn(self, tool_name: str, seconds: float, stop_reason: StopReason | None) -> None:
+        attributes: dict[str, AttributeValue] = {
+            s.PYGENTS_TOOL: tool_name,
+            s.STOP_REASON: stop_reason.value if stop_reason else "unknown",
+        }
+        self.turns.add(1, attributes)
+        self.turn_duration.record(seconds, attributes)
+
+
+def _queue_depths(options: CallbackOptions) -> Iterable[Observation]:
+    for agent in AgentRegistry.all():
+        yield Observation(len(agent.turns), {s.AGENT_NAME: agent.name})
+
+
+def _context_queue_sizes(options: CallbackOptions) -> Iterable[Observation]:
+    for agent in AgentRegistry.all():
+        queue = agent.context_queue
+        yield Observation(
+            len(queue), {s.AGENT_NAME: agent.name, "pygents.context.limit": queue.limit or 0}
+        )
+
+
+def _context_pool_sizes(options: CallbackOptions) -> Iterable[Observation]:
+    for agent in AgentRegistry.all():
+        pool = agent.context_pool
+        yield Observation(
+            len(pool), {s.AGENT_NAME: agent.name, "pygents.context.limit": pool.limit or 0}
+        )

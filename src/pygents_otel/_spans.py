@@ -1,0 +1,208 @@
+"""The span builder: every span and event name, and every attribute, in one place.
+
+Names and attributes follow the OpenTelemetry GenAI semantic conventions (agent and
+tool spans, status "Development"); what the conventions do not cover is namespaced
+``pygents.*``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from opentelemetry.util.types import AttributeValue
+
+from pygents import (
+    Agent,
+    AgentHook,
+    ContextPool,
+    ContextPoolHook,
+    ContextQueue,
+    ContextQueueHook,
+    DecoratedTool,
+    Event,
+    HookType,
+    StopReason,
+    ToolHook,
+    Turn,
+    TurnHook,
+)
+
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
+
+# GenAI semantic conventions.
+OPERATION: Final = "gen_ai.operation.name"
+PROVIDER: Final = "gen_ai.provider.name"
+AGENT_NAME: Final = "gen_ai.agent.name"
+AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+AGENT_ID: Final = "gen_ai.agent.id"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+ERROR_TYPE: Final = "error.type"
+
+# pygents' own.
+TAGS: Final = "pygents.tags"
+TURN_UUID: Final = "pygents.turn.uuid"
+TURN_TIMEOUT: Final = "pygents.turn.timeout"
+STOP_REASON: Final = "pygents.turn.stop_reason"
+VALUES: Final = "pygents.values"
+VALUE_INDEX: Final = "pygents.value.index"
+VALUE: Final = "pygents.value"
+QUEUE_DEPTH: Final = "pygents.agent.queue.depth"
+ITEM_ID: Final = "pygents.context.item.id"
+STORE_SIZE: Final = "pygents.context.size"
+PYGENTS_TOOL: Final = "pygents.tool.name"
+
+INVOKE_AGENT: Final = "invoke_agent"
+EXECUTE_TOOL: Final = "execute_tool"
+
+# Events fired once per streamed value: capped per span, always counted.
+VALUE_EVENTS: Final[frozenset[HookType]] = frozenset(
+    (ToolHook.ON_YIELD, TurnHook.ON_VALUE, AgentHook.ON_TURN_VALUE)
+)
+
+_OBJECT: Final[dict[type, str]] = {
+    TurnHook: "turn",
+    ToolHook: "tool",
+    AgentHook: "agent",
+    ContextQueueHook: "context_queue",
+    ContextPoolHook: "context_pool",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """Whether tool arguments, results and values are recorded, and how much."""
+
+    capture: bool = False
+    max_length: int = 2048
+
+    def dump(self, value: Any) -> str:
+        """``value`` as JSON (``repr`` for the rest), truncated; never raises."""
+        try:
+            text = json.dumps(value, default=_safe_repr, ensure_ascii=False)
+        except Exception:  # a value whose repr raises inside containers, and the like
+            text = _safe_repr(value)
+        if len(text) > self.max_length:
+            return text[: self.max_length] + "…"
+        return text
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__} (repr failed)>"
+
+
+def tags(obj: Any) -> dict[str, AttributeValue]:
+    found = getattr(obj, "tags", None)
+    return {TAGS: sorted(found)} if found else {}
+
+
+# -- spans -------------------------------------------------------------------------------
+
+
+def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
+    attributes: dict[str, AttributeValue] = {
+        OPERATION: INVOKE_AGENT,
+        PROVIDER: "pygents",
+        AGENT_NAME: agent.name,
+        AGENT_ID: f"{agent.name}@{id(agent):x}",
+        **tags(agent),
+    }
+    if agent.description:
+        attributes[AGENT_DESCRIPTION] = agent.description
+    return f"{INVOKE_AGENT} {agent.name}", attributes
+
+
+def turn_span(turn: Turn) -> tuple[str, dict[str, AttributeValue]]:
+    attributes: dict[str, AttributeValue] = {
+        TURN_UUID: turn.uuid,
+        TURN_TIMEOUT: float(turn.timeout),
+        PYGENTS_TOOL: turn.tool.name,
+        **tags(turn),
+    }
+    return f"turn {turn.tool.name}", attributes
+
+
+def tool_span(
+    tool: DecoratedTool[..., Any], turn: Turn | None
+) -> tuple[str, dict[str, AttributeValue]]:
+    attributes: dict[str, AttributeValue] = {
+        OPERATION: EXECUTE_TOOL,
+        PROVIDER: "pygents",
+        TOOL_NAME: tool.name,
+        TOOL_TYPE: "function",
+        **tags(tool),
+    }
+    if tool.metadata.description:
+        attributes[TOOL_DESCRIPTION] = tool.metadata.description
+    if turn is not None:
+        attributes[TOOL_CALL_ID] = turn.uuid
+    return f"{EXECUTE_TOOL} {tool.name}", attributes
+
+
+def end_attributes(
+    stop_reason: StopReason | None, error: BaseException | None
+) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {}
+    if stop_reason is not None:
+        attributes[STOP_REASON] = stop_reason.value
+    if stop_reason is StopReason.TIMEOUT:
+        attributes[ERROR_TYPE] = "TurnTimeoutError"
+    elif isinstance(error, Exception):
+        attributes[ERROR_TYPE] = type(error).__qualname__
+    return attributes
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+def event_name(event: Event) -> str:
+    return f"pygents.{_OBJECT[type(event.type)]}.{event.type.value}"
+
+
+def event_attributes(
+    event: Event, index: int | None, content: Content
+) -> dict[str, AttributeValue]:
+    """Small, non-sensitive attributes (content only when capture is on)."""
+    attributes: dict[str, AttributeValue] = {}
+    kind = event.type
+    if index is not None:
+        attributes[VALUE_INDEX] = index
+        if content.capture:
+            attributes[VALUE] = content.dump(event.args[-1])
+    for arg in (*event.args, *event.kwargs.values()):
+        if isinstance(arg, Turn) and kind is not TurnHook.ON_VALUE:
+            attributes[TURN_UUID] = arg.uuid
+            attributes[PYGENTS_TOOL] = arg.tool.name
+        elif isinstance(arg, StopReason):
+            attributes[STOP_REASON] = arg.value
+        elif isinstance(arg, BaseException):
+            attributes[ERROR_TYPE] = type(arg).__qualname__
+    source = event.source
+    if isinstance(source, Agent) and kind in _QUEUE_EVENTS:
+        attributes[QUEUE_DEPTH] = len(source.turns)
+    elif isinstance(source, (ContextQueue, ContextPool)):
+        attributes[STORE_SIZE] = len(source)
+        item = event.args[1] if len(event.args) > 1 else None
+        item_id = getattr(item, "id", None)
+        if isinstance(item_id, str):
+            attributes[ITEM_ID] = item_id
+    return attributes
+
+
+_QUEUE_EVENTS: Final = frozenset(
+    (AgentHook.BEFORE_PUT, AgentHook.AFTER_PUT, AgentHook.BEFORE_TURN, AgentHook.AFTER_TURN)
+)
+
+
+def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:
+    return content.dump({"args": list(args), **kwargs} if args else dict(kwargs))

@@ -1,0 +1,193 @@
+"""Turns the runtime's scopes and hook events into spans, span events and metrics.
+
+Uses only the core's public subscription seam: one span per scope (agent run, turn,
+tool invocation), made *current* while the tool body runs (``on_enter``/``on_exit``),
+and every hook event as an event on the span of the object that fired it.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import Token
+from typing import Any, Final
+
+from opentelemetry import context, trace
+from opentelemetry.context import Context
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from pygents import (
+    AgentHook,
+    Event,
+    Scope,
+    ScopeKind,
+    StopReason,
+    Subscriber,
+    ToolHook,
+    Turn,
+    TurnHook,
+)
+from pygents_otel import _spans as s
+from pygents_otel._metrics import Metrics
+
+_PROPAGATOR: Final = TraceContextTextMapPropagator()
+TRACEPARENT: Final = "traceparent"
+
+
+class _SpanState:
+    """What the subscriber keeps in ``scope.state`` for one span."""
+
+    __slots__ = ("events", "span", "start", "tokens", "values")
+
+    def __init__(self, span: trace.Span) -> None:
+        self.span = span
+        self.start = time.perf_counter()
+        self.values = 0  # per-value events seen
+        self.events = 0  # per-value events recorded (capped)
+        self.tokens: list[Token[Context]] = []
+
+
+def _wanted_kind(event: Event) -> ScopeKind:
+    kind = type(event.type)
+    if kind is ToolHook:
+        return ScopeKind.TOOL
+    if kind is TurnHook:
+        return ScopeKind.TURN
+    return ScopeKind.AGENT_RUN
+
+
+class TelemetrySubscriber(Subscriber):
+    """The OpenTelemetry view of the runtime; see the module docstring."""
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        metrics: Metrics | None,
+        content: s.Content,
+        max_value_events: int = 16,
+    ) -> None:
+        self.tracer = tracer
+        self.metrics = metrics
+        self.content = content
+        self.max_value_events = max_value_events
+
+    def __repr__(self) -> str:
+        return "<pygents_otel TelemetrySubscriber>"
+
+    # -- scopes ------------------------------------------------------------------------
+
+    def _state(self, scope: Scope | None) -> _SpanState | None:
+        while scope is not None:
+            found: _SpanState | None = scope.state.get(self)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def on_start(self, scope: Scope) -> None:
+        if not is_instrumentation_enabled():
+            return
+        parent = self._state(scope.parent)
+        ctx = trace.set_span_in_context(parent.span) if parent is not None else None
+        links: list[Link] = []
+        if scope.kind is ScopeKind.AGENT_RUN:
+            name, attributes = s.agent_span(scope.target)
+        elif scope.kind is ScopeKind.TURN:
+            name, attributes = s.turn_span(scope.target)
+            origin = _origin(scope.target)
+            if origin is not None:
+                links.append(Link(origin, {"pygents.link.type": "queued_from"}))
+        else:
+            name, attributes = s.tool_span(scope.target, scope.turn)
+        span = self.tracer.start_span(
+            name, context=ctx, kind=SpanKind.INTERNAL, attributes=attributes, links=links
+        )
+        scope.state[self] = _SpanState(span)
+
+    def on_enter(self, scope: Scope) -> None:
+        state = scope.state.get(self)
+        if state is not None:
+            state.tokens.append(context.attach(trace.set_span_in_context(state.span)))
+
+    def on_exit(self, scope: Scope) -> None:
+        state = scope.state.get(self)
+        if state is not None and state.tokens:
+            context.detach(state.tokens.pop())
+
+    def on_end(self, scope: Scope) -> None:
+        state: _SpanState | None = scope.state.pop(self, None)
+        if state is None:
+            return
+        span, error, reason = state.span, scope.error, scope.stop_reason
+        attributes = s.end_attributes(reason, error)
+        if state.values:
+            attributes[s.VALUES] = state.values
+        span.set_attributes(attributes)
+        failed = reason in (StopReason.ERROR, StopReason.TIMEOUT)
+        if failed and isinstance(error, Exception):
+            span.record_exception(error)
+            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"[:256]))
+        span.end()
+        if self.metrics is not None:
+            self._measure(scope, state, attributes.get(s.ERROR_TYPE) if failed else None)
+
+    def _measure(self, scope: Scope, state: _SpanState, error_type: Any) -> None:
+        assert self.metrics is not None
+        seconds = time.perf_counter() - state.start
+        error = str(error_type) if error_type else None
+        if scope.kind is ScopeKind.AGENT_RUN:
+            self.metrics.agent_run(scope.target.name, seconds, error)
+        elif scope.kind is ScopeKind.TURN:
+            self.metrics.turn(scope.target.tool.name, seconds, scope.stop_reason)
+        else:
+            self.metrics.tool_call(scope.target.name, seconds, error, state.values)
+
+    # -- events ------------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        kind = event.type
+        if kind is AgentHook.BEFORE_PUT:
+            _remember_origin(event.args[1])
+        state = self._event_state(event)
+        span = state.span if state is not None else trace.get_current_span()
+        if not span.is_recording():
+            return
+        index: int | None = None
+        if kind in s.VALUE_EVENTS and state is not None:
+            index = state.values
+            state.values += 1
+            if state.events >= self.max_value_events:
+                return
+            state.events += 1
+        if self.content.capture:
+            if kind is ToolHook.BEFORE_INVOKE:
+                span.set_attribute(
+                    s.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
+                )
+            elif kind is ToolHook.AFTER_INVOKE:
+                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event.args[0]))
+        span.add_event(s.event_name(event), s.event_attributes(event, index, self.content))
+
+    def _event_state(self, event: Event) -> _SpanState | None:
+        want = _wanted_kind(event)
+        scope = event.scope
+        while scope is not None:
+            if scope.kind is want:
+                return scope.state.get(self)
+            scope = scope.parent
+        return None
+
+
+def _remember_origin(turn: Turn) -> None:
+    """Store the current trace context in the turn, unless it already carries one."""
+    if TRACEPARENT not in turn.metadata and trace.get_current_span().get_span_context().is_valid:
+        _PROPAGATOR.inject(turn.metadata)
+
+
+def _origin(turn: Turn) -> trace.SpanContext | None:
+    if TRACEPARENT not in turn.metadata:
+        return None
+    carrier = {k: v for k, v in turn.metadata.items() if isinstance(v, str)}
+    origin = trace.get_current_span(_PROPAGATOR.extract(carrier)).get_span_context()
+    return origin if origin.is_valid else None

@@ -1,0 +1,59 @@
+"""Fixtures for the telemetry tests: the real SDK, in-memory exporter and reader,
+and an instrumentor that is always uninstrumented afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from pygents_otel import PygentsInstrumentor
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def tracer_provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider
+    provider.shutdown()
+
+
+@pytest.fixture
+def metric_reader() -> InMemoryMetricReader:
+    return InMemoryMetricReader()
+
+
+@pytest.fixture
+def meter_provider(metric_reader: InMemoryMetricReader) -> Iterator[MeterProvider]:
+    provider = MeterProvider(metric_readers=[metric_reader])
+    yield provider
+    provider.shutdown()
+
+
+@pytest.fixture
+def instrument(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider
+) -> Iterator[PygentsInstrumentor]:
+    """Instrumented with the in-memory SDK (content capture off)."""
+    instrumentor = PygentsInstrumentor()
+    instrumentor.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    yield instrumentor
+    instrumentor.uninstrument()
+
+
+def spans_by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
+    """Finished spans by name (names must be unique in the test)."""
+    spans = exporter.get_finished_spans()
+    by_name = {span.name: span for span in spans}
+    assert len(by_name) == len(spans), [span.name for span in spans]
+    return by_name
