@@ -3,7 +3,7 @@ and an instrumentor that is always uninstrumented afterwards."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -51,9 +51,14 @@ def instrument(
     instrumentor.uninstrument()
 
 
-def spans_by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
-    """Finished spans by name (names must be unique in the test)."""
-    spans = exporter.get_finished_spans()
-    by_name = {span.name: span for span in spans}
-    assert len(by_name) == len(spans), [span.name for span in spans]
-    return by_name
+@pytest.fixture
+def spans_by_name(exporter: InMemorySpanExporter) -> Callable[[], dict[str, ReadableSpan]]:
+    """A function returning the finished spans by name (names must be unique)."""
+
+    def collect() -> dict[str, ReadableSpan]:
+        spans = exporter.get_finished_spans()
+        by_name = {span.name: span for span in spans}
+        assert len(by_name) == len(spans), [span.name for span in spans]
+        return by_name
+
+    return collect
