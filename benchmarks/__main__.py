@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from benchmarks import otel_workloads as ow
 from benchmarks import workloads as wl
 
 
@@ -86,6 +87,34 @@ async def run(sizes: wl.Sizes, reps: int) -> list[Row]:
                 None if target is None else ratio <= target,
             )
         )
+
+    provider = ow.sdk_provider()
+    telemetry_rows = [
+        (
+            "W4",
+            "W1 traced (SDK, batch, null exporter)",
+            lambda n: ow.floor_w4(n, provider),
+            lambda n: ow.w4(n, provider),
+            1.25,
+            "floor: the same spans and events via the SDK",
+        ),
+        ("W5", "W1, instrumentor but no SDK", wl.w1, ow.w5, 1.05, "floor: W1"),
+    ]
+    for rid, what, floor, work, target, _note in telemetry_rows:
+        best_floor, best, _ = await _pair(lambda f=floor: f(n1), lambda w=work: w(n1), reps)
+        ratio = best / best_floor
+        rows.append(
+            Row(
+                rid,
+                what,
+                _us(best, n1),
+                _us(best_floor, n1),
+                ratio,
+                f"≤ {target:.2f}×",
+                ratio <= target,
+            )
+        )
+    provider.shutdown()
 
     res = await wl.w3(sizes.w3_agents, sizes.w3_turns)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

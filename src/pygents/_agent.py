@@ -151,6 +151,11 @@ class Agent:
         return iter(self.turns)
 
     @property
+    def queue_depth(self) -> int:
+        """How many turns are queued (without copying the queue, unlike :attr:`turns`)."""
+        return len(self._queue)
+
+    @property
     def current_turn(self) -> Turn | None:
         """The turn being run right now, if any."""
         return self._current

@@ -10,6 +10,8 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 from __future__ import annotations
 
 import math
+import os
+import random
 import time
 import uuid as _uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +36,17 @@ __all__ = ["Turn"]
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
 _NO_TAGS: Final[frozenset[str]] = frozenset()
+
+# Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
+# again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
+# and unaffected by applications that seed the ``random`` module.
+_ids = random.Random()
+os.register_at_fork(after_in_child=_ids.seed)
+
+
+def new_uuid() -> str:
+    """A random (version 4) UUID string."""
+    return str(_uuid.UUID(int=_ids.getrandbits(128), version=4))
 
 
 def _check_tool(turn: Turn, value: object) -> DecoratedTool[..., Any]:
@@ -155,7 +168,7 @@ class Turn:
     def uuid(self) -> str:
         """A unique id, created on first use and kept through serialization."""
         if self._uuid is None:
-            self._uuid = str(_uuid.uuid4())
+            self._uuid = new_uuid()
         return self._uuid
 
     @property

@@ -165,43 +165,86 @@ def end_attributes(
 # -- events ------------------------------------------------------------------------------
 
 
+def _none(event: Event) -> dict[str, AttributeValue]:
+    return {}
+
+
+def _stop(event: Event) -> dict[str, AttributeValue]:
+    return {STOP_REASON: event.args[1].value}
+
+
+def _error(event: Event) -> dict[str, AttributeValue]:
+    exc = event.args[-1] if event.args else event.kwargs.get("exc")
+    return {ERROR_TYPE: type(exc).__qualname__}
+
+
+def _queued(event: Event) -> dict[str, AttributeValue]:
+    agent: Agent = event.args[0]
+    attributes: dict[str, AttributeValue] = {QUEUE_DEPTH: agent.queue_depth}
+    if len(event.args) > 1:
+        turn: Turn = event.args[1]
+        attributes[TURN_UUID] = turn.uuid
+        attributes[PYGENTS_TOOL] = turn.tool.name
+    return attributes
+
+
+def _turn_of_agent(event: Event) -> dict[str, AttributeValue]:
+    turn: Turn = event.args[1]
+    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: turn.tool.name}
+
+
+def _agent_error(event: Event) -> dict[str, AttributeValue]:
+    attributes = _turn_of_agent(event)
+    attributes[ERROR_TYPE] = type(event.args[2]).__qualname__
+    return attributes
+
+
+def _store(event: Event) -> dict[str, AttributeValue]:
+    store = event.source
+    assert isinstance(store, (ContextQueue, ContextPool))
+    attributes: dict[str, AttributeValue] = {STORE_SIZE: len(store)}
+    item_id = getattr(event.args[1], "id", None) if len(event.args) > 1 else None
+    if isinstance(item_id, str):
+        attributes[ITEM_ID] = item_id
+    return attributes
+
+
+_BUILDERS: Final[dict[HookType, Any]] = {
+    TurnHook.ON_COMPLETE: _stop,
+    TurnHook.ON_ERROR: _error,
+    ToolHook.ON_ERROR: _error,
+    AgentHook.BEFORE_PUT: _queued,
+    AgentHook.AFTER_PUT: _queued,
+    AgentHook.BEFORE_TURN: _queued,
+    AgentHook.AFTER_TURN: _queued,
+    AgentHook.ON_TURN_VALUE: _turn_of_agent,
+    AgentHook.ON_TURN_TIMEOUT: _turn_of_agent,
+    AgentHook.ON_TURN_ERROR: _agent_error,
+    **dict.fromkeys(ContextQueueHook, _store),
+    **dict.fromkeys(ContextPoolHook, _store),
+}
+
+EVENT_NAMES: Final[dict[HookType, str]] = {
+    member: f"pygents.{_OBJECT[enum]}.{member.value}"
+    for enum in _OBJECT
+    for member in enum  # type: ignore[attr-defined]
+}
+
+
 def event_name(event: Event) -> str:
-    return f"pygents.{_OBJECT[type(event.type)]}.{event.type.value}"
+    return EVENT_NAMES[event.type]
 
 
 def event_attributes(
     event: Event, index: int | None, content: Content
 ) -> dict[str, AttributeValue]:
     """Small, non-sensitive attributes (content only when capture is on)."""
-    attributes: dict[str, AttributeValue] = {}
-    kind = event.type
+    attributes: dict[str, AttributeValue] = _BUILDERS.get(event.type, _none)(event)
     if index is not None:
         attributes[VALUE_INDEX] = index
         if content.capture:
             attributes[VALUE] = content.dump(event.args[-1])
-    for arg in (*event.args, *event.kwargs.values()):
-        if isinstance(arg, Turn) and kind is not TurnHook.ON_VALUE:
-            attributes[TURN_UUID] = arg.uuid
-            attributes[PYGENTS_TOOL] = arg.tool.name
-        elif isinstance(arg, StopReason):
-            attributes[STOP_REASON] = arg.value
-        elif isinstance(arg, BaseException):
-            attributes[ERROR_TYPE] = type(arg).__qualname__
-    source = event.source
-    if isinstance(source, Agent) and kind in _QUEUE_EVENTS:
-        attributes[QUEUE_DEPTH] = len(source.turns)
-    elif isinstance(source, (ContextQueue, ContextPool)):
-        attributes[STORE_SIZE] = len(source)
-        item = event.args[1] if len(event.args) > 1 else None
-        item_id = getattr(item, "id", None)
-        if isinstance(item_id, str):
-            attributes[ITEM_ID] = item_id
     return attributes
-
-
-_QUEUE_EVENTS: Final = frozenset(
-    (AgentHook.BEFORE_PUT, AgentHook.AFTER_PUT, AgentHook.BEFORE_TURN, AgentHook.AFTER_TURN)
-)
 
 
 def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:

@@ -48,13 +48,13 @@ class _SpanState:
         self.tokens: list[Token[Context]] = []
 
 
+_SCOPE_OF: Final[dict[type, ScopeKind]] = {ToolHook: ScopeKind.TOOL, TurnHook: ScopeKind.TURN}
+
+
 def _wanted_kind(event: Event) -> ScopeKind:
-    kind = type(event.type)
-    if kind is ToolHook:
-        return ScopeKind.TOOL
-    if kind is TurnHook:
-        return ScopeKind.TURN
-    return ScopeKind.AGENT_RUN
+    """Turn events go on the turn span, tool events on the tool span, the rest on the
+    agent-run span."""
+    return _SCOPE_OF.get(type(event.type), ScopeKind.AGENT_RUN)
 
 
 class TelemetrySubscriber(Subscriber):
@@ -167,7 +167,7 @@ class TelemetrySubscriber(Subscriber):
                 )
             elif kind is ToolHook.AFTER_INVOKE:
                 span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event.args[0]))
-        span.add_event(s.event_name(event), s.event_attributes(event, index, self.content))
+        span.add_event(s.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
 
     def _event_state(self, event: Event) -> _SpanState | None:
         want = _wanted_kind(event)
