@@ -43,7 +43,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Traces and measures every agent run, turn and tool invocation.
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
-    max_value_events=None, content_max_length=None)``. Without explicit providers it
+    max_value_events=None, content_max_length=None, max_span_events=None)``. Without explicit providers it
     uses the global ones; if no OpenTelemetry SDK is configured at all it stays
     dormant (costing nothing) — configure the SDK first, or use
     :func:`pygents_otel.configure`.
@@ -63,9 +63,10 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             _log.info("no OpenTelemetry SDK is configured; pygents instrumentation is dormant")
             return
         capture = kwargs.get("capture_content")
+        max_length = kwargs.get("content_max_length")
         content = s.Content(
             capture=_env_flag(CAPTURE_ENV) if capture is None else bool(capture),
-            max_length=kwargs.get("content_max_length") or _env_int(MAX_LENGTH_ENV, 2048),
+            max_length=_env_int(MAX_LENGTH_ENV, 2048) if max_length is None else max_length,
         )
         max_value_events = kwargs.get("max_value_events")
         tracer = trace.get_tracer(
@@ -74,11 +75,13 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         meter = metrics.get_meter(
             "pygents_otel", __version__, meter_provider, schema_url=s.SCHEMA_URL
         )
+        max_span_events = kwargs.get("max_span_events")
         subscriber = TelemetrySubscriber(
             tracer,
             Metrics(meter),
             content,
             _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events,
+            96 if max_span_events is None else max_span_events,
         )
         self._subscription = subscribe(subscriber)
 

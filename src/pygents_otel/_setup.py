@@ -142,7 +142,8 @@ def configure(
         owned.append(meter_provider)
 
     instrumentor = PygentsInstrumentor()
-    instrumentor.uninstrument()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.uninstrument()  # re-instrument with these providers
     instrumentor.instrument(
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,

@@ -51,6 +51,12 @@ TAGS: Final = "pygents.tags"
 TURN_UUID: Final = "pygents.turn.uuid"
 TURN_TIMEOUT: Final = "pygents.turn.timeout"
 STOP_REASON: Final = "pygents.turn.stop_reason"
+STOP_REASONS: Final = {
+    "agent_run": "pygents.agent.stop_reason",
+    "turn": STOP_REASON,
+    "tool": "pygents.tool.stop_reason",
+}
+DROPPED_EVENTS: Final = "pygents.events.dropped"
 VALUES: Final = "pygents.values"
 VALUE_INDEX: Final = "pygents.value.index"
 VALUE: Final = "pygents.value"
@@ -180,7 +186,7 @@ def _error(event: Event) -> dict[str, AttributeValue]:
 
 def _queued(event: Event) -> dict[str, AttributeValue]:
     agent: Agent = event.args[0]
-    attributes: dict[str, AttributeValue] = {QUEUE_DEPTH: agent.queue_depth}
+    attributes: dict[str, AttributeValue] = {AGENT_NAME: agent.name, QUEUE_DEPTH: agent.queue_depth}
     if len(event.args) > 1:
         turn: Turn = event.args[1]
         attributes[TURN_UUID] = turn.uuid
