@@ -121,7 +121,9 @@ class Invocation(Scope):
             BUS.end(self)
         return True
 
-    async def finish(self, result: Any, error: BaseException | None) -> None:
+    async def finish(
+        self, result: Any, error: BaseException | None, reason: StopReason | None = None
+    ) -> None:
         """Close the stream, release the lock, fire ``AFTER_INVOKE``/``ON_ERROR``, end."""
         tool: DecoratedTool[..., Any] = self.target
         try:
@@ -139,7 +141,7 @@ class Invocation(Scope):
                     self._lock = None
             tool.metadata._end = time.time()
             self.error = error
-            self.stop_reason = stop_reason_for(error)
+            self.stop_reason = reason if reason is not None else stop_reason_for(error)
             if not (tool.hooks or BUS.active):
                 return
             if isinstance(error, Exception):

@@ -203,6 +203,9 @@ class Subscriber:
     def on_exit(self, scope: Scope) -> None:
         """The code announced by the matching :meth:`on_enter` stopped running."""
 
+    def on_turn_created(self, turn: Any) -> None:
+        """A :class:`~pygents.Turn` was constructed (telemetry remembers where)."""
+
 
 _EnterToken: TypeAlias = "tuple[Token[Scope | Frame | None], tuple[Subscriber, ...]]"
 
@@ -221,6 +224,7 @@ class Bus:
     __slots__ = (
         "_reported",
         "active",
+        "creators",
         "enterers",
         "global_hooks",
         "listeners",
@@ -233,6 +237,7 @@ class Bus:
         self.listeners: tuple[Subscriber, ...] = ()
         self.scopers: tuple[Subscriber, ...] = ()
         self.enterers: tuple[Subscriber, ...] = ()
+        self.creators: tuple[Subscriber, ...] = ()
         self.global_hooks = False
         self.active = False
         self._reported: set[tuple[int, str]] = set()
@@ -246,6 +251,7 @@ class Bus:
         self.enterers = tuple(
             s for s in subs if _overrides(s, "on_enter") or _overrides(s, "on_exit")
         )
+        self.creators = tuple(s for s in subs if _overrides(s, "on_turn_created"))
         self.active = bool(subs) or self.global_hooks
 
     def set_global_hooks(self, present: bool) -> None:
@@ -300,6 +306,13 @@ class Bus:
                 subscriber.on_event(event)
             except Exception as exc:
                 self.contain(subscriber, "on_event", exc)
+
+    def created(self, turn: Any) -> None:
+        for subscriber in self.creators:
+            try:
+                subscriber.on_turn_created(turn)
+            except Exception as exc:
+                self.contain(subscriber, "on_turn_created", exc)
 
     def start(self, scope: Scope) -> None:
         observers = self.scopers

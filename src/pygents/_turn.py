@@ -161,6 +161,8 @@ class Turn:
         self.output: Any = None
         self.stop_reason: StopReason | None = None
         self.error: BaseException | None = None
+        if BUS.creators:
+            BUS.created(self)
 
     # -- plain attributes -------------------------------------------------------------
 

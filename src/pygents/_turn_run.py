@@ -282,7 +282,7 @@ class TurnRun(Scope):
         try:
             try:
                 if self.started:
-                    await self.inv.finish(result, error)
+                    await self.inv.finish(result, error, reason)
             except BaseException as exc:
                 error, reason = exc, self._reason(exc)
                 raise

@@ -43,7 +43,8 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Traces and measures every agent run, turn and tool invocation.
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
-    max_value_events=None, content_max_length=None, max_span_events=None)``. Without explicit providers it
+    max_value_events=None, max_span_events=None, content_max_length=None)``.
+    Without explicit providers it
     uses the global ones; if no OpenTelemetry SDK is configured at all it stays
     dormant (costing nothing) — configure the SDK first, or use
     :func:`pygents_otel.configure`.
@@ -88,6 +89,9 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     def _uninstrument(self, **kwargs: Any) -> None:
         if self._subscription is not None:
             self._subscription.close()
+            subscriber = self._subscription.subscriber
+            if isinstance(subscriber, TelemetrySubscriber) and subscriber.metrics is not None:
+                subscriber.metrics.close()
             self._subscription = None
 
     @property

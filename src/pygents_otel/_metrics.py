@@ -8,7 +8,7 @@ from typing import Final
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 from opentelemetry.util.types import AttributeValue
 
-from pygents import AgentRegistry, StopReason
+from pygents import Agent, AgentRegistry, StopReason
 from pygents_otel import _spans as s
 
 # The GenAI conventions' advisory buckets for operation durations, in seconds.
@@ -45,21 +45,22 @@ class Metrics:
         self.values = meter.create_counter(
             "pygents.tool.values", unit="{value}", description="Values streamed by tools"
         )
+        self.active = True
         meter.create_observable_gauge(
             "pygents.agent.queue.depth",
-            callbacks=[_queue_depths],
+            callbacks=[self._queue_depths],
             unit="{turn}",
             description="Turns waiting in each agent's queue",
         )
         meter.create_observable_gauge(
             "pygents.context.queue.size",
-            callbacks=[_context_queue_sizes],
+            callbacks=[self._context_queue_sizes],
             unit="{item}",
             description="Items in each agent's context queue (limit as an attribute)",
         )
         meter.create_observable_gauge(
             "pygents.context.pool.size",
-            callbacks=[_context_pool_sizes],
+            callbacks=[self._context_pool_sizes],
             unit="{item}",
             description="Items in each agent's context pool (limit as an attribute)",
         )
@@ -96,23 +97,27 @@ class Metrics:
         self.turns.add(1, attributes)
         self.turn_duration.record(seconds, attributes)
 
+    def close(self) -> None:
+        """Stop reporting (the gauges' callbacks return nothing from now on)."""
+        self.active = False
 
-def _queue_depths(options: CallbackOptions) -> Iterable[Observation]:
-    for agent in AgentRegistry.all():
-        yield Observation(len(agent.turns), {s.AGENT_NAME: agent.name})
+    def _agents(self) -> list[Agent]:
+        return AgentRegistry.all() if self.active else []
 
+    def _queue_depths(self, options: CallbackOptions) -> Iterable[Observation]:
+        for agent in self._agents():
+            yield Observation(len(agent.turns), {s.AGENT_NAME: agent.name})
 
-def _context_queue_sizes(options: CallbackOptions) -> Iterable[Observation]:
-    for agent in AgentRegistry.all():
-        queue = agent.context_queue
-        yield Observation(
-            len(queue), {s.AGENT_NAME: agent.name, "pygents.context.limit": queue.limit or 0}
-        )
+    def _context_queue_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
+        for agent in self._agents():
+            queue = agent.context_queue
+            yield Observation(
+                len(queue), {s.AGENT_NAME: agent.name, "pygents.context.limit": queue.limit or 0}
+            )
 
-
-def _context_pool_sizes(options: CallbackOptions) -> Iterable[Observation]:
-    for agent in AgentRegistry.all():
-        pool = agent.context_pool
-        yield Observation(
-            len(pool), {s.AGENT_NAME: agent.name, "pygents.context.limit": pool.limit or 0}
-        )
+    def _context_pool_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
+        for agent in self._agents():
+            pool = agent.context_pool
+            yield Observation(
+                len(pool), {s.AGENT_NAME: agent.name, "pygents.context.limit": pool.limit or 0}
+            )

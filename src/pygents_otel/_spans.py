@@ -72,6 +72,19 @@ EXECUTE_TOOL: Final = "execute_tool"
 VALUE_EVENTS: Final[frozenset[HookType]] = frozenset(
     (ToolHook.ON_YIELD, TurnHook.ON_VALUE, AgentHook.ON_TURN_VALUE)
 )
+# Events that repeat with the work a span does (per value, per turn, per routed item):
+# the first few of each kind are recorded, the rest counted. One-off lifecycle events
+# (errors, timeouts, completion, pauses) are always recorded.
+BULK_EVENTS: Final[frozenset[HookType]] = VALUE_EVENTS | frozenset(
+    (
+        AgentHook.BEFORE_TURN,
+        AgentHook.AFTER_TURN,
+        AgentHook.BEFORE_PUT,
+        AgentHook.AFTER_PUT,
+        *ContextQueueHook,
+        *ContextPoolHook,
+    )
+)
 
 _OBJECT: Final[dict[type, str]] = {
     TurnHook: "turn",
@@ -90,14 +103,32 @@ class Content:
     max_length: int = 2048
 
     def dump(self, value: Any) -> str:
-        """``value`` as JSON (``repr`` for the rest), truncated; never raises."""
-        try:
-            text = json.dumps(value, default=_safe_repr, ensure_ascii=False)
-        except Exception:  # a value whose repr raises inside containers, and the like
-            text = _safe_repr(value)
+        """``value`` as JSON (``repr`` for the rest), truncated; never raises.
+
+        Long lists (a stream's values) are encoded item by item only until the limit
+        is reached, so a million-value result costs no more than a short one.
+        """
+        if isinstance(value, (list, tuple)) and len(value) > 64:
+            parts: list[str] = []
+            size = 0
+            for item in value:
+                parts.append(self._one(item))
+                size += len(parts[-1]) + 2
+                if size > self.max_length:
+                    break
+            text = "[" + ", ".join(parts) + ("]" if len(parts) == len(value) else ", ")
+        else:
+            text = self._one(value)
         if len(text) > self.max_length:
             return text[: self.max_length] + "…"
         return text
+
+    @staticmethod
+    def _one(value: Any) -> str:
+        try:
+            return json.dumps(value, default=_safe_repr, ensure_ascii=False)
+        except Exception:  # a value whose repr raises inside containers, and the like
+            return _safe_repr(value)
 
 
 def _safe_repr(value: Any) -> str:
@@ -156,11 +187,12 @@ def tool_span(
 
 
 def end_attributes(
-    stop_reason: StopReason | None, error: BaseException | None
+    kind: str, stop_reason: StopReason | None, error: BaseException | None
 ) -> dict[str, AttributeValue]:
+    """``kind`` is the scope kind's value: ``agent_run``, ``turn`` or ``tool``."""
     attributes: dict[str, AttributeValue] = {}
     if stop_reason is not None:
-        attributes[STOP_REASON] = stop_reason.value
+        attributes[STOP_REASONS[kind]] = stop_reason.value
     if stop_reason is StopReason.TIMEOUT:
         attributes[ERROR_TYPE] = "TurnTimeoutError"
     elif isinstance(error, Exception):

@@ -20,6 +20,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from pygents import (
     AgentHook,
     Event,
+    HookType,
     Scope,
     ScopeKind,
     StopReason,
@@ -38,14 +39,19 @@ TRACEPARENT: Final = "traceparent"
 class _SpanState:
     """What the subscriber keeps in ``scope.state`` for one span."""
 
-    __slots__ = ("events", "span", "start", "tokens", "values")
+    __slots__ = ("counts", "dropped", "recorded", "saved", "span", "start", "tokens", "values")
 
     def __init__(self, span: trace.Span) -> None:
         self.span = span
         self.start = time.perf_counter()
         self.values = 0  # per-value events seen
-        self.events = 0  # per-value events recorded (capped)
+        self.counts: dict[HookType, int] = {}  # repetitive events seen, by kind
+        self.recorded = 0  # events recorded on this span
+        self.dropped = 0  # events left out to stay within the span's budget
         self.tokens: list[Token[Context]] = []
+        # The context the tool body had when its last step ended: restored at the next
+        # step, so spans a streaming tool keeps open across yields stay current.
+        self.saved: Context | None = None
 
 
 _SCOPE_OF: Final[dict[type, ScopeKind]] = {ToolHook: ScopeKind.TOOL, TurnHook: ScopeKind.TURN}
@@ -66,11 +72,14 @@ class TelemetrySubscriber(Subscriber):
         metrics: Metrics | None,
         content: s.Content,
         max_value_events: int = 16,
+        max_span_events: int = 96,
     ) -> None:
         self.tracer = tracer
         self.metrics = metrics
         self.content = content
         self.max_value_events = max_value_events
+        # Below the SDK's default of 128 events a span, leaving room for exceptions.
+        self.max_span_events = max_span_events
 
     def __repr__(self) -> str:
         return "<pygents_otel TelemetrySubscriber>"
@@ -108,21 +117,28 @@ class TelemetrySubscriber(Subscriber):
     def on_enter(self, scope: Scope) -> None:
         state = scope.state.get(self)
         if state is not None:
-            state.tokens.append(context.attach(trace.set_span_in_context(state.span)))
+            ctx = state.saved if state.saved is not None else trace.set_span_in_context(state.span)
+            state.tokens.append(context.attach(ctx))
 
     def on_exit(self, scope: Scope) -> None:
         state = scope.state.get(self)
         if state is not None and state.tokens:
+            state.saved = context.get_current()
             context.detach(state.tokens.pop())
+
+    def on_turn_created(self, turn: Turn) -> None:
+        _remember_origin(turn)
 
     def on_end(self, scope: Scope) -> None:
         state: _SpanState | None = scope.state.pop(self, None)
         if state is None:
             return
         span, error, reason = state.span, scope.error, scope.stop_reason
-        attributes = s.end_attributes(reason, error)
+        attributes = s.end_attributes(scope.kind.value, reason, error)
         if state.values:
             attributes[s.VALUES] = state.values
+        if state.dropped:
+            attributes[s.DROPPED_EVENTS] = state.dropped
         span.set_attributes(attributes)
         failed = reason in (StopReason.ERROR, StopReason.TIMEOUT)
         if failed and isinstance(error, Exception):
@@ -154,12 +170,20 @@ class TelemetrySubscriber(Subscriber):
         if not span.is_recording():
             return
         index: int | None = None
-        if kind in s.VALUE_EVENTS and state is not None:
-            index = state.values
-            state.values += 1
-            if state.events >= self.max_value_events:
+        if state is not None:
+            if kind in s.BULK_EVENTS:
+                if kind in s.VALUE_EVENTS:
+                    index = state.values
+                    state.values += 1
+                seen = state.counts.get(kind, 0)
+                state.counts[kind] = seen + 1
+                if seen >= self.max_value_events:
+                    state.dropped += 1
+                    return
+            if state.recorded >= self.max_span_events:
+                state.dropped += 1
                 return
-            state.events += 1
+            state.recorded += 1
         if self.content.capture:
             if kind is ToolHook.BEFORE_INVOKE:
                 span.set_attribute(
@@ -181,7 +205,9 @@ class TelemetrySubscriber(Subscriber):
 
 def _remember_origin(turn: Turn) -> None:
     """Store the current trace context in the turn, unless it already carries one."""
-    if TRACEPARENT not in turn.metadata and trace.get_current_span().get_span_context().is_valid:
+    if not trace.get_current_span().get_span_context().is_valid:
+        return
+    if TRACEPARENT not in turn.metadata:
         _PROPAGATOR.inject(turn.metadata)
 
 
