@@ -13,7 +13,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
-from pygents import Subscription, subscribe
+from pygents import Subscriber, Subscription, Turn, subscribe
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 from pygents_otel._subscriber import TelemetrySubscriber
@@ -45,9 +45,9 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
     max_value_events=None, max_span_events=None, content_max_length=None)``.
     Without explicit providers it
-    uses the global ones; if no OpenTelemetry SDK is configured at all it stays
-    dormant (costing nothing) — configure the SDK first, or use
-    :func:`pygents_otel.configure`.
+    uses the global ones. If no OpenTelemetry SDK is configured yet it stays dormant
+    (costing nothing per event) and switches itself on at the first turn created
+    after an SDK has been installed.
     """
 
     _subscription: Subscription | None = None
@@ -56,13 +56,15 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return ("pygents >= 0.1.0",)
 
     def _instrument(self, **kwargs: Any) -> None:
-        tracer_provider = kwargs.get("tracer_provider")
-        meter_provider = kwargs.get("meter_provider")
-        if tracer_provider is None and isinstance(
-            trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider)
-        ):
-            _log.info("no OpenTelemetry SDK is configured; pygents instrumentation is dormant")
+        if kwargs.get("tracer_provider") is None and not _sdk_installed():
+            # No SDK yet: wait for one without costing anything per event. The first
+            # turn created after an SDK is installed switches tracing on.
+            _log.info("no OpenTelemetry SDK is configured yet; pygents tracing is dormant")
+            self._subscription = subscribe(_Waker(self, kwargs))
             return
+        self._activate(kwargs)
+
+    def _activate(self, kwargs: dict[str, Any]) -> TelemetrySubscriber:
         capture = kwargs.get("capture_content")
         max_length = kwargs.get("content_max_length")
         content = s.Content(
@@ -70,13 +72,13 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             max_length=_env_int(MAX_LENGTH_ENV, 2048) if max_length is None else max_length,
         )
         max_value_events = kwargs.get("max_value_events")
+        max_span_events = kwargs.get("max_span_events")
         tracer = trace.get_tracer(
-            "pygents_otel", __version__, tracer_provider, schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, kwargs.get("tracer_provider"), schema_url=s.SCHEMA_URL
         )
         meter = metrics.get_meter(
-            "pygents_otel", __version__, meter_provider, schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, kwargs.get("meter_provider"), schema_url=s.SCHEMA_URL
         )
-        max_span_events = kwargs.get("max_span_events")
         subscriber = TelemetrySubscriber(
             tracer,
             Metrics(meter),
@@ -84,7 +86,10 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events,
             96 if max_span_events is None else max_span_events,
         )
+        if self._subscription is not None:
+            self._subscription.close()
         self._subscription = subscribe(subscriber)
+        return subscriber
 
     def _uninstrument(self, **kwargs: Any) -> None:
         if self._subscription is not None:
@@ -100,5 +105,21 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         if self._subscription is None:
             return None
         found = self._subscription.subscriber
-        assert isinstance(found, TelemetrySubscriber)
-        return found
+        return found if isinstance(found, TelemetrySubscriber) else None
+
+
+def _sdk_installed() -> bool:
+    return not isinstance(trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider))
+
+
+class _Waker(Subscriber):
+    """Stands in while no SDK is configured: it only looks at turn creation, which is
+    cheap and happens before any turn runs, and activates tracing once an SDK exists."""
+
+    def __init__(self, instrumentor: PygentsInstrumentor, kwargs: dict[str, Any]) -> None:
+        self.instrumentor = instrumentor
+        self.kwargs = kwargs
+
+    def on_turn_created(self, turn: Turn) -> None:
+        if _sdk_installed():
+            self.instrumentor._activate(self.kwargs).on_turn_created(turn)
