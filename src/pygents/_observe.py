@@ -217,8 +217,11 @@ def _overrides(subscriber: Subscriber, method: str) -> bool:
 class Bus:
     """Holds the subscribers and the flag the runtime checks before doing any work.
 
-    There is one instance, :data:`BUS`. ``active`` is true when anything observes
-    the runtime: a subscriber, or a global hook (maintained by the hook module).
+    There is one instance, :data:`BUS`. ``active`` is true when hook events must be
+    dispatched: a subscriber listens to events (``on_event``), or a global hook exists
+    (maintained by the hook module). Subscribers that only follow scopes, steps or
+    turn creation are reached through ``scopers``, ``enterers`` and ``creators``, and
+    leave the event paths as fast as with nobody subscribed.
     """
 
     __slots__ = (
@@ -252,11 +255,11 @@ class Bus:
             s for s in subs if _overrides(s, "on_enter") or _overrides(s, "on_exit")
         )
         self.creators = tuple(s for s in subs if _overrides(s, "on_turn_created"))
-        self.active = bool(subs) or self.global_hooks
+        self.active = bool(self.listeners) or self.global_hooks
 
     def set_global_hooks(self, present: bool) -> None:
         self.global_hooks = present
-        self.active = bool(self.subscribers) or present
+        self.active = bool(self.listeners) or present
 
     def add(self, subscriber: Subscriber) -> None:
         if not isinstance(subscriber, Subscriber):
