@@ -10,6 +10,8 @@ from pygents._agent import Agent, AgentRegistry
 from pygents._calling import Injectable
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import (
+    COLD_EVENTS,
+    HOT_EVENTS,
     AgentHook,
     ContextPoolHook,
     ContextQueueHook,
@@ -55,6 +57,8 @@ from pygents._turn import Turn
 __version__ = "0.1.0"
 
 __all__ = [
+    "COLD_EVENTS",
+    "HOT_EVENTS",
     "Agent",
     "AgentHook",
     "AgentRegistry",

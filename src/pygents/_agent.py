@@ -206,7 +206,7 @@ class Agent:
                 f"{', '.join(sorted(self._tool_names)) or 'none'}); give the agent that tool "
                 "or send the turn to an agent that has it"
             )
-        if self._hooks or BUS.active:
+        if self._hooks or BUS.listening:
             await fire(AgentHook.BEFORE_PUT, self, self._hooks, (self, turn), None, self._run)
             self._queue.append(turn)
             await fire(AgentHook.AFTER_PUT, self, self._hooks, (self, turn), None, self._run)
@@ -234,7 +234,8 @@ class Agent:
         return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
 
     async def _agent_event(self, event: AgentHook, *args: Any) -> None:
-        if self._hooks or BUS.active:
+        """A cold agent event (pause, resume, turn failure)."""
+        if self._hooks or BUS.listening:
             await fire(event, self, self._hooks, args, None, self._run)
 
     async def _wait_if_paused(self) -> None:

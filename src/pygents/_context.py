@@ -99,7 +99,7 @@ class _Store(Injectable, Generic[T]):
         return f"<{type(self).__name__} {len(self)}/{self._limit or '∞'}>"
 
     async def _fire(self, event: HookType, *args: Any) -> None:
-        if self.hooks or BUS.active:
+        if self.hooks or BUS.listening:
             await fire(event, self, self.hooks, args)
 
     def branch(self: S, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> S:

@@ -6,6 +6,8 @@ from enum import Enum, StrEnum
 from typing import TypeAlias
 
 __all__ = [
+    "COLD_EVENTS",
+    "HOT_EVENTS",
     "AgentHook",
     "ContextPoolHook",
     "ContextQueueHook",
@@ -97,6 +99,31 @@ class ContextPoolHook(_Event):
 
 HookType: TypeAlias = TurnHook | AgentHook | ToolHook | ContextQueueHook | ContextPoolHook
 """Any member of the five hook enums."""
+
+HOT_EVENTS: frozenset[HookType] = frozenset(
+    (
+        TurnHook.BEFORE_RUN,
+        TurnHook.AFTER_RUN,
+        TurnHook.ON_VALUE,
+        TurnHook.ON_COMPLETE,
+        ToolHook.BEFORE_INVOKE,
+        ToolHook.ON_YIELD,
+        ToolHook.AFTER_INVOKE,
+        AgentHook.BEFORE_TURN,
+        AgentHook.AFTER_TURN,
+        AgentHook.ON_TURN_VALUE,
+    )
+)
+"""Events fired for every turn or every streamed value. The others (puts, pauses,
+errors, timeouts, context changes) are *cold*: a subscriber that listens only to
+cold events keeps every per-turn path as fast as with nobody subscribed."""
+
+COLD_EVENTS: frozenset[HookType] = frozenset(
+    member
+    for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
+    for member in enum
+    if member not in HOT_EVENTS
+)
 
 HOOK_ENUMS: tuple[type[_Event], ...] = (
     TurnHook,

@@ -142,11 +142,10 @@ class Invocation(Scope):
             tool.metadata._end = time.time()
             self.error = error
             self.stop_reason = reason if reason is not None else stop_reason_for(error)
-            if not (tool.hooks or BUS.active):
-                return
             if isinstance(error, Exception):
-                await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
-            elif error is None or self.agen is not None:
+                if tool.hooks or BUS.listening:
+                    await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
+            elif (error is None or self.agen is not None) and (tool.hooks or BUS.active):
                 await fire(ToolHook.AFTER_INVOKE, tool, tool.hooks, (result,), None, self)
         finally:
             if self.observers:

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
-from pygents._enums import HookType, StopReason
+from pygents._enums import HOT_EVENTS, HookType, StopReason
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -186,7 +186,16 @@ class Subscriber:
 
     Every method is called synchronously on the event loop, in the task that runs
     the observed code, so it must be quick and must not block.
+
+    ``event_types`` limits :meth:`on_event` to some event types (``None``: all), and
+    ``scope_kinds`` limits :meth:`on_start`/:meth:`on_end` to some kinds of scope.
+    Listening only to :data:`~pygents.COLD_EVENTS` keeps every per-turn path of the
+    runtime on its fast track.
     """
+
+    event_types: ClassVar[frozenset[HookType] | None] = None
+    scope_kinds: ClassVar[frozenset[ScopeKind] | None] = None
+    """The scope kinds :meth:`on_start`/:meth:`on_end` are called for (``None``: all)."""
 
     def on_event(self, event: Event) -> None:
         """A hook event fired (before the hooks for it run)."""
@@ -217,9 +226,10 @@ def _overrides(subscriber: Subscriber, method: str) -> bool:
 class Bus:
     """Holds the subscribers and the flag the runtime checks before doing any work.
 
-    There is one instance, :data:`BUS`. ``active`` is true when hook events must be
-    dispatched: a subscriber listens to events (``on_event``), or a global hook exists
-    (maintained by the hook module). Subscribers that only follow scopes, steps or
+    There is one instance, :data:`BUS`. ``active`` is true when per-turn (hot) hook
+    events must be dispatched: a subscriber listens to them, or a global hook exists
+    (maintained by the hook module); ``listening`` is the same for any event, and
+    guards the cold ones. Subscribers that only follow scopes, steps or
     turn creation are reached through ``scopers``, ``enterers`` and ``creators``, and
     leave the event paths as fast as with nobody subscribed.
     """
@@ -231,7 +241,9 @@ class Bus:
         "enterers",
         "global_hooks",
         "listeners",
+        "listening",
         "scopers",
+        "scopers_by_kind",
         "subscribers",
     )
 
@@ -241,8 +253,10 @@ class Bus:
         self.scopers: tuple[Subscriber, ...] = ()
         self.enterers: tuple[Subscriber, ...] = ()
         self.creators: tuple[Subscriber, ...] = ()
+        self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
         self.active = False
+        self.listening = False
         self._reported: set[tuple[int, str]] = set()
 
     def _rebuild(self) -> None:
@@ -255,11 +269,23 @@ class Bus:
             s for s in subs if _overrides(s, "on_enter") or _overrides(s, "on_exit")
         )
         self.creators = tuple(s for s in subs if _overrides(s, "on_turn_created"))
-        self.active = bool(self.listeners) or self.global_hooks
+        self.scopers_by_kind = {
+            kind: tuple(s for s in self.scopers if s.scope_kinds is None or kind in s.scope_kinds)
+            for kind in ScopeKind
+        }
+        self._refresh_flags()
+
+    def _refresh_flags(self) -> None:
+        hot = any(
+            s.event_types is None or not s.event_types.isdisjoint(HOT_EVENTS)
+            for s in self.listeners
+        )
+        self.active = hot or self.global_hooks
+        self.listening = bool(self.listeners) or self.global_hooks
 
     def set_global_hooks(self, present: bool) -> None:
         self.global_hooks = present
-        self.active = bool(self.listeners) or present
+        self._refresh_flags()
 
     def add(self, subscriber: Subscriber) -> None:
         if not isinstance(subscriber, Subscriber):
@@ -305,6 +331,9 @@ class Bus:
             return
         event = Event(type, source, args, kwargs, scope if scope is not None else current_scope())
         for subscriber in listeners:
+            wanted = subscriber.event_types
+            if wanted is not None and type not in wanted:
+                continue
             try:
                 subscriber.on_event(event)
             except Exception as exc:
@@ -318,7 +347,7 @@ class Bus:
                 self.contain(subscriber, "on_turn_created", exc)
 
     def start(self, scope: Scope) -> None:
-        observers = self.scopers
+        observers = self.scopers_by_kind[scope.kind]
         scope.observers = observers
         for subscriber in observers:
             try:

@@ -158,6 +158,7 @@ class TurnRun(Scope):
         self.frame = Frame(CURRENT.get())
         self.frame_token = CURRENT.set(self.frame)
         self.keep = self.inv.values.append
+        self.target.output = self.inv.values  # live: grows as values arrive
 
     def _settle(self, exc: BaseException | None) -> None:
         deadline = self.deadline
@@ -292,8 +293,8 @@ class TurnRun(Scope):
                 turn.stop_reason = reason
                 turn.error = error
             hooks = self.hooks()
-            if hooks or BUS.active:
-                if reason is StopReason.COMPLETED:
+            if hooks or BUS.listening:
+                if reason is StopReason.COMPLETED and (hooks or BUS.active):
                     try:
                         await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
                     except BaseException as exc:

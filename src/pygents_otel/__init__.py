@@ -8,9 +8,16 @@ turn and tool invocation, following the GenAI semantic conventions.
 
 from __future__ import annotations
 
-from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._instrumentor import PygentsInstrumentor, trace_id_of
 from pygents_otel._setup import Telemetry, configure
 from pygents_otel._subscriber import TelemetrySubscriber
 from pygents_otel._version import __version__
 
-__all__ = ["PygentsInstrumentor", "Telemetry", "TelemetrySubscriber", "__version__", "configure"]
+__all__ = [
+    "PygentsInstrumentor",
+    "Telemetry",
+    "TelemetrySubscriber",
+    "__version__",
+    "configure",
+    "trace_id_of",
+]

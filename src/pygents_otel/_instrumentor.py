@@ -13,7 +13,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
-from pygents import Subscriber, Subscription, Turn, subscribe
+from pygents import Scope, Subscriber, Subscription, Turn, subscribe
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 from pygents_otel._subscriber import TelemetrySubscriber
@@ -123,3 +123,11 @@ class _Waker(Subscriber):
     def on_turn_created(self, turn: Turn) -> None:
         if _sdk_installed():
             self.instrumentor._activate(self.kwargs).on_turn_created(turn)
+
+
+def trace_id_of(scope: Scope) -> str | None:
+    """The trace id (32 hex digits) of the span recording ``scope``, while it runs."""
+    subscriber = PygentsInstrumentor().subscriber
+    if subscriber is None:
+        return None
+    return subscriber.trace_id_of(scope)

@@ -114,6 +114,14 @@ class TelemetrySubscriber(Subscriber):
         )
         scope.state[self] = _SpanState(span)
 
+    def trace_id_of(self, scope: Scope) -> str | None:
+        """The trace id of the span recording ``scope``, while it is open."""
+        state = self._state(scope)
+        if state is None:
+            return None
+        context_ = state.span.get_span_context()
+        return format(context_.trace_id, "032x") if context_.is_valid else None
+
     def on_enter(self, scope: Scope) -> None:
         state = scope.state.get(self)
         if state is not None:

@@ -1,17 +1,94 @@
-"""The ``pygents-tui`` command (the dashboard lands with its own issue)."""
+"""``pygents-tui``: the live dashboard, around the built-in demo or your own program."""
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from pygents_tui import __version__
+from pygents_tui._target import TargetError, load_target
+from pygents_tui.app import Dashboard, Workload
+from pygents_tui.demo import build_demo
 
 __all__ = ["main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``pygents-tui``."""
-    args = sys.argv[1:] if argv is None else argv
-    if args and args[0] in ("--version", "-V"):
-        print("pygents-tui 0.1.0")
-        return 0
-    print("pygents-tui: the dashboard is not built yet; `pygents-tui demo` arrives with it.")
-    return 0
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, not a usage dump: ``pygents-tui: error: ...`` and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="pygents-tui",
+        description="Watch pygents agents live: queues, running turns against their "
+        "timeouts, streaming values, context, events.",
+    )
+    parser.add_argument("--version", action="version", version=f"pygents-tui {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
+    demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")
+    demo.add_argument("--speed", type=float, default=1.0, help="run the demo faster or slower")
+    run = commands.add_parser("run", help="run your async entry point under the dashboard")
+    run.add_argument("target", help="PATH.py[:callable] or package.module:callable (default: main)")
+    for sub in (demo, run):
+        sub.add_argument(
+            "--trace-url",
+            default=os.environ.get("PYGENTS_TUI_TRACE_URL"),
+            help="trace viewer URL with {trace_id}, e.g. http://localhost:16686/trace/{trace_id}",
+        )
+    return parser
+
+
+def _telemetry() -> tuple[Any, Callable[..., Any] | None]:
+    """Export to OTLP too when the standard variables ask for it."""
+    wanted = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_TRACES_EXPORTER")
+    if not wanted or os.environ.get("OTEL_TRACES_EXPORTER", "").lower() in ("console", "none"):
+        return None, None  # console output would write over the dashboard
+    try:
+        import pygents_otel
+    except ImportError:
+        return None, None
+    return pygents_otel.configure(
+        service_name=os.environ.get("OTEL_SERVICE_NAME", "pygents-tui")
+    ), (pygents_otel.trace_id_of)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``pygents-tui``; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    workload: Workload
+    if args.command == "demo":
+        workload = build_demo(seed=args.seed, speed=args.speed).run
+        title = "demo"
+    else:
+        try:
+            workload = load_target(args.target)
+        except TargetError as exc:
+            print(f"pygents-tui: error: {exc}", file=sys.stderr)
+            return 2
+        title = args.target
+    telemetry, trace_id = _telemetry()
+    app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
+    try:
+        app.run()
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()
+    if app.workload_error is not None:
+        error = app.workload_error
+        print(f"pygents-tui: the workload failed: {type(error).__name__}: {error}", file=sys.stderr)
+    return app.return_code or 0
+
+
+def run() -> NoReturn:
+    """Console-script wrapper."""
+    sys.exit(main())

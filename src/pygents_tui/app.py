@@ -1,0 +1,261 @@
+"""The dashboard application.
+
+The workload (the demo, or your coroutine) runs in the app's own event loop. A
+:class:`~pygents_tui.model.DashboardModel` collects what happens at almost no cost to
+the agents; a timer drains it ten times a second and repaints only what changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Static, TabbedContent
+from textual.worker import Worker, WorkerState
+
+from pygents import AgentRegistry, Scope, subscribe
+from pygents_tui.model import DashboardModel
+from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
+from pygents_tui.screens.main import TABS
+from pygents_tui.widgets import (
+    AgentsTable,
+    ContextPanel,
+    EventsPanel,
+    QueueTable,
+    RunningPanel,
+    TimelineTable,
+    ValuesLog,
+)
+
+__all__ = ["Dashboard", "Workload"]
+
+Workload = Callable[[], Awaitable[Any]]
+
+
+class Dashboard(App[int]):
+    """Watch agents live. ``workload`` is started in the app's loop on mount."""
+
+    CSS_PATH = Path(__file__).with_name("dashboard.tcss")
+    TITLE = "pygents"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("space", "freeze", "Freeze"),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("j", "cursor('down')", "Down", show=False),
+        Binding("k", "cursor('up')", "Up", show=False),
+        *(
+            Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
+            for i, (key, label) in enumerate(TABS, 1)
+        ),
+    ]
+
+    def __init__(
+        self,
+        workload: Workload | None = None,
+        *,
+        model: DashboardModel | None = None,
+        refresh_hz: float = 10.0,
+        title: str | None = None,
+        trace_url: str | None = None,
+        trace_id: Callable[[Scope], str | None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.model = model if model is not None else DashboardModel(trace_id=trace_id)
+        self.workload = workload
+        self.refresh_hz = refresh_hz
+        self.trace_url = trace_url
+        if title:
+            self.sub_title = title
+        self.frozen = False
+        self._frozen_at = 0
+        self.workload_error: BaseException | None = None
+        self.workload_done = asyncio.Event()
+        self._subscription: Any = None
+        self._main = MainScreen(self.model)
+
+    # -- life cycle -------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._subscription = subscribe(self.model)
+        self.push_screen(self._main)
+        self.refresh_timer = self.set_interval(1 / self.refresh_hz, self.refresh_view)
+        if self.workload is not None:
+            self.run_worker(self._run_workload(), name="workload", exit_on_error=False)
+        else:
+            self.workload_done.set()
+
+    def on_unmount(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    async def _run_workload(self) -> None:
+        assert self.workload is not None
+        try:
+            await self.workload()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self.workload_error = exc
+            self.notify(
+                f"{type(exc).__name__}: {exc}",
+                title="the workload failed",
+                severity="error",
+                timeout=30,
+            )
+            raise
+        finally:
+            self.workload_done.set()
+            self.refresh_view()
+
+    @on(Worker.StateChanged)
+    def _workload_state(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "workload" and event.state is WorkerState.SUCCESS:
+            self.notify("the workload finished; press q to quit", timeout=10)
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(return_code=1 if self.workload_error is not None else 0)
+
+    # -- refreshing -------------------------------------------------------------------
+
+    def refresh_view(self) -> None:
+        """Drain the model; repaint (unless frozen) only the panels that can change."""
+        changed = self.model.drain()
+        if self.screen is not self._main and not isinstance(
+            self.screen, (HelpScreen, InspectorScreen)
+        ):
+            return
+        status = self._main.query_one("#status", Static)
+        if self.frozen:
+            fresh = self.model.processed - self._frozen_at
+            status.update(f" FROZEN · +{fresh} new record(s) · space to resume", layout=False)
+            status.add_class("frozen")
+            return
+        status.remove_class("frozen")
+        model = self.model
+        running = len(model.running)
+        status.update(
+            f" {len(AgentRegistry)} agent(s) · {running} turn(s) running · "
+            f"{sum(s.completed for s in model.agents.values())} done · "
+            f"{model.log_total} event(s)"
+            + (f" · {model.dropped} dropped" if model.dropped else "")
+            + (" · workload failed" if self.workload_error else ""),
+            layout=False,
+        )
+        with self.batch_update():
+            agents = self._main.query_one(AgentsTable)
+            agents.refresh_from_model()
+            name = agents.selected
+            agent = AgentRegistry.find(name) if name else None
+            self._main.query_one(RunningPanel).refresh()
+            self._main.query_one(RunningPanel).agent = name
+            active = self._main.query_one(TabbedContent).active
+            if active == "tab-queue":
+                self._main.query_one(QueueTable).refresh_from(agent)
+            elif active == "tab-values":
+                self._main.query_one(ValuesLog).refresh_from(name)
+            elif active == "tab-context":
+                panel = self._main.query_one(ContextPanel)
+                panel.agent = agent
+                panel.refresh()
+            elif active == "tab-events":
+                self._main.query_one(EventsPanel).refresh_from_model()
+            elif active == "tab-timeline" and (changed or running):
+                self._main.query_one(TimelineTable).refresh_from(name)
+
+    # -- actions ----------------------------------------------------------------------
+
+    @property
+    def selected_agent(self) -> str | None:
+        return self._main.query_one(AgentsTable).selected
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_pause(self) -> None:
+        name = self.selected_agent
+        agent = AgentRegistry.find(name) if name else None
+        if agent is None:
+            self.notify("select an agent first", severity="warning")
+            return
+        if agent.is_paused:
+            agent.resume()
+            self.notify(f"{name} resumed")
+        else:
+            agent.pause()
+            self.notify(f"{name} will pause before its next turn")
+        self.refresh_view()
+
+    def action_freeze(self) -> None:
+        self.frozen = not self.frozen
+        self._frozen_at = self.model.processed
+        self.refresh_view()
+
+    def action_filter(self) -> None:
+        self.action_show_tab("tab-events")
+        self._main.query_one("#filter", Input).focus()
+
+    def action_show_tab(self, tab: str) -> None:
+        self._main.query_one(TabbedContent).active = tab
+        self.refresh_view()
+
+    async def action_back(self) -> None:
+        if self.screen is not self._main:
+            await self.pop_screen()
+        else:
+            self._main.query_one(AgentsTable).focus()
+
+    def action_cursor(self, direction: str) -> None:
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            if direction == "down":
+                focused.action_cursor_down()
+            else:
+                focused.action_cursor_up()
+
+    def action_inspect(self, uuid: str | None = None) -> None:
+        if uuid is None:
+            uuid = self._main.query_one(TimelineTable).selected_uuid
+        record = self.model.find_turn(uuid) if uuid else None
+        if record is None:
+            self.notify("no turn selected: pick one in the Timeline panel (6)", severity="warning")
+            return
+        self.push_screen(InspectorScreen(record, self.trace_url))
+
+    @on(DataTable.RowSelected, "#timeline")
+    def _inspect_row(self, event: DataTable.RowSelected) -> None:
+        self.action_inspect(str(event.row_key.value))
+
+    @on(DataTable.RowSelected, "#agents")
+    def _agent_chosen(self, event: DataTable.RowSelected) -> None:
+        self.refresh_view()
+
+    @on(DataTable.RowHighlighted, "#agents")
+    def _agent_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.refresh_view()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_view()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Pause / resume agent", "Pause or resume the selected agent", self.action_toggle_pause
+        )
+        yield SystemCommand(
+            "Freeze view", "Stop repainting while data keeps arriving", self.action_freeze
+        )
+        yield SystemCommand("Filter events", "Filter the event log", self.action_filter)
+        yield SystemCommand("Inspect turn", "Open the selected timeline turn", self.action_inspect)
+        yield SystemCommand("Help", "Show the key map", self.action_help)

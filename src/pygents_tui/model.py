@@ -1,0 +1,371 @@
+"""The dashboard's model: everything the screen shows, and no UI.
+
+It is fed by the core's subscription seam at almost no cost to the agents: it follows
+scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
+timeouts, context changes — so every per-turn path of the runtime stays on its fast
+track. Ingestion is one ``deque.append``; :meth:`DashboardModel.drain`, called by the
+UI on a timer, turns the records into per-agent state, bounded ring buffers and
+counters. Live state (queue depth, current turn, context sizes, a stream's values so
+far) is read from the agents themselves at refresh time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+from pygents import (
+    COLD_EVENTS,
+    Agent,
+    AgentHook,
+    AgentRegistry,
+    ContextItem,
+    ContextPoolHook,
+    ContextQueueHook,
+    Event,
+    HookType,
+    Scope,
+    ScopeKind,
+    StopReason,
+    Subscriber,
+    ToolHook,
+    ToolType,
+    Turn,
+    TurnHook,
+)
+from pygents_tui._preview import preview
+
+__all__ = ["AgentState", "DashboardModel", "LogEntry", "TurnRecord", "ValueRecord"]
+
+_START, _END, _EVENT = 0, 1, 2
+THROUGHPUT_SECONDS: Final = 60
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn the dashboard saw start (and maybe end)."""
+
+    turn: Turn
+    agent: str | None
+    tool: str
+    uuid: str
+    started: float
+    timeout: float
+    streaming: bool
+    ended: float | None = None
+    stop_reason: StopReason | None = None
+    error: str | None = None
+    values: int = 0
+    trace_id: str | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
+
+    def elapsed_at(self, now: float) -> float:
+        return (self.ended if self.ended is not None else now) - self.started
+
+
+@dataclass(slots=True)
+class ValueRecord:
+    at: float
+    tool: str
+    text: str
+
+
+@dataclass(slots=True)
+class LogEntry:
+    at: float
+    agent: str
+    kind: str
+    text: str
+
+
+@dataclass
+class AgentState:
+    """What the dashboard knows about one agent beyond what it can read live."""
+
+    name: str
+    phase: str = "idle"  # idle / running / paused / finished / failed
+    completed: int = 0
+    failed: int = 0
+    timed_out: int = 0
+    cancelled: int = 0
+    values: int = 0
+    evictions: int = 0
+    last_error: str | None = None
+    values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=500))
+    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=200))
+    throughput: deque[int] = field(
+        default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
+    )
+    bucket: int = 0  # the whole second the last throughput bucket counts
+
+
+class DashboardModel(Subscriber):
+    """See the module docstring. ``clock`` is injectable for deterministic tests."""
+
+    event_types: ClassVar[frozenset[HookType] | None] = COLD_EVENTS
+    scope_kinds: ClassVar[frozenset[ScopeKind] | None] = frozenset(
+        (ScopeKind.AGENT_RUN, ScopeKind.TURN)
+    )
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        max_log: int = 2000,
+        max_inbox: int = 1_000_000,
+        trace_id: Callable[[Scope], str | None] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
+        self.received = 0
+        self.processed = 0
+        self.agents: dict[str, AgentState] = {}
+        self.running: dict[Scope, TurnRecord] = {}
+        self.recent: deque[TurnRecord] = deque(maxlen=500)
+        self.log: deque[LogEntry] = deque(maxlen=max_log)
+        self.log_total = 0
+        self.version = 0  # bumped by every drain that changed something
+        self.trace_id = trace_id
+        self._seen_values: dict[Scope, int] = {}
+
+    # -- the seam: one append each, nothing else ----------------------------------------
+
+    def on_start(self, scope: Scope) -> None:
+        trace = None
+        if self.trace_id is not None and scope.kind is ScopeKind.TURN:
+            try:  # the span exists only now; a drain later would be too late
+                trace = self.trace_id(scope)
+            except Exception:
+                trace = None
+        self.inbox.append((_START, scope, self.clock(), trace))
+
+    def on_end(self, scope: Scope) -> None:
+        self.inbox.append((_END, scope, self.clock(), None))
+
+    def on_event(self, event: Event) -> None:
+        self.inbox.append((_EVENT, event, self.clock(), None))
+
+    # -- processing, on the UI's timer ---------------------------------------------------
+
+    @property
+    def dropped(self) -> int:
+        """Records lost because the inbox overflowed before a drain."""
+        return self.received - self.processed - len(self.inbox)
+
+    def agent(self, name: str) -> AgentState:
+        state = self.agents.get(name)
+        if state is None:
+            state = self.agents[name] = AgentState(name)
+        return state
+
+    def drain(self) -> bool:
+        """Process every pending record, then tail running streams. True if anything
+        changed since the last call."""
+        inbox = self.inbox
+        count = len(inbox)
+        self.received += count
+        changed = count > 0
+        for _ in range(count):
+            kind, obj, at, trace = inbox.popleft()
+            if kind == _START:
+                self._started(obj, at, trace)
+            elif kind == _END:
+                self._ended(obj, at)
+            else:
+                self._event(obj, at)
+        self.processed += count
+        if self._tail_streams():
+            changed = True
+        if changed:
+            self.version += 1
+        return changed
+
+    def _note(self, at: float, agent: str, kind: str, text: str) -> None:
+        self.log.append(LogEntry(at, agent, kind, text))
+        self.log_total += 1
+
+    def _started(self, scope: Scope, at: float, trace: str | None = None) -> None:
+        if scope.kind is ScopeKind.AGENT_RUN:
+            state = self.agent(scope.target.name)
+            state.phase = "running"
+            self._note(at, state.name, "run", "run started")
+            return
+        turn: Turn = scope.target
+        agent = scope.agent.name if scope.agent is not None else None
+        record = TurnRecord(
+            turn=turn,
+            agent=agent,
+            tool=turn.tool.name,
+            uuid=turn.uuid,
+            started=at,
+            timeout=float(turn.timeout),
+            streaming=turn.tool.streaming,
+            trace_id=trace,
+        )
+        self.running[scope] = record
+        if agent is not None:
+            self._note(at, agent, "turn", f"▶ {record.tool}")
+
+    def _ended(self, scope: Scope, at: float) -> None:
+        if scope.kind is ScopeKind.AGENT_RUN:
+            state = self.agent(scope.target.name)
+            reason = scope.stop_reason
+            if reason is StopReason.COMPLETED:
+                state.phase = "finished"
+            elif reason is StopReason.CANCELLED:
+                state.phase = "idle"
+            else:
+                state.phase = "failed"
+            if scope.error is not None and isinstance(scope.error, Exception):
+                state.last_error = preview(scope.error, 120)
+            self._note(at, state.name, "run", f"run ended: {reason}")
+            return
+        record = self.running.pop(scope, None)
+        if record is None:
+            return
+        self._tail_stream(scope, record)
+        self._seen_values.pop(scope, None)
+        record.ended = at
+        record.stop_reason = scope.stop_reason
+        if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
+            record.error = preview(scope.error, 200)
+        if not record.streaming and scope.stop_reason is StopReason.COMPLETED:
+            output = record.turn.output
+            routed = isinstance(output, (Turn, ContextItem))
+            check = record.turn.tool.type is ToolType.COMPLETION_CHECK
+            if not routed and not check and record.agent is not None:
+                self._value(record, output, at)
+        self.recent.append(record)
+        if record.agent is None:
+            return
+        state = self.agent(record.agent)
+        state.turns.append(record)
+        reason = scope.stop_reason
+        if reason is StopReason.COMPLETED:
+            state.completed += 1
+            self._tick(state, at)
+            self._note(at, state.name, "turn", f"✔ {record.tool} {record.elapsed_at(at):.2f}s")
+        elif reason is StopReason.TIMEOUT:
+            state.timed_out += 1
+            self._note(
+                at, state.name, "timeout", f"⏱ {record.tool} timed out after {record.timeout:g}s"
+            )
+        elif reason is StopReason.ERROR:
+            state.failed += 1
+            state.last_error = record.error
+            self._note(at, state.name, "error", f"✖ {record.tool}: {record.error}")
+        else:
+            state.cancelled += 1
+            self._note(at, state.name, "turn", f"⊘ {record.tool} cancelled")
+
+    def _tick(self, state: AgentState, at: float) -> None:
+        second = int(at)
+        if state.bucket == 0:
+            state.bucket = second
+        gap = second - state.bucket
+        if gap > 0:
+            for _ in range(min(gap, THROUGHPUT_SECONDS)):
+                state.throughput.append(0)
+            state.bucket = second
+        state.throughput[-1] += 1
+
+    def _value(self, record: TurnRecord, value: Any, at: float) -> None:
+        if record.agent is None:
+            return
+        state = self.agent(record.agent)
+        state.values += 1
+        record.values += 1
+        state.values_tail.append(ValueRecord(at, record.tool, preview(value, 200)))
+
+    def _tail_stream(self, scope: Scope, record: TurnRecord) -> bool:
+        output = record.turn.output
+        if not record.streaming or not isinstance(output, list):
+            return False
+        seen = self._seen_values.get(scope, 0)
+        total = len(output)
+        if total <= seen:
+            return False
+        at = self.clock()
+        # Keep the tail bounded: only the last values matter for display, but count all.
+        fresh = output[max(seen, total - 500) : total]
+        skipped = total - seen - len(fresh)
+        if skipped and record.agent is not None:
+            state = self.agent(record.agent)
+            state.values += skipped
+            record.values += skipped
+        for value in fresh:
+            if not isinstance(value, (Turn, ContextItem)):
+                self._value(record, value, at)
+        self._seen_values[scope] = total
+        return True
+
+    def _tail_streams(self) -> bool:
+        changed = False
+        for scope, record in list(self.running.items()):
+            if self._tail_stream(scope, record):
+                changed = True
+        return changed
+
+    def _event(self, event: Event, at: float) -> None:
+        kind = event.type
+        source = event.source
+        if isinstance(source, Agent):
+            name = source.name
+            if kind is AgentHook.AFTER_PUT:
+                turn: Turn = event.args[1]
+                self._note(at, name, "put", f"← {turn.tool.name} queued")
+            elif kind is AgentHook.ON_PAUSE:
+                self.agent(name).phase = "paused"
+                self._note(at, name, "pause", "⏸ paused")
+            elif kind is AgentHook.ON_RESUME:
+                self.agent(name).phase = "running"
+                self._note(at, name, "pause", "▶ resumed")
+            return
+        owner = event.agent.name if event.agent is not None else "—"
+        if kind in (ContextPoolHook.ON_EVICT, ContextQueueHook.ON_EVICT):
+            item = event.args[1]
+            if event.agent is not None:
+                self.agent(owner).evictions += 1
+            store = "pool" if kind is ContextPoolHook.ON_EVICT else "queue"
+            label = item.id if getattr(item, "id", None) else preview(item.content, 30)
+            self._note(at, owner, "evict", f"♻ {store} evicted {label}")
+        elif kind is ContextPoolHook.AFTER_ADD:
+            self._note(at, owner, "context", f"+ pool {event.args[1].id}")
+        elif kind is ContextQueueHook.AFTER_APPEND:
+            self._note(at, owner, "context", f"+ queue {len(event.args[0])} item(s)")
+        elif kind in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT):
+            return  # reported by the turn's end
+        elif kind in COLD_EVENTS:
+            self._note(at, owner, "event", f"{kind.qualified}")
+
+    # -- reading, for the widgets -----------------------------------------------------------
+
+    def live_agents(self) -> list[Agent]:
+        """The registered agents, by name."""
+        return sorted(AgentRegistry.all(), key=lambda a: a.name)
+
+    def phase(self, agent: Agent) -> str:
+        state = self.agents.get(agent.name)
+        if agent.is_paused:
+            return "paused"
+        if agent.is_running:
+            return "running"
+        return state.phase if state is not None and state.phase != "running" else "idle"
+
+    def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
+        records: Iterable[TurnRecord] = self.running.values()
+        if agent is not None:
+            records = (r for r in records if r.agent == agent)
+        return sorted(records, key=lambda r: r.started)
+
+    def find_turn(self, uuid: str) -> TurnRecord | None:
+        for record in (*self.running.values(), *reversed(self.recent)):
+            if record.uuid == uuid:
+                return record
+        return None

@@ -1,0 +1,83 @@
+"""The agents overview: one row per registered agent."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.widgets import DataTable
+
+from pygents_tui.model import DashboardModel
+from pygents_tui.widgets._text import sparkline
+
+_STATE_STYLE = {
+    "running": "[green]running[/]",
+    "paused": "[yellow]paused[/]",
+    "finished": "[blue]done[/]",
+    "failed": "[red]failed[/]",
+    "idle": "[dim]idle[/]",
+}
+
+
+class AgentsTable(DataTable[str]):
+    """Agents with state, queue, current turn, counts, context sizes and throughput."""
+
+    # Fits 80 columns: widths plus one cell of padding on each side.
+    COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
+        ("agent", "Agent", 10),
+        ("state", "State", 7),
+        ("queue", "Queue", 5),
+        ("current", "Current", 9),
+        ("counts", "✔/✖/⏱", 9),
+        ("values", "Values", 6),
+        ("ctx", "Ctx q p", 9),
+        ("rate", "Rate", 8),
+    )
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self._cells: dict[str, tuple[str, ...]] = {}
+
+    def on_mount(self) -> None:
+        for key, label, width in self.COLUMNS:
+            self.add_column(label, key=key, width=width)
+
+    @property
+    def selected(self) -> str | None:
+        """The name of the agent under the cursor."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+
+    def refresh_from_model(self) -> None:
+        model = self.model
+        live = model.live_agents()
+        names = {agent.name for agent in live}
+        for gone in [name for name in self._cells if name not in names]:
+            self.remove_row(gone)
+            del self._cells[gone]
+        for agent in live:
+            state = model.agents.get(agent.name)
+            current = agent.current_turn
+            queue, pool = agent.context_queue, agent.context_pool
+            counts = f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0"
+            cells = (
+                agent.name,
+                _STATE_STYLE.get(model.phase(agent), model.phase(agent)),
+                str(agent.queue_depth),
+                current.tool.name if current is not None else "",
+                counts,
+                str(state.values if state else 0),
+                f"{len(queue)}/{queue.limit} {len(pool)}/{pool.limit or '∞'}",
+                sparkline(state.throughput, 8) if state else "",
+            )
+            previous = self._cells.get(agent.name)
+            if previous is None:
+                self.add_row(*cells, key=agent.name)
+            elif previous != cells:
+                for (column, _label, _width), old, new in zip(
+                    self.COLUMNS, previous, cells, strict=True
+                ):
+                    if old != new:
+                        self.update_cell(agent.name, column, new)
+            self._cells[agent.name] = cells

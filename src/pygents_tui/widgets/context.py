@@ -1,0 +1,49 @@
+"""The selected agent's context queue window and context pool."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from textual.widget import Widget
+
+from pygents import Agent
+from pygents_tui._preview import preview
+from pygents_tui.model import DashboardModel
+
+
+class ContextPanel(Widget):
+    """Queue window (oldest first) and pool items (id, description, content preview);
+    evictions are counted."""
+
+    DEFAULT_CSS = "ContextPanel { height: 1fr; }"
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self.agent: Agent | None = None
+
+    def render(self) -> Group:
+        agent = self.agent
+        if agent is None:
+            return Group("no agent selected")
+        state = self.model.agents.get(agent.name)
+        evictions = state.evictions if state else 0
+        queue, pool = agent.context_queue, agent.context_pool
+        window = Table(title=f"queue {len(queue)}/{queue.limit}", expand=True, show_edge=False)
+        window.add_column("#", width=3)
+        window.add_column("content", ratio=1)
+        for index, item in enumerate(queue.items, start=1):
+            window.add_row(str(index), preview(item.content, 70))
+        pooled = Table(
+            title=f"pool {len(pool)}/{pool.limit or '∞'} · evictions {evictions}",
+            expand=True,
+            show_edge=False,
+        )
+        pooled.add_column("id", width=14)
+        pooled.add_column("description", ratio=1)
+        pooled.add_column("content", ratio=1)
+        for item in pool.items[-30:]:
+            pooled.add_row(
+                preview(item.id, 14), preview(item.description, 40), preview(item.content, 40)
+            )
+        return Group(window, pooled)

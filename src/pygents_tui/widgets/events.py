@@ -1,0 +1,58 @@
+"""The event log, with a filter."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Log
+
+from pygents_tui.model import DashboardModel
+
+
+class EventsPanel(Vertical):
+    """The newest events first-to-last; ``/`` focuses the filter (agent, kind or text)."""
+
+    DEFAULT_CSS = """
+    EventsPanel { height: 1fr; }
+    EventsPanel Input { height: 3; }
+    EventsPanel Log { height: 1fr; }
+    """
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self._written = 0
+        self._filter = ""
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter events (agent, kind or text) — / to focus", id="filter")
+        yield Log(max_lines=2000, highlight=False, id="event-log")
+
+    @property
+    def log_widget(self) -> Log:
+        return self.query_one("#event-log", Log)
+
+    def set_filter(self, text: str) -> None:
+        self._filter = text.strip().lower()
+        self.log_widget.clear()
+        self._written = 0
+        self.refresh_from_model()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.set_filter(event.value)
+
+    def refresh_from_model(self) -> None:
+        model = self.model
+        fresh = min(model.log_total - self._written, len(model.log))
+        if fresh <= 0:
+            return
+        entries = list(model.log)[-fresh:]
+        needle = self._filter
+        lines = [
+            f"{e.at % 10_000:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
+            for e in entries
+            if not needle or needle in f"{e.agent} {e.kind} {e.text}".lower()
+        ]
+        if lines:
+            self.log_widget.write_lines(lines)
+        self._written = model.log_total

@@ -1,0 +1,45 @@
+"""The selected agent's pending turns."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from textual.widgets import DataTable
+
+from pygents import Agent
+from pygents_tui._preview import preview
+
+_SHOWN = 200
+
+
+class QueueTable(DataTable[str]):
+    """Pending turns of one agent: position, tool, arguments preview, timeout."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+        self._shown: list[tuple[str, ...]] = []
+
+    def on_mount(self) -> None:
+        self.add_column("#", key="pos", width=4)
+        self.add_column("Tool", key="tool", width=16)
+        self.add_column("Arguments", key="args", width=40)
+        self.add_column("Timeout", key="timeout", width=8)
+
+    def refresh_from(self, agent: Agent | None) -> None:
+        rows: list[tuple[str, ...]] = []
+        if agent is not None:
+            for position, turn in enumerate(islice(agent, _SHOWN), start=1):
+                arguments = ", ".join(f"{k}={preview(v, 24)}" for k, v in turn.kwargs.items())
+                if turn.args:
+                    arguments = ", ".join(preview(a, 16) for a in turn.args) + (
+                        f", {arguments}" if arguments else ""
+                    )
+                rows.append(
+                    (str(position), turn.tool.name, preview(arguments, 40), f"{turn.timeout:g}s")
+                )
+        if rows == self._shown:
+            return
+        self.clear()
+        for index, row in enumerate(rows):
+            self.add_row(*row, key=str(index))
+        self._shown = rows

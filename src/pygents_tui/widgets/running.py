@@ -1,0 +1,67 @@
+"""Running turns against their timeouts, and the ones that recently timed out."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.widget import Widget
+
+from pygents import StopReason
+from pygents_tui.model import DashboardModel
+from pygents_tui.widgets._text import bar, seconds
+
+
+def _colour(fraction: float) -> str:
+    if fraction >= 0.9:
+        return "red"
+    if fraction >= 0.7:
+        return "yellow"
+    return "green"
+
+
+class RunningPanel(Widget):
+    """A bar per running turn: elapsed against timeout, remaining seconds; red when
+    the deadline nears. Timed-out turns stay listed, marked, for a while."""
+
+    DEFAULT_CSS = "RunningPanel { height: 1fr; }"
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self.agent: str | None = None
+
+    def render(self) -> Table:
+        model = self.model
+        now = model.clock()
+        width = max(self.size.width - 50, 8)
+        table = Table.grid(padding=(0, 1), expand=True)
+        for name, kwargs in (
+            ("agent", {"width": 11}),
+            ("tool", {"width": 11}),
+            ("bar", {"ratio": 1}),
+            ("time", {"width": 22, "no_wrap": True}),
+        ):
+            table.add_column(name, **kwargs)  # type: ignore[arg-type]
+        running = model.running_turns()
+        for record in running[:40]:
+            elapsed = record.elapsed_at(now)
+            fraction = elapsed / record.timeout if record.timeout else 0.0
+            colour = _colour(fraction)
+            remaining = max(record.timeout - elapsed, 0.0)
+            table.add_row(
+                Text(record.agent or "—", style="bold" if record.agent == self.agent else ""),
+                record.tool,
+                Text(bar(fraction, width), style=colour),
+                Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour),
+            )
+        timed_out = [r for r in model.recent if r.stop_reason is StopReason.TIMEOUT][-5:]
+        for record in reversed(timed_out):
+            table.add_row(
+                record.agent or "—",
+                record.tool,
+                Text(bar(1.0, width), style="red dim"),
+                Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),
+            )
+        if not running and not timed_out:
+            table.add_row("", Text("no turn is running", style="dim"), "", "")
+        return table

@@ -1,0 +1,78 @@
+"""A waterfall of recent turns: when each started and how long it took."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from pygents import StopReason
+from pygents_tui.model import DashboardModel, TurnRecord
+
+_GLYPH = {
+    StopReason.COMPLETED: ("█", "green"),
+    StopReason.ERROR: ("█", "red"),
+    StopReason.TIMEOUT: ("█", "magenta"),
+    StopReason.CANCELLED: ("█", "grey50"),
+}
+
+
+class TimelineTable(DataTable[object]):
+    """Recent turns of the selected agent (all agents if none), newest last; ``enter``
+    opens the turn inspector."""
+
+    WINDOW = 30.0  # seconds shown across the bar column
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self._version = -1
+        self._agent: str | None = None
+
+    def on_mount(self) -> None:
+        self.add_column("Agent", key="agent", width=12)
+        self.add_column("Tool", key="tool", width=12)
+        self.add_column("Took", key="took", width=7)
+        self.add_column("Waterfall (last 30 s)", key="bar", width=40)
+
+    def refresh_from(self, agent: str | None, force: bool = False) -> None:
+        model = self.model
+        if not force and model.version == self._version and agent == self._agent:
+            return
+        self._version, self._agent = model.version, agent
+        records: list[TurnRecord] = [
+            *(r for r in model.recent if agent is None or r.agent == agent),
+            *model.running_turns(agent),
+        ][-60:]
+        now = model.clock()
+        selected = self.selected_uuid
+        self.clear()
+        for record in records:
+            self.add_row(
+                record.agent or "—",
+                record.tool,
+                f"{record.elapsed_at(now):.2f}s",
+                self._bar(record, now),
+                key=record.uuid,
+            )
+        if selected is not None and selected in self.rows:
+            self.move_cursor(row=self.get_row_index(selected), scroll=False)
+        elif self.row_count:
+            self.move_cursor(row=self.row_count - 1, scroll=True)
+
+    def _bar(self, record: TurnRecord, now: float) -> Text:
+        width = 40
+        start = now - self.WINDOW
+        left = int((record.started - start) / self.WINDOW * width)
+        end = record.ended if record.ended is not None else now
+        right = int((end - start) / self.WINDOW * width)
+        left, right = max(left, 0), min(max(right, left + 1), width)
+        running = ("▒", "cyan")
+        glyph, colour = _GLYPH[record.stop_reason] if record.stop_reason else running
+        return Text(" " * left + glyph * (right - left), style=colour)
+
+    @property
+    def selected_uuid(self) -> str | None:
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return str(key) if key is not None else None

@@ -1,0 +1,39 @@
+"""A live, bounded tail of the selected agent's values, with follow mode."""
+
+from __future__ import annotations
+
+from textual.widgets import Log
+
+from pygents_tui.model import DashboardModel
+
+_FMT = "{at:8.2f}  {tool:<12} {text}"
+
+
+class ValuesLog(Log):
+    """Follows the newest values until the user scrolls back; ``end`` follows again."""
+
+    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
+        super().__init__(max_lines=1000, highlight=False, **kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self._agent: str | None = None
+        self._written = 0
+
+    @property
+    def following(self) -> bool:
+        return self.is_vertical_scroll_end
+
+    def refresh_from(self, agent: str | None) -> None:
+        state = self.model.agents.get(agent) if agent is not None else None
+        if agent != self._agent:
+            self.clear()
+            self._agent = agent
+            self._written = 0
+        if state is None:
+            return
+        total = state.values
+        fresh = min(total - self._written, len(state.values_tail))
+        if fresh <= 0:
+            return
+        tail = list(state.values_tail)[-fresh:]
+        self.write_lines(_FMT.format(at=v.at % 10_000, tool=v.tool, text=v.text) for v in tail)
+        self._written = total
