@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmarks import otel_workloads as ow
+from benchmarks import tui_workloads as tw
 from benchmarks import workloads as wl
 
 
@@ -126,8 +127,36 @@ async def run(sizes: wl.Sizes, reps: int) -> list[Row]:
             growth <= 64 * 1024,
         )
     )
+    rows.extend(await _dashboard(n1, reps))
     rows.extend(await _telemetry(n1, reps))
     return rows
+
+
+async def _dashboard(n1: int, reps: int) -> list[Row]:
+    """W6: W1 with the dashboard attached (headless), and how fast the screen follows."""
+    best_floor, best, _ = await _pair(lambda: wl.w1(n1), lambda: tw.w6(n1), reps)
+    ratio = best / best_floor
+    lag = await tw.screen_latency()
+    return [
+        Row(
+            "W6",
+            "W1, dashboard attached (headless)",
+            _us(best, n1),
+            _us(best_floor, n1),
+            ratio,
+            "≤ 1.20×",
+            ratio <= 1.2,
+        ),
+        Row(
+            "W6l",
+            f"screen lag at {lag.events_per_second:,.0f} events/s",
+            f"median {lag.median_ms:.0f} ms",
+            f"p95 {lag.p95_ms:.0f} ms",
+            None,
+            "≤ 100 ms",
+            lag.p95_ms <= 100,
+        ),
+    ]
 
 
 async def _telemetry(n1: int, reps: int) -> list[Row]:

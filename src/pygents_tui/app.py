@@ -63,7 +63,7 @@ class Dashboard(App[int]):
         workload: Workload | None = None,
         *,
         model: DashboardModel | None = None,
-        refresh_hz: float = 10.0,
+        refresh_hz: float = 20.0,
         title: str | None = None,
         trace_url: str | None = None,
         trace_id: Callable[[Scope], str | None] | None = None,
