@@ -122,6 +122,7 @@ class DashboardModel(Subscriber):
         trace_id: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.clock = clock
+        self.epoch = clock()  # times are shown as seconds since the dashboard started
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
         self.received = 0
         self.processed = 0
@@ -341,7 +342,7 @@ class DashboardModel(Subscriber):
             self._note(at, owner, "context", f"+ queue {len(event.args[0])} item(s)")
         elif kind in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT):
             return  # reported by the turn's end
-        elif kind in COLD_EVENTS:
+        elif kind in COLD_EVENTS and not kind.name.startswith("BEFORE_"):
             self._note(at, owner, "event", f"{kind.qualified}")
 
     # -- reading, for the widgets -----------------------------------------------------------

@@ -49,7 +49,7 @@ class EventsPanel(Vertical):
         entries = list(model.log)[-fresh:]
         needle = self._filter
         lines = [
-            f"{e.at % 10_000:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
+            f"{e.at - model.epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
             for e in entries
             if not needle or needle in f"{e.agent} {e.kind} {e.text}".lower()
         ]

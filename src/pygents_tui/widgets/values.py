@@ -35,5 +35,6 @@ class ValuesLog(Log):
         if fresh <= 0:
             return
         tail = list(state.values_tail)[-fresh:]
-        self.write_lines(_FMT.format(at=v.at % 10_000, tool=v.tool, text=v.text) for v in tail)
+        epoch = self.model.epoch
+        self.write_lines(_FMT.format(at=v.at - epoch, tool=v.tool, text=v.text) for v in tail)
         self._written = total
