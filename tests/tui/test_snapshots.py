@@ -1,0 +1,367 @@
+"""SVG snapshots of the dashboard's screens, on a fixed and deterministic scene.
+
+Every snapshot starts from the same scene: six agents driven to known states inside
+the app's own event loop. The clock is fake and only the scene's tools move it, so
+durations, bars and timestamps are exact. The refresh timer is paused, and the scene
+calls ``refresh_view()`` itself at fixed points, as the timer would. Turn ids and the
+turns' wall-clock start and end times are pinned too, for the inspector.
+
+Regenerate with ``uv run pytest tests/tui/test_snapshots.py --snapshot-update``, then
+look at the SVGs before committing (``docs/dashboard.md`` links them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+import pygents._turn
+import pygents._turn_run
+from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
+from pygents_tui import Dashboard, DashboardModel
+from pygents_tui.screens import HelpScreen, InspectorScreen
+
+EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall-clock time of fake second 0
+
+After = Callable[[Pilot[Any], "Scene"], Awaitable[None]]
+
+
+class SceneClock:
+    """The model's clock. It moves only when the scene moves it."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now = round(self.now + seconds, 6)
+
+
+@pytest.fixture
+def scene_clock(monkeypatch: pytest.MonkeyPatch) -> SceneClock:
+    """A fake clock that also gives the turns their wall-clock start and end times.
+    Turn ids come from a seeded generator. Together they make the inspector
+    reproducible."""
+    clock = SceneClock()
+    wall = types.SimpleNamespace(time=lambda: EPOCH + clock.now)
+    for module in (pygents._turn, pygents._turn_run):
+        assert callable(module.time.time)  # the runtime stamps turns with time.time()
+        monkeypatch.setattr(module, "time", wall)
+    monkeypatch.setattr(pygents._turn, "_ids", random.Random(2026))
+    return clock
+
+
+class Scene:
+    """Six agents, each left in a different state.
+
+    * ``planner`` finished three planning turns.
+    * ``fetcher-1`` streamed two topics, then a fetch failed, which left two turns queued.
+    * ``fetcher-2`` streamed one topic, then a turn timed out.
+    * ``summarizer`` filled its pool past the limit (one eviction) and its context queue.
+    * ``archiver`` is paused, with work queued.
+    * ``crawler`` is 6.5 s into a turn that has a 10 s timeout.
+    """
+
+    def __init__(self, app: Dashboard, clock: SceneClock) -> None:
+        self.app = app
+        self.clock = clock
+        self.crawling = asyncio.Event()
+        self.release = asyncio.Event()
+
+        @tool()
+        async def plan(round_no: int) -> str:
+            """Plan a round."""
+            clock.advance(0.35 + 0.05 * round_no)
+            return f"round {round_no}: fetch solar, tides"
+
+        @tool()
+        async def fetch(topic: str, pages: int = 3) -> AsyncIterator[str]:
+            """Stream the pages of a topic."""
+            for page in range(1, pages + 1):
+                clock.advance(0.15)
+                yield f"{topic} · page {page}/{pages}"
+
+        @tool()
+        async def fetch_strict(url: str) -> str:
+            """A fetch that fails."""
+            clock.advance(0.2)
+            raise ConnectionError(f"{url} answered 503 Service Unavailable")
+
+        @tool()
+        async def stall(topic: str) -> str:
+            """Never answers, so the turn times out."""
+            clock.advance(0.01)
+            await asyncio.Event().wait()
+            return topic
+
+        @tool()
+        async def summarize(topic: str, pages: int) -> ContextItem[str]:
+            """Summarize a topic into the pool."""
+            clock.advance(0.4)
+            return ContextItem(
+                id=f"{topic}-summary",
+                description=f"summary of {topic} ({pages} pages)",
+                content=f"{topic} in short: {pages} pages read",
+            )
+
+        @tool()
+        async def note(line: str) -> ContextItem[str]:
+            """Note a line in the context queue."""
+            clock.advance(0.1)
+            return ContextItem(content=line)
+
+        @tool()
+        async def archive(batch: int) -> str:
+            """Archive a batch."""
+            clock.advance(0.5)
+            return f"batch {batch} archived"
+
+        @tool()
+        async def crawl(site: str) -> str:
+            """Crawl a site until released."""
+            self.crawling.set()
+            await self.release.wait()
+            return site
+
+        self.tools = types.SimpleNamespace(
+            plan=plan,
+            fetch=fetch,
+            fetch_strict=fetch_strict,
+            stall=stall,
+            summarize=summarize,
+            note=note,
+            archive=archive,
+            crawl=crawl,
+        )
+        self.planner = Agent("planner", "Plans rounds of research", [plan])
+        self.fetcher1 = Agent("fetcher-1", "Streams pages", [fetch, fetch_strict])
+        self.fetcher2 = Agent("fetcher-2", "Streams pages", [fetch, stall])
+        self.summarizer = Agent(
+            "summarizer",
+            "Keeps summaries",
+            [summarize, note],
+            context_queue=ContextQueue(limit=4),
+            context_pool=ContextPool(limit=3),
+        )
+        self.archiver = Agent("archiver", "Archives batches", [archive])
+        self.crawler = Agent("crawler", "Crawls sites", [crawl])
+
+    def tick(self) -> None:
+        """What the refresh timer would do, at a point the scene chooses."""
+        self.app.refresh_view()
+
+    async def drain(self, agent: Agent) -> None:
+        """Run ``agent`` until its queue is empty or a turn fails."""
+        try:
+            async for _turn, _value in agent.run():
+                self.clock.advance(0.05)
+                self.tick()
+        except Exception:
+            pass  # failures are part of the scene
+        self.clock.advance(0.25)
+        self.tick()
+
+    async def play(self) -> None:
+        t = self.tools
+        for n in (1, 2, 3):
+            await self.planner.put(Turn(t.plan, kwargs={"round_no": n}, timeout=5))
+        await self.drain(self.planner)
+
+        fetcher1 = self.fetcher1
+        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "solar"}, timeout=3))
+        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "tides", "pages": 4}, timeout=3))
+        await fetcher1.put(
+            Turn(
+                t.fetch_strict,
+                args=["https://example.org/glaciers"],
+                timeout=3,
+                tags=["io"],
+                metadata={"attempt": 2, "source": "planner"},
+            )
+        )
+        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "coral"}, timeout=3))
+        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "aurora", "pages": 6}, timeout=4))
+        await self.drain(fetcher1)
+
+        await self.fetcher2.put(Turn(t.fetch, kwargs={"topic": "dunes", "pages": 2}, timeout=3))
+        # A real (if tiny) timeout: the outcome is the same every time.
+        await self.fetcher2.put(Turn(t.stall, kwargs={"topic": "caves"}, timeout=0.01))
+        await self.drain(self.fetcher2)
+
+        for topic, pages in (("solar", 3), ("tides", 4), ("dunes", 2), ("comets", 5)):
+            await self.summarizer.put(
+                Turn(t.summarize, kwargs={"topic": topic, "pages": pages}, timeout=4)
+            )
+            await self.summarizer.put(
+                Turn(t.note, kwargs={"line": f"read {pages} pages on {topic}"}, timeout=4)
+            )
+        await self.drain(self.summarizer)
+
+        self.archiver.pause()
+        for batch in (1, 2):
+            await self.archiver.put(Turn(t.archive, kwargs={"batch": batch}, timeout=10))
+
+        await self.crawler.put(Turn(t.crawl, kwargs={"site": "example.org"}, timeout=10))
+
+        async def crawling() -> None:
+            async for _ in self.crawler.run():
+                pass
+
+        # A worker, so that the app cancels it when it exits.
+        self.app.run_worker(crawling(), name="crawler", exit_on_error=False)
+        async with asyncio.timeout(5):
+            await self.crawling.wait()
+        self.clock.advance(6.5)  # the crawl is 6.5 s into its 10
+        self.tick()
+
+    async def encore(self) -> None:
+        """Two more planning rounds."""
+        for n in (4, 5):
+            await self.planner.put(Turn(self.tools.plan, kwargs={"round_no": n}, timeout=5))
+        await self.drain(self.planner)
+
+
+def scene_app(
+    clock: SceneClock, after: After | None = None
+) -> tuple[Dashboard, Callable[[Pilot[Any]], Awaitable[None]]]:
+    """A dashboard with no workload, and the ``run_before`` that plays the scene in
+    it, then runs ``after`` (keys, mostly) and repaints once more."""
+    app = Dashboard(model=DashboardModel(clock=clock))
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app.refresh_timer.pause()
+        await pilot.pause()  # let mount-time messages (and their refreshes) settle
+        scene = Scene(app, clock)
+        await scene.play()
+        await pilot.pause()
+        if after is not None:
+            await after(pilot, scene)
+        app.refresh_view()
+        await pilot.pause()
+        assert getattr(app, "view_error", None) is None
+
+    return app, run_before
+
+
+async def select(pilot: Pilot[Any], agent: str) -> None:
+    """Move the agents table's cursor down to ``agent`` (rows are sorted by name)."""
+    app = pilot.app
+    assert isinstance(app, Dashboard)
+    for _ in range(10):
+        if app.selected_agent == agent:
+            return
+        await pilot.press("j")
+    raise AssertionError(f"no agent {agent!r} in the table")
+
+
+def test_overview(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """The agents overview and the Running panel: the crawl against its timeout, the
+    turn that timed out."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "crawler")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_overview_120x36(snap_compare: Any, scene_clock: SceneClock) -> None:
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "fetcher-1")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before, terminal_size=(120, 36))
+
+
+def test_queue(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """The two turns left behind the failed fetch."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "fetcher-1")
+        await pilot.press("1")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_values(snap_compare: Any, scene_clock: SceneClock) -> None:
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "fetcher-1")
+        await pilot.press("3")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_context(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """The summarizer's context queue window, and its pool after one eviction."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "summarizer")
+        await pilot.press("4")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_events_filtered(snap_compare: Any, scene_clock: SceneClock) -> None:
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        pilot.app.screen.query_one("#filter", Input).cursor_blink = False
+        await pilot.press("slash", *"fetcher-2")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_timeline(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """fetcher-2's turns: a stream that completed, then the turn that timed out."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "fetcher-2")
+        await pilot.press("6")
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_inspector_failed_turn(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns)."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "fetcher-1")
+        await pilot.press("6", "tab", "tab", "enter")
+        assert isinstance(pilot.app.screen, InspectorScreen)
+        assert pilot.app.screen.record.tool == "fetch_strict"
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_help(snap_compare: Any, scene_clock: SceneClock) -> None:
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await pilot.press("question_mark")
+        assert isinstance(pilot.app.screen, HelpScreen)
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
+
+
+def test_frozen(snap_compare: Any, scene_clock: SceneClock) -> None:
+    """``space`` freezes the view; two more planning turns arrive and are only counted."""
+
+    async def after(pilot: Pilot[Any], scene: Scene) -> None:
+        await select(pilot, "planner")
+        await pilot.press("space")
+        await scene.encore()
+
+    app, run_before = scene_app(scene_clock, after)
+    assert snap_compare(app, run_before=run_before)
