@@ -37,6 +37,14 @@ def load_target(target: str) -> Callable[[], Awaitable[Any]]:
         )
     if not callable(entry):
         raise TargetError(f"{location}:{name} is not callable")
+    # Known before the dashboard starts: a plain function that is not ``async def``
+    # (other callables are checked when called, below).
+    if inspect.isasyncgenfunction(entry):
+        raise TargetError(f"{location}:{name} is an async generator; it must return, not yield")
+    if (inspect.isfunction(entry) or inspect.ismethod(entry)) and not (
+        inspect.iscoroutinefunction(entry)
+    ):
+        raise TargetError(f"{location}:{name} is not async: define it with 'async def'")
     try:
         inspect.signature(entry).bind()
     except TypeError:

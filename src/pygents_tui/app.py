@@ -78,6 +78,7 @@ class Dashboard(App[int]):
         self.frozen = False
         self._frozen_at = 0
         self.workload_error: BaseException | None = None
+        self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
         self._main = MainScreen(self.model)
@@ -128,8 +129,26 @@ class Dashboard(App[int]):
     # -- refreshing -------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        """Drain the model; repaint (unless frozen) only the panels that can change."""
-        changed = self.model.drain()
+        """Drain the model; repaint (unless frozen) only the panels that can change.
+
+        A failure here is a dashboard bug: it is shown once and contained, so that it
+        neither closes the app nor cancels the workload (and with it the agents)."""
+        try:
+            self._refresh_view()
+        except Exception as exc:
+            if self.view_error is None:
+                self.view_error = exc
+                self.notify(
+                    f"{type(exc).__name__}: {exc}",
+                    title="the dashboard failed to refresh",
+                    severity="error",
+                    timeout=30,
+                )
+
+    def _refresh_view(self) -> None:
+        self.model.drain()
+        if not self._main.is_mounted:
+            return  # its panels (and their columns) are not there yet
         if self.screen is not self._main and not isinstance(
             self.screen, (HelpScreen, InspectorScreen)
         ):
@@ -169,8 +188,10 @@ class Dashboard(App[int]):
                 panel.refresh()
             elif active == "tab-events":
                 self._main.query_one(EventsPanel).refresh_from_model()
-            elif active == "tab-timeline" and (changed or running):
-                self._main.query_one(TimelineTable).refresh_from(name)
+            elif active == "tab-timeline":
+                # Rebuilt when the model changed or the selection did; every tick while
+                # turns run, since their bars grow.
+                self._main.query_one(TimelineTable).refresh_from(name, force=bool(running))
 
     # -- actions ----------------------------------------------------------------------
 

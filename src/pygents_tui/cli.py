@@ -22,6 +22,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _one_line(text: str) -> str:
+    """Messages go to a terminal the dashboard just left: one line each."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pygents-tui",
@@ -73,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             workload = load_target(args.target)
         except TargetError as exc:
-            print(f"pygents-tui: error: {exc}", file=sys.stderr)
+            print(f"pygents-tui: error: {_one_line(str(exc))}", file=sys.stderr)
             return 2
         title = args.target
     telemetry, trace_id = _telemetry()
@@ -85,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             telemetry.shutdown()
     if app.workload_error is not None:
         error = app.workload_error
-        print(f"pygents-tui: the workload failed: {type(error).__name__}: {error}", file=sys.stderr)
+        message = _one_line(f"{type(error).__name__}: {error}")
+        print(f"pygents-tui: the workload failed: {message}", file=sys.stderr)
     return app.return_code or 0
 
 

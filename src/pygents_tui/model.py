@@ -3,9 +3,9 @@
 It is fed by the core's subscription seam at almost no cost to the agents: it follows
 scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
 timeouts, context changes — so every per-turn path of the runtime stays on its fast
-track. Ingestion is one ``deque.append``; :meth:`DashboardModel.drain`, called by the
-UI on a timer, turns the records into per-agent state, bounded ring buffers and
-counters. Live state (queue depth, current turn, context sizes, a stream's values so
+track. Ingestion is one ``deque.append`` and a count; :meth:`DashboardModel.drain`,
+called by the UI on a timer, turns the records into per-agent state, bounded ring
+buffers and counters. Live state (queue depth, current turn, context sizes, a stream's values so
 far) is read from the agents themselves at refresh time.
 """
 
@@ -135,7 +135,7 @@ class DashboardModel(Subscriber):
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
 
-    # -- the seam: one append each, nothing else ----------------------------------------
+    # -- the seam: one append (and one count) each, nothing else -----------------------
 
     def on_start(self, scope: Scope) -> None:
         trace = None
@@ -144,12 +144,15 @@ class DashboardModel(Subscriber):
                 trace = self.trace_id(scope)
             except Exception:
                 trace = None
+        self.received += 1  # counted here: a full inbox silently drops its oldest
         self.inbox.append((_START, scope, self.clock(), trace))
 
     def on_end(self, scope: Scope) -> None:
+        self.received += 1
         self.inbox.append((_END, scope, self.clock(), None))
 
     def on_event(self, event: Event) -> None:
+        self.received += 1
         self.inbox.append((_EVENT, event, self.clock(), None))
 
     # -- processing, on the UI's timer ---------------------------------------------------
@@ -170,7 +173,6 @@ class DashboardModel(Subscriber):
         changed since the last call."""
         inbox = self.inbox
         count = len(inbox)
-        self.received += count
         changed = count > 0
         for _ in range(count):
             kind, obj, at, trace = inbox.popleft()

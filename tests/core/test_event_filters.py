@@ -40,9 +40,7 @@ class ColdRecorder(Subscriber):
 
 def test_hot_and_cold_events_partition_every_hook_type() -> None:
     everything = {
-        member
-        for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook)
-        for member in enum
+        member for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook) for member in enum
     }
     assert everything <= HOT_EVENTS | COLD_EVENTS
     assert HOT_EVENTS.isdisjoint(COLD_EVENTS)

@@ -1,0 +1,74 @@
+"""Fixtures for the dashboard's model, app and CLI tests (tests/tui only)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+
+import pytest
+from textual.pilot import Pilot
+
+from pygents import subscribe
+from pygents_tui.model import DashboardModel
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand; the model reads it at ingestion."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+Until = Callable[..., Awaitable[None]]
+
+
+async def _until(pilot: Pilot[object], predicate: Callable[[], bool], limit: int = 300) -> None:
+    """Let the app (and the agents, in the same loop) run until ``predicate()`` holds.
+
+    Polls between short pauses and refreshes the view each round, so nothing waits on
+    the 10 Hz timer; fails after ``limit`` rounds instead of hanging.
+    """
+    app = pilot.app
+    for _ in range(limit):
+        refresh = getattr(app, "refresh_view", None)
+        if refresh is not None:
+            refresh()
+        if predicate():
+            await pilot.pause()
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"condition never held: {getattr(predicate, '__doc__', predicate)}")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def model(clock: FakeClock) -> Iterator[DashboardModel]:
+    """A model on the fake clock, subscribed to the runtime for the test."""
+    m = DashboardModel(clock=clock)
+    with subscribe(m):
+        yield m
+
+
+@pytest.fixture
+def until() -> Until:
+    return _until
+
+
+def screen_text(app: object) -> str:
+    """The active screen as plain text (what a terminal would show)."""
+    screen = app.screen  # type: ignore[attr-defined]
+    return "\n".join(strip.text for strip in screen._compositor.render_strips())
+
+
+@pytest.fixture
+def text_of() -> Callable[[object], str]:
+    return screen_text
