@@ -49,7 +49,7 @@ class Dashboard(App[int]):
         Binding("p", "toggle_pause", "Pause"),
         Binding("space", "freeze", "Freeze"),
         Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back", show=False),
+        Binding("escape", "back", "Back"),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
         *(
@@ -163,7 +163,7 @@ class Dashboard(App[int]):
         model = self.model
         running = len(model.running)
         status.update(
-            f" {len(AgentRegistry)} agent(s) · {running} turn(s) running · "
+            f"{len(AgentRegistry)} agent(s) · {running} turn(s) running · "
             f"{sum(s.completed for s in model.agents.values())} done · "
             f"{model.log_total} event(s)"
             + (f" · {model.dropped} dropped" if model.dropped else "")
@@ -251,7 +251,7 @@ class Dashboard(App[int]):
         if record is None:
             self.notify("no turn selected: pick one in the Timeline panel (6)", severity="warning")
             return
-        self.push_screen(InspectorScreen(record, self.trace_url))
+        self.push_screen(InspectorScreen(record, self.trace_url, now=self.model.clock()))
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:

@@ -185,9 +185,22 @@ class DashboardModel(Subscriber):
         self.processed += count
         if self._tail_streams():
             changed = True
+        if self._roll_throughput(int(self.clock())):
+            changed = True
         if changed:
             self.version += 1
         return changed
+
+    def _roll_throughput(self, second: int) -> bool:
+        """Quiet seconds count as zero: move every agent's buckets up to now."""
+        rolled = False
+        for state in self.agents.values():
+            if state.bucket and second > state.bucket:
+                for _ in range(min(second - state.bucket, THROUGHPUT_SECONDS)):
+                    state.throughput.append(0)
+                state.bucket = second
+                rolled = True
+        return rolled
 
     def _note(self, at: float, agent: str, kind: str, text: str) -> None:
         self.log.append(LogEntry(at, agent, kind, text))
@@ -232,7 +245,7 @@ class DashboardModel(Subscriber):
         record = self.running.pop(scope, None)
         if record is None:
             return
-        self._tail_stream(scope, record)
+        self._tail_stream(scope, record, at)
         self._seen_values.pop(scope, None)
         record.ended = at
         record.stop_reason = scope.stop_reason
@@ -286,7 +299,7 @@ class DashboardModel(Subscriber):
         record.values += 1
         state.values_tail.append(ValueRecord(at, record.tool, preview(value, 200)))
 
-    def _tail_stream(self, scope: Scope, record: TurnRecord) -> bool:
+    def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
         output = record.turn.output
         if not record.streaming or not isinstance(output, list):
             return False
@@ -294,7 +307,8 @@ class DashboardModel(Subscriber):
         total = len(output)
         if total <= seen:
             return False
-        at = self.clock()
+        if at is None:
+            at = self.clock()
         # Keep the tail bounded: only the last values matter for display, but count all.
         fresh = output[max(seen, total - 500) : total]
         skipped = total - seen - len(fresh)

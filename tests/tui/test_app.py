@@ -539,14 +539,15 @@ async def test_timeline_and_inspector(until: Any, text_of: Any) -> None:
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         screen = text_of(app)
         assert model.recent[0].uuid in screen
-        assert "lookup  (coroutine)" in screen
+        assert "lookup (coroutine) on " in screen
         assert "completed" in screen
         assert "0: tides" in screen  # arguments
         assert "limit = 7" in screen
         assert "request = r-42" in screen  # metadata
         assert "research" in screen  # tags
         assert "of 12s" in screen  # timing against the timeout
-        assert "→" in screen
+        assert "started" in screen  # timing: start
+        assert "ended" in screen  # ... and end
         assert "output    found tides" in screen
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app._main)

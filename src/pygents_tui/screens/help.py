@@ -13,8 +13,8 @@ from textual.widgets import Static
 KEYS: tuple[tuple[str, str], ...] = (
     ("↑ ↓  j k", "move in the focused table"),
     ("tab  shift+tab", "move between panels"),
-    ("1 … 6", "show a panel: queue, running, values, context, events, timeline"),
-    ("enter", "agents: show this agent · timeline: inspect the turn"),
+    ("1 … 6", "panels: queue running values context events timeline"),
+    ("enter", "timeline: inspect the turn"),
     ("esc", "back (close a screen, leave the filter)"),
     ("p", "pause / resume the selected agent"),
     ("space", "freeze the view (data keeps arriving)"),

@@ -69,7 +69,7 @@ class AgentsTable(DataTable[str]):
                 counts,
                 str(state.values if state else 0),
                 f"{len(queue)}/{queue.limit} {len(pool)}/{pool.limit or '∞'}",
-                sparkline(state.throughput, 8) if state else "",
+                sparkline(state.throughput if state else (), 8) or "▁" * 8,
             )
             previous = self._cells.get(agent.name)
             if previous is None:
