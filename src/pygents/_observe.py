@@ -23,7 +23,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
-from pygents._enums import HOT_EVENTS, HookType, StopReason
+from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType, StopReason
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -241,6 +241,7 @@ class Bus:
         "enterers",
         "global_hooks",
         "listeners",
+        "listeners_for",
         "listening",
         "scopers",
         "scopers_by_kind",
@@ -253,6 +254,7 @@ class Bus:
         self.scopers: tuple[Subscriber, ...] = ()
         self.enterers: tuple[Subscriber, ...] = ()
         self.creators: tuple[Subscriber, ...] = ()
+        self.listeners_for: dict[HookType, tuple[Subscriber, ...]] = {}
         self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
         self.active = False
@@ -269,6 +271,15 @@ class Bus:
             s for s in subs if _overrides(s, "on_enter") or _overrides(s, "on_exit")
         )
         self.creators = tuple(s for s in subs if _overrides(s, "on_turn_created"))
+        self.listeners_for = {
+            member: wanted
+            for member in HOT_EVENTS | COLD_EVENTS
+            if (
+                wanted := tuple(
+                    s for s in self.listeners if s.event_types is None or member in s.event_types
+                )
+            )
+        }
         self.scopers_by_kind = {
             kind: tuple(s for s in self.scopers if s.scope_kinds is None or kind in s.scope_kinds)
             for kind in ScopeKind
@@ -326,14 +337,11 @@ class Bus:
         kwargs: Mapping[str, Any] | None,
         scope: Scope | None,
     ) -> None:
-        listeners = self.listeners
+        listeners = self.listeners_for.get(type)
         if not listeners:
             return
         event = Event(type, source, args, kwargs, scope if scope is not None else current_scope())
         for subscriber in listeners:
-            wanted = subscriber.event_types
-            if wanted is not None and type not in wanted:
-                continue
             try:
                 subscriber.on_event(event)
             except Exception as exc:
