@@ -233,6 +233,10 @@ class Agent:
         """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
         return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
 
+    def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
+        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
+        return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
+
     async def _agent_event(self, event: AgentHook, *args: Any) -> None:
         """A cold agent event (pause, resume, turn failure)."""
         if self._hooks or BUS.listening:
@@ -301,14 +305,7 @@ class Agent:
                                 if isinstance(value, _ROUTED):
                                     await self._route(run, value)
                                 elif self._hooks or BUS.active:
-                                    await fire(
-                                        AgentHook.ON_TURN_VALUE,
-                                        self,
-                                        self._hooks,
-                                        (self, turn, value),
-                                        None,
-                                        run,
-                                    )
+                                    await self._value_event(run, turn, value)
                                     yield turn, value
                                 else:
                                     yield turn, value
@@ -333,14 +330,7 @@ class Agent:
                             await self._route(run, value)
                         else:
                             if self._hooks or BUS.active:
-                                await fire(
-                                    AgentHook.ON_TURN_VALUE,
-                                    self,
-                                    self._hooks,
-                                    (self, turn, value),
-                                    None,
-                                    run,
-                                )
+                                await self._value_event(run, turn, value)
                             self._current = None
                             yield turn, value
                 except BaseException as exc:
