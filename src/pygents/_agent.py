@@ -233,10 +233,6 @@ class Agent:
         """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
         return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
 
-    def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
-        return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
-
     async def _agent_event(self, event: AgentHook, *args: Any) -> None:
         """A cold agent event (pause, resume, turn failure)."""
         if self._hooks or BUS.listening:
