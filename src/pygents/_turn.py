@@ -94,8 +94,9 @@ class Turn:
 
     Args:
         tool: a registered tool name (``"search"``, ``"parent.child"``) or the tool.
-        args, kwargs: arguments; a value that is a callable needing no arguments is
-            called when the turn runs (*by reference*) and its result passed.
+        args: positional arguments; a value that is a callable needing no arguments
+            is called when the turn runs (*by reference*) and its result passed.
+        kwargs: keyword arguments, treated the same way.
         timeout: seconds; bounds the call (``returning``) or the whole stream
             (``yielding``, consumer time included).
         tags: strings matched by global hooks declared with ``tags``.
