@@ -1,0 +1,227 @@
+"""The assistant example's LocalRuntime: commands, timeouts, output cap, confined files."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from examples.assistant.runtime import (  # noqa: E402
+    CommandResult,
+    LocalRuntime,
+    PathEscapeError,
+    Runtime,
+)
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[LocalRuntime]:
+    async with LocalRuntime(max_output=1_000, name="test") as rt:
+        yield rt
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` is a live process; an unreaped zombie counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _wait_gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_local_runtime_satisfies_protocol(tmp_path: Path) -> None:
+    assert isinstance(LocalRuntime(tmp_path / "rt"), Runtime)
+
+
+async def test_run_captures_output_and_exit_code(runtime: LocalRuntime) -> None:
+    result = await runtime.run("echo hello; echo oops >&2; pwd; echo $HOME")
+    assert result.exit_code == 0
+    assert not result.timed_out
+    assert not result.truncated
+    assert result.output.splitlines() == ["hello", "oops", str(runtime.root), str(runtime.root)]
+    assert result.summary() == f"[exit code 0]\n{result.output}"
+
+
+async def test_nonzero_exit(runtime: LocalRuntime) -> None:
+    result = await runtime.run("echo failing; exit 3")
+    assert result.exit_code == 3
+    assert result.output == "failing\n"
+    assert not result.ok
+    assert result.summary().startswith("[exit code 3]\n")
+
+
+async def test_no_output_summary(runtime: LocalRuntime) -> None:
+    result = await runtime.run("true")
+    assert result == CommandResult("true", 0, "")
+    assert result.summary() == "[exit code 0] (no output)"
+
+
+async def test_secrets_not_in_environment(
+    runtime: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYGENTS_TEST_SECRET", "hunter2")
+    result = await runtime.run("env")
+    assert "hunter2" not in result.output
+    assert f"HOME={runtime.root}" in result.output
+
+
+async def test_timeout_kills_process_group(runtime: LocalRuntime) -> None:
+    started = time.monotonic()
+    result = await runtime.run(
+        "echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started; wait",
+        timeout=0.2,
+    )
+    assert time.monotonic() - started < 5
+    assert result.timed_out
+    assert result.exit_code is None
+    assert result.output == "started\n"
+    assert "timed out" in result.summary()
+    shell_pid = int((runtime.root / "shell.pid").read_text())
+    child_pid = int((runtime.root / "child.pid").read_text())
+    assert _wait_gone(shell_pid)
+    assert _wait_gone(child_pid)
+    with pytest.raises(ProcessLookupError):
+        os.kill(shell_pid, 0)
+
+
+async def test_output_is_capped_without_blocking(runtime: LocalRuntime) -> None:
+    started = time.monotonic()
+    result = await runtime.run("head -c 10000000 /dev/zero | tr '\\0' x; echo; exit 4")
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 4
+    assert result.truncated
+    assert len(result.output) == runtime.max_output == 1_000
+    assert set(result.output) == {"x"}
+    assert "truncated to the first 1000 characters" in result.summary()
+
+
+async def test_output_cap_counts_characters_not_bytes(runtime: LocalRuntime) -> None:
+    # 999 ASCII characters then a multi-byte one: exactly at the cap, not truncated.
+    result = await runtime.run("printf '%0999d\\303\\251' 0")
+    assert result.output == "0" * 999 + "é"
+    assert not result.truncated
+
+
+async def test_undecodable_output_is_replaced(runtime: LocalRuntime) -> None:
+    result = await runtime.run("printf 'a\\377b'")
+    assert result.output == "a\ufffdb"
+
+
+async def test_write_read_round_trip(runtime: LocalRuntime) -> None:
+    confirmation = await runtime.write_file("a/b/c.txt", "héllo\n")
+    assert "a/b/c.txt" in confirmation
+    assert await runtime.read_file("a/b/c.txt") == "héllo\n"
+    assert (runtime.root / "a" / "b" / "c.txt").read_text(encoding="utf-8") == "héllo\n"
+    await runtime.write_file("a/b/c.txt", "replaced")
+    assert await runtime.read_file("./a/b/../b/c.txt") == "replaced"
+    result = await runtime.run("cat a/b/c.txt")
+    assert result.output == "replaced"
+
+
+async def test_read_missing_file(runtime: LocalRuntime) -> None:
+    with pytest.raises(FileNotFoundError, match=re.escape("'nope.txt' does not exist")):
+        await runtime.read_file("nope.txt")
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd"])
+async def test_path_escapes_refused(runtime: LocalRuntime, path: str) -> None:
+    message = re.escape(f"outside the working directory {runtime.root}; use a path inside it")
+    with pytest.raises(PathEscapeError, match=message):
+        await runtime.read_file(path)
+    with pytest.raises(PathEscapeError, match=message):
+        await runtime.write_file(path, "x")
+    assert not (runtime.root.parent / "x").exists()
+
+
+async def test_symlink_pointing_outside_refused(runtime: LocalRuntime, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    (runtime.root / "link").symlink_to(outside)
+    (runtime.root / "file_link").symlink_to(outside / "secret.txt")
+    with pytest.raises(PathEscapeError):
+        await runtime.read_file("link/secret.txt")
+    with pytest.raises(PathEscapeError):
+        await runtime.read_file("file_link")
+    with pytest.raises(PathEscapeError):
+        await runtime.write_file("link/new.txt", "x")
+    assert not (outside / "new.txt").exists()
+    assert (outside / "secret.txt").read_text() == "secret"
+
+
+async def test_symlink_inside_root_allowed(runtime: LocalRuntime) -> None:
+    await runtime.write_file("real.txt", "data")
+    (runtime.root / "alias.txt").symlink_to(runtime.root / "real.txt")
+    assert await runtime.read_file("alias.txt") == "data"
+
+
+async def test_runtimes_are_isolated() -> None:
+    async with LocalRuntime() as one, LocalRuntime() as two:
+        assert one.root != two.root
+        await one.write_file("mine.txt", "one")
+        assert await one.list_files() == ["mine.txt"]
+        assert await two.list_files() == []
+        with pytest.raises(FileNotFoundError):
+            await two.read_file("mine.txt")
+        assert (await two.run("ls")).output == ""
+
+
+async def test_close_removes_temp_dir() -> None:
+    rt = LocalRuntime()
+    root = rt.root
+    assert root.is_dir()
+    assert root.name.startswith("pygents-assistant-")
+    await rt.write_file("x/y.txt", "data")
+    await rt.close()
+    assert not root.exists()
+    await rt.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        await rt.run("true")
+
+
+async def test_close_keeps_given_root(tmp_path: Path) -> None:
+    root = tmp_path / "given" / "dir"
+    async with LocalRuntime(root) as rt:
+        assert root.is_dir()
+        await rt.write_file("kept.txt", "data")
+    assert (root / "kept.txt").read_text() == "data"
+
+
+async def test_close_kills_background_processes(runtime: LocalRuntime) -> None:
+    result = await runtime.run("sleep 30 > /dev/null 2>&1 & echo $! > bg.pid")
+    assert result.exit_code == 0
+    pid = int((runtime.root / "bg.pid").read_text())
+    assert _alive(pid)
+    await runtime.close()
+    assert _wait_gone(pid)
+
+
+async def test_list_files(runtime: LocalRuntime) -> None:
+    assert await runtime.list_files() == []
+    await runtime.write_file("b.txt", "")
+    await runtime.write_file("a/z.txt", "")
+    await runtime.write_file("a/b/c.txt", "")
+    await runtime.run("mkdir -p empty/dir && touch .hidden")
+    assert await runtime.list_files() == [".hidden", "a/b/c.txt", "a/z.txt", "b.txt"]
