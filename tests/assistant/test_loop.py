@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,8 @@ from examples.assistant.agent import Event, Session, build_session, close_sessio
 from examples.assistant.demo import demo_model, helper_model  # noqa: E402
 from examples.assistant.model import Message, Reply, ScriptedModel, ToolCall  # noqa: E402
 from examples.assistant.tasks import enable_delegation  # noqa: E402
+
+MakeSession = Callable[[Sequence[Reply]], Session]
 
 
 def call(n: int, name: str, **arguments: object) -> ToolCall:
@@ -34,7 +36,7 @@ async def run(session: Session, task: str) -> list[Event]:
 
 
 @pytest.fixture
-def session_of() -> object:
+def session_of() -> MakeSession:
     made: list[Session] = []
 
     def make(script: Sequence[Reply]) -> Session:
@@ -48,8 +50,8 @@ def tool_messages(session: Session) -> list[Message]:
     return [item.content for item in session.memory.items if item.content.role == "tool"]
 
 
-async def test_a_task_needing_several_tool_calls(session_of: object) -> None:
-    session = session_of(  # type: ignore[operator]
+async def test_a_task_needing_several_tool_calls(session_of: MakeSession) -> None:
+    session = session_of(
         [
             Reply(
                 "Writing.",
@@ -90,7 +92,7 @@ async def test_a_delegated_sub_task_runs_in_the_background_and_reports_back() ->
 async def test_a_command_that_times_out_is_reported_and_the_loop_goes_on(
     session_of: object,
 ) -> None:
-    session = session_of(  # type: ignore[operator]
+    session = session_of(
         [
             Reply("", (call(1, "bash", command="sleep 5", timeout=0.2),)),
             Reply("", (call(2, "stop", summary="gave up waiting"),)),
@@ -103,10 +105,10 @@ async def test_a_command_that_times_out_is_reported_and_the_loop_goes_on(
 
 
 async def test_a_path_escape_is_refused_and_reported_to_the_model(
-    session_of: object, tmp_path: Path
+    session_of: MakeSession, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside.txt"
-    session = session_of(  # type: ignore[operator]
+    session = session_of(
         [
             Reply("", (call(1, "read_file", path="../../etc/passwd"),)),
             Reply("", (call(2, "write_file", path=str(outside), content="x"),)),
@@ -121,8 +123,10 @@ async def test_a_path_escape_is_refused_and_reported_to_the_model(
     assert session.summary == "refused"
 
 
-async def test_the_stop_tool_ends_the_loop_leaving_later_calls_unrun(session_of: object) -> None:
-    session = session_of(  # type: ignore[operator]
+async def test_the_stop_tool_ends_the_loop_leaving_later_calls_unrun(
+    session_of: MakeSession,
+) -> None:
+    session = session_of(
         [Reply("", (call(1, "stop", summary="early"), call(2, "bash", command="touch late")))]
     )
     await run(session, "stop at once")
@@ -132,15 +136,15 @@ async def test_the_stop_tool_ends_the_loop_leaving_later_calls_unrun(session_of:
     assert tool_messages(session) == []  # nothing ran after stop
 
 
-async def test_a_reply_without_tool_calls_finishes_with_its_text(session_of: object) -> None:
-    session = session_of([Reply("Nothing to do: the answer is 4.")])  # type: ignore[operator]
+async def test_a_reply_without_tool_calls_finishes_with_its_text(session_of: MakeSession) -> None:
+    session = session_of([Reply("Nothing to do: the answer is 4.")])
     events = await run(session, "what is 2 + 2?")
     assert session.summary == "Nothing to do: the answer is 4."
     assert events[-1] == Event("done", "Nothing to do: the answer is 4.", session.name)
 
 
-async def test_an_unknown_tool_is_answered_with_an_error(session_of: object) -> None:
-    session = session_of(  # type: ignore[operator]
+async def test_an_unknown_tool_is_answered_with_an_error(session_of: MakeSession) -> None:
+    session = session_of(
         [
             Reply("", (call(1, "teleport", where="moon"),)),
             Reply("", (call(2, "stop", summary="ok"),)),
@@ -152,8 +156,8 @@ async def test_an_unknown_tool_is_answered_with_an_error(session_of: object) -> 
     assert "no tool named 'teleport'" in result.content
 
 
-async def test_missing_arguments_are_reported_back_not_fatal(session_of: object) -> None:
-    session = session_of(  # type: ignore[operator]
+async def test_missing_arguments_are_reported_back_not_fatal(session_of: MakeSession) -> None:
+    session = session_of(
         [
             Reply("", (call(1, "write_file", path="x.txt"),)),  # no content
             Reply("", (call(2, "stop", summary="recovered"),)),
