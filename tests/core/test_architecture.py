@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pygents
+import pygents_otel
+import pygents_tui
 
 PACKAGE = Path(pygents.__file__).parent
 
@@ -57,3 +59,11 @@ def test_private_modules_import_each_other_without_cycles() -> None:
 def test_every_public_name_is_exported_and_importable() -> None:
     for name in pygents.__all__:
         assert getattr(pygents, name) is not None, name
+
+
+def test_the_tests_import_the_packages_of_this_checkout() -> None:
+    """The packages sit at the repository root; an editable install must point here,
+    never at a stale copy in site-packages."""
+    root = Path(__file__).resolve().parents[2]
+    for module in (pygents, pygents_otel, pygents_tui):
+        assert Path(module.__file__ or "").resolve().parent == root / module.__name__
