@@ -23,7 +23,7 @@ from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scop
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
-from pygents._turn import Turn
+from pygents._turn import Turn, new_uuid
 from pygents._turn_run import Runner
 
 __all__ = ["Agent", "AgentRegistry", "AgentRun"]
@@ -117,6 +117,7 @@ class Agent:
         if not isinstance(name, str) or not name:
             raise TypeError(f"Agent(name=...) must be a non-empty string, got {name!r}")
         self._name = name
+        self._uuid = new_uuid()
         self._description = _check_text(self, description)
         self._tools = _check_tools(self, tools)
         self._tool_names = frozenset(t.name for root in self._tools for t in root.walk())
@@ -141,6 +142,12 @@ class Agent:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def uuid(self) -> str:
+        """A stable identity for this agent: unique, kept by ``to_dict``/``from_dict``
+        (a name can be reused once an agent leaves the registry; this id is not)."""
+        return self._uuid
 
     @property
     def turns(self) -> list[Turn]:
@@ -387,6 +394,7 @@ class Agent:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready snapshot: configuration, queue, in-flight turn, context, pause."""
         return {
+            "uuid": self._uuid,
             "name": self._name,
             "description": self._description,
             "tool_names": [t.name for t in self._tools],
@@ -409,6 +417,7 @@ class Agent:
         """
         r = Reader(data, "Agent")
         name = r.text("name")
+        agent_uuid = r.text("uuid")
         if name in AgentRegistry:
             raise ValueError(
                 f"Agent.from_dict(): an agent named {name!r} is already registered; "
@@ -432,6 +441,7 @@ class Agent:
                     f"one of the agent's tools {sorted(names)}"
                 )
         agent = cls(name, description, tools, queue, pool, tags)
+        agent._uuid = agent_uuid
         agent._hooks, agent._turn_hooks = hooks, turn_hooks
         agent._queue.extend(turns)
         agent._paused = paused

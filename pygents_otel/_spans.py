@@ -151,7 +151,7 @@ def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
         OPERATION: INVOKE_AGENT,
         PROVIDER: "pygents",
         AGENT_NAME: agent.name,
-        AGENT_ID: f"{agent.name}@{id(agent):x}",
+        AGENT_ID: agent.uuid,
         **tags(agent),
     }
     if agent.description:

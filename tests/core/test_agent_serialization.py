@@ -25,6 +25,7 @@ from pygents import (
 )
 
 KEYS = {
+    "uuid",
     "name",
     "description",
     "tool_names",
@@ -81,6 +82,7 @@ async def test_to_dict_has_every_documented_key_and_is_json_ready() -> None:
 
     assert set(data) == KEYS
     assert through_json(data) == data
+    assert data["uuid"] == agent.uuid
     assert data["name"] == "a"
     assert data["description"] == "describes a"
     assert data["tool_names"] == ["echo"]
@@ -466,3 +468,17 @@ async def test_restoring_under_a_taken_name_is_a_value_error() -> None:
 
     assert AgentRegistry.get("taken") is agent
     assert len(agent.turns) == 1
+
+
+async def test_an_agent_keeps_its_uuid_through_serialization_and_a_branch_gets_its_own() -> None:
+    echo = make_echo()
+    agent = Agent("original", "d", [echo])
+    other = Agent("other", "d", [echo])
+    child = agent.branch("child")
+    data = agent.to_dict()
+    AgentRegistry.unregister("original")
+
+    restored = Agent.from_dict(data)
+
+    assert restored.uuid == agent.uuid
+    assert len({agent.uuid, other.uuid, child.uuid}) == 3
