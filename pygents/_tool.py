@@ -177,7 +177,7 @@ class DecoratedTool(Generic[P, R]):
             name=getattr(fn, "__name__", name),
             description=inspect.getdoc(fn),
             input_schema=input_schema(fn, hints, skip),
-            output_schema=output_schema(hints, self.streaming),
+            output_schema=output_schema(fn, hints, self.streaming),
         )
 
     @property
