@@ -102,6 +102,8 @@ class _Document:
             return {"type": "null"}
         if tp is Any or tp is object:
             return {}
+        if tp is typing.Tuple:  # noqa: UP006  # bare: any tuple, unlike tuple[()]
+            return {"type": "array"}
         if isinstance(tp, typing.TypeVar):
             if tp.__bound__ is not None:
                 return self.schema(tp.__bound__)
@@ -230,7 +232,7 @@ class _Document:
             required = []
             for f in dataclasses.fields(cls):
                 default = _NO_DEFAULT if f.default is dataclasses.MISSING else f.default
-                text = docs.get(f.name) or f.metadata.get("description")
+                text = docs.get(f.name) or _text(f.metadata.get("description"))
                 props[f.name] = self.field(hints.get(f.name, Any), text, default)
                 if default is _NO_DEFAULT and f.default_factory is dataclasses.MISSING:
                     required.append(f.name)
@@ -298,6 +300,10 @@ def _literal(args: tuple[Any, ...]) -> JSON:
     if len(values) == 1:
         return {**_json_type(values), "const": values[0]}
     return {**_json_type(values), "enum": values}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _annotated_text(metadata: tuple[Any, ...]) -> str | None:

@@ -33,11 +33,12 @@ _SECTIONS = frozenset(
         "params",
     }
 )
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(.*))?$")
+# Each written so that a line has one way to match: no two neighbouring parts can
+# take the same characters, so a long line that fails does not backtrack for ages.
+_GOOGLE_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\)\s*)?:\s*(.*)$")
 _NUMPY_ENTRY = re.compile(r"^\*{0,2}(\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?$")
-_REST_FIELD = re.compile(
-    r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?\*{0,2}(\w+)\s*:\s*(.*)$"
-)
+_REST_FIELD = re.compile(r"^:(?:param|parameter|arg|argument|key|keyword)\s([^:]*):(.*)$")
+_IDENTIFIER = re.compile(r"^\*{0,2}(\w+)$")
 _UNDERLINE = re.compile(r"^-{3,}$")
 
 
@@ -126,10 +127,12 @@ def _rest_fields(lines: list[str], found: dict[str, str]) -> None:
     text: list[str] = []
     field_indent = 0
     for line in lines:
-        match = _REST_FIELD.match(line.strip())
-        if match:
+        field = _REST_FIELD.match(line.strip())
+        words = field.group(1).split() if field else []  # "[type] name"
+        name = _IDENTIFIER.match(words[-1]) if words else None
+        if field and name:
             _add(found, names, text)
-            names, text, field_indent = [match.group(1)], [match.group(2)], _indent(line)
+            names, text, field_indent = [name.group(1)], [field.group(2)], _indent(line)
         elif names and line.strip() and _indent(line) > field_indent:
             text.append(line.strip())
         else:

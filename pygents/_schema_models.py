@@ -47,6 +47,10 @@ class Definitions(Protocol):
 def hoist_model_schema(document: Definitions, cls: type, raw: object) -> str:
     """Put the schema ``raw`` of model ``cls`` into ``document``'s ``$defs``; its key."""
     root: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
+    # Once nested, the document is no longer a resource of its own: an "$id" would
+    # change what its references are resolved against.
+    root.pop("$id", None)
+    root.pop("$schema", None)
     local: dict[str, Any] = {}  # "#/$defs/Name" -> that entry, as the model wrote it
     names: dict[str, str] = {}
     for section in _SECTIONS:

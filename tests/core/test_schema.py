@@ -15,6 +15,7 @@ import enum
 import itertools
 import json
 import textwrap
+import typing
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -1200,3 +1201,114 @@ def test_defaults_are_written_as_json_and_left_out_when_json_cannot_hold_them() 
     validating = validator(plan.metadata.input_schema)
     for name in ("colour", "when", "day", "ident", "price", "tags"):
         validating.validate({name: props[name]["default"]})
+
+
+# --------------------------------------------------------------------------- edge cases
+
+
+def test_a_bare_tuple_is_any_array_and_an_empty_one_has_no_items() -> None:
+    assert param_schema(typing.Tuple) == {"type": "array"}  # noqa: UP006
+    assert param_schema(tuple) == {"type": "array"}
+    assert param_schema(tuple[()]) == {"type": "array", "maxItems": 0}
+
+
+def test_a_description_that_is_not_text_is_left_out() -> None:
+    @dataclass
+    class Odd:
+        size: int = field(default=1, metadata={"description": 42})
+
+    assert param_definition(Odd)["properties"]["size"] == {"type": "integer", "default": 1}
+
+
+def test_long_odd_docstring_lines_are_read_in_one_pass() -> None:
+    """Lines that almost match a parameter entry must not make the reader backtrack
+    for ages (a regular expression with overlapping parts would, on these)."""
+
+    async def odd(a: int, b: int) -> None:
+        pass
+
+    odd.__doc__ = "\n".join(
+        [
+            "Odd.",
+            "",
+            ":param " + " " * 20_000 + "x",
+            ":param " + "a " * 20_000 + "b",
+            ":param a: Parameter a.",
+            "",
+            "Args:",
+            "    b" + " " * 20_000 + "(int)" + " " * 20_000 + "no colon",
+            "    b (int): Parameter b.",
+        ]
+    )
+    props = tool(odd).metadata.input_schema["properties"]
+    assert props["a"]["description"] == "Parameter a."
+    assert props["b"]["description"] == "Parameter b."
+
+
+def test_a_model_documents_own_id_and_dialect_are_dropped_once_nested() -> None:
+    class Identified:
+        @classmethod
+        def model_json_schema(cls) -> dict[str, Any]:
+            return {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "$id": "https://example.com/identified",
+                "$defs": {"Part": {"type": "integer"}},
+                "type": "object",
+                "properties": {"part": {"$ref": "#/$defs/Part"}},
+            }
+
+    document = param_document(Identified)
+    assert param_definition(Identified) == {
+        "type": "object",
+        "properties": {"part": {"$ref": "#/$defs/Part"}},
+    }
+    assert accepts(document, {"value": {"part": 1}})
+    assert not accepts(document, {"value": {"part": "one"}})
+
+
+def test_a_realistic_tool_input_validates_good_calls_and_refuses_bad_ones() -> None:
+    @dataclass
+    class Window:
+        start: datetime
+        length: timedelta
+
+    @tool
+    async def book(
+        room: Annotated[UUID, "the room"],
+        window: Window,
+        guests: set[str],
+        seat: tuple[int, Literal["aisle", "window"]],
+        budget: Decimal | None = None,
+        order: Order | None = None,
+    ) -> Annotated[list[Window], "the slots booked"]:
+        """Book a room.
+
+        Args:
+            guests: Who comes.
+        """
+        return [window]
+
+    schema = book.metadata.input_schema
+    good = {
+        "room": str(UUID(int=3)),
+        "window": {"start": "2024-05-01T09:00:00Z", "length": "PT1H"},
+        "guests": ["ada", "alan"],
+        "seat": [12, "aisle"],
+        "budget": "120.50",
+        "order": ORDER,
+    }
+    assert accepts(schema, good)
+    assert accepts(schema, {k: good[k] for k in ("room", "window", "guests", "seat")})
+    for key, bad in [
+        ("room", "nope"),
+        ("window", {"start": "2024-05-01T09:00:00Z"}),
+        ("guests", ["ada", "ada"]),
+        ("seat", [12, "middle"]),
+        ("budget", "lots"),
+        ("order", {"id": 1, "ship_to": {"street": "x"}}),
+    ]:
+        assert not accepts(schema, {**good, key: bad}), key
+    assert schema["properties"]["guests"]["description"] == "Who comes."
+    assert book.metadata.output_schema["description"] == "the slots booked"
+    assert accepts(book.metadata.output_schema, [good["window"]])
+    assert not accepts(book.metadata.output_schema, [{"start": 5, "length": "PT1H"}])
