@@ -313,7 +313,10 @@ def _annotated_text(metadata: tuple[Any, ...]) -> str | None:
         if isinstance(item, str):
             return item
         for attribute in ("description", "documentation"):
-            text = getattr(item, attribute, None)
+            try:
+                text = getattr(item, attribute, None)
+            except Exception:  # a property of somebody else's object that fails
+                continue
             if isinstance(text, str):
                 return text
     return None

@@ -96,19 +96,20 @@ def _walk(node: Any, renames: Mapping[str, str], found: set[str], schema: bool =
     that happens to be named ``$ref`` is left alone.
     """
     if isinstance(node, Mapping):
-        copy: dict[Any, Any] = {}
-        for k, v in node.items():
+        copy: dict[str, Any] = {}
+        for key, v in node.items():
+            k = key if isinstance(key, str) else str(key)  # as JSON would write it
             if not schema:
                 copy[k] = _walk(v, renames, found, False)
             elif k == "$ref" and isinstance(v, str):
                 found.add(v)
                 copy[k] = _REF + renames[v] if v in renames else v
             elif k in _NAMED and isinstance(v, Mapping):
-                copy[k] = {n: _walk(s, renames, found) for n, s in v.items()}
+                copy[k] = {str(n): _walk(s, renames, found) for n, s in v.items()}
             else:
                 copy[k] = _walk(v, renames, found, k not in _DATA)
         return copy
-    if isinstance(node, list):
+    if isinstance(node, (list, tuple)):
         return [_walk(v, renames, found, schema) for v in node]
     return node
 
@@ -123,7 +124,10 @@ def _fingerprint(body: Any, local: Mapping[str, Any]) -> str:
         if ref in local and ref not in closure:
             closure[ref] = local[ref]
             _walk(local[ref], {}, pending)
-    return json.dumps([body, sorted(closure.items())], sort_keys=True, default=repr)
+    try:
+        return json.dumps([body, sorted(closure.items())], sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # keys JSON cannot sort or hold: compare as written
+        return repr([body, sorted(closure.items())])
 
 
 def json_value(value: Any, depth: int = 0) -> tuple[bool, Any]:

@@ -1312,3 +1312,18 @@ def test_a_realistic_tool_input_validates_good_calls_and_refuses_bad_ones() -> N
     assert book.metadata.output_schema["description"] == "the slots booked"
     assert accepts(book.metadata.output_schema, [good["window"]])
     assert not accepts(book.metadata.output_schema, [{"start": 5, "length": "PT1H"}])
+
+
+def test_odd_annotation_metadata_and_model_schemas_do_not_break_decoration() -> None:
+    class Touchy:
+        @property
+        def description(self) -> str:
+            raise RuntimeError("not today")
+
+    class MixedKeys:
+        @classmethod
+        def model_json_schema(cls) -> dict[Any, Any]:
+            return {"type": "object", 1: "one", "required": ("x",)}
+
+    assert param_schema(Annotated[int, Touchy()]) == {"type": "integer"}
+    assert param_definition(MixedKeys) == {"type": "object", "1": "one", "required": ["x"]}
