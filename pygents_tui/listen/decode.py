@@ -1,0 +1,330 @@
+"""OTLP requests (protobuf or JSON) as plain, bounded, frozen data.
+
+One decoder for both transports: the gRPC servicers and the HTTP handlers hand it
+the raw bytes they received and get back a :class:`Batch` of :class:`ReceivedSpan`,
+:class:`ReceivedRecord` and metric counts, or a :class:`Malformed` error that the
+transport turns into its status code. Everything kept is cut to a bounded size
+here, once, so that nothing downstream ever holds a 10 MB string or a deeply
+nested value: a hostile or broken sender costs at most the message-size limit, and
+only while its request is being decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs installed
+from google.protobuf.message import Message  # type: ignore[import-untyped]  # no stubs installed
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from pygents_tui.listen import schema as k
+from pygents_tui.listen.values import Limits, Value, attributes_of, cut, name_of, value_of
+
+__all__ = [
+    "Batch",
+    "Limits",
+    "Malformed",
+    "ReceivedRecord",
+    "ReceivedSpan",
+    "ResourceInfo",
+    "Signal",
+    "Value",
+    "cut",
+    "decode",
+    "response",
+]
+
+Signal = Literal["traces", "logs", "metrics"]
+
+_REQUESTS: Final[dict[str, type[Message]]] = {
+    "traces": trace_service_pb2.ExportTraceServiceRequest,
+    "logs": logs_service_pb2.ExportLogsServiceRequest,
+    "metrics": metrics_service_pb2.ExportMetricsServiceRequest,
+}
+_KINDS: Final = ("unspecified", "internal", "server", "client", "producer", "consumer")
+_STATUS: Final = ("unset", "ok", "error")
+_SEVERITY: Final = ("", "trace", "debug", "info", "warn", "error", "fatal")
+_JSON_IDS: Final = frozenset(
+    ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+)
+
+
+class Malformed(Exception):
+    """The request cannot be decoded. ``status`` says how the transport answers."""
+
+    def __init__(self, message: str, status: Literal["invalid", "too_large"] = "invalid"):
+        super().__init__(cut(message, 300))
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """Who sent it: the service and its instance (``service.instance.id``, else
+    host and pid), which key the fleet's services."""
+
+    service: str
+    instance: str
+    host: str | None
+    pid: int | None
+    attributes: Mapping[str, Value]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.service, self.instance)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedSpan:
+    resource: ResourceInfo
+    scope: str
+    trace_id: str  # 32 lowercase hex digits
+    span_id: str  # 16 lowercase hex digits
+    parent_id: str | None
+    name: str
+    kind: str
+    start_ns: int
+    end_ns: int
+    status: str
+    status_message: str
+    attributes: Mapping[str, Value]
+    dropped_attributes: int
+    size: int  # an estimate of the bytes it holds, for the byte-bounded stores
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedRecord:
+    """A log record; the live signal uses its ``event_name``."""
+
+    resource: ResourceInfo
+    scope: str
+    event_name: str
+    time_ns: int  # 0 when the sender sent no time
+    severity: str
+    body: str | None
+    trace_id: str | None
+    span_id: str | None
+    attributes: Mapping[str, Value]
+    dropped_attributes: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one request carried, decoded. ``rejected`` items were invalid on their
+    own (bad ids) and are reported back as a partial success with ``reason``."""
+
+    signal: Signal
+    spans: tuple[ReceivedSpan, ...] = ()
+    records: tuple[ReceivedRecord, ...] = ()
+    points: tuple[tuple[ResourceInfo, int], ...] = ()
+    rejected: int = 0
+    reason: str = ""
+    size: int = 0
+
+    @property
+    def items(self) -> int:
+        return len(self.spans) + len(self.records) + sum(n for _, n in self.points)
+
+
+# -- entry points --------------------------------------------------------------------
+
+
+def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> Batch:
+    """Parse and bound one request body; :class:`Malformed` when it cannot be."""
+    if len(body) > limits.max_message_bytes:
+        raise Malformed(
+            f"request of {len(body):,} bytes exceeds the {limits.max_message_bytes:,}-byte limit",
+            "too_large",
+        )
+    message = _REQUESTS[signal]()
+    try:
+        if json_body:
+            json_format.ParseDict(
+                _hex_ids_to_base64(json.loads(body)), message, ignore_unknown_fields=True
+            )
+        else:
+            message.ParseFromString(body)
+    except Exception as exc:  # hostile bytes raise all sorts; each is just "malformed"
+        kind = "OTLP/JSON" if json_body else "protobuf"
+        raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
+    return _BUILDERS[signal](message, limits)
+
+
+def response(signal: Signal, rejected: int = 0, reason: str = "") -> Message:
+    """The OTLP answer: empty on success, a partial success when items were rejected."""
+    if signal == "traces":
+        return trace_service_pb2.ExportTraceServiceResponse(
+            partial_success=trace_service_pb2.ExportTracePartialSuccess(
+                rejected_spans=rejected, error_message=reason
+            )
+            if rejected
+            else None
+        )
+    if signal == "logs":
+        return logs_service_pb2.ExportLogsServiceResponse(
+            partial_success=logs_service_pb2.ExportLogsPartialSuccess(
+                rejected_log_records=rejected, error_message=reason
+            )
+            if rejected
+            else None
+        )
+    return metrics_service_pb2.ExportMetricsServiceResponse()
+
+
+def _hex_ids_to_base64(document: Any) -> Any:
+    """OTLP/JSON writes trace and span ids as hex, where protobuf's JSON mapping
+    expects base64: rewrite them in place (depth-bounded; anything odd is left for
+    the parser to reject)."""
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > 12:
+            continue
+        if isinstance(node, list):
+            stack.extend((item, depth + 1) for item in node if isinstance(item, (dict, list)))
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in _JSON_IDS and isinstance(value, str):
+                    try:
+                        node[key] = base64.b64encode(bytes.fromhex(value)).decode()
+                    except ValueError:
+                        raise Malformed(f"{cut(key, 20)} is not a hex string") from None
+                elif isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1))
+    return document
+
+
+def _resource(resource: Any, limits: Limits) -> ResourceInfo:
+    attributes, _, _ = attributes_of(resource.attributes, limits)
+    service = attributes.get(k.SERVICE_NAME)
+    instance = attributes.get(k.SERVICE_INSTANCE)
+    host = attributes.get(k.HOST_NAME)
+    pid = attributes.get(k.PROCESS_PID)
+    host_name = name_of(host, limits) if host is not None and host != "" else None
+    pid_number = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+    if instance is not None and instance != "":
+        instance_id = name_of(instance, limits)
+    elif host_name is not None or pid_number is not None:
+        instance_id = f"{host_name or '?'}:{pid_number if pid_number is not None else '?'}"
+    else:
+        instance_id = ""
+    return ResourceInfo(
+        service=name_of(service, limits) if service else k.UNKNOWN_SERVICE,
+        instance=instance_id,
+        host=host_name,
+        pid=pid_number,
+        attributes=attributes,
+    )
+
+
+# -- signals ---------------------------------------------------------------------------
+
+
+def _spans(request: Any, limits: Limits) -> Batch:
+    spans: list[ReceivedSpan] = []
+    rejected = 0
+    total = 0
+    for resource_spans in request.resource_spans:
+        resource = _resource(resource_spans.resource, limits)
+        for scope_spans in resource_spans.scope_spans:
+            scope = name_of(scope_spans.scope.name, limits)
+            for span in scope_spans.spans:
+                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+                if (
+                    len(trace_id) != 16
+                    or len(span_id) != 8
+                    or len(parent) not in (0, 8)
+                    or not any(trace_id)
+                    or not any(span_id)
+                ):
+                    rejected += 1
+                    continue
+                attributes, dropped, size = attributes_of(span.attributes, limits)
+                name = name_of(span.name, limits)
+                status = span.status
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                message = cut(status.message, limits.max_value)
+                size += 400 + len(name) + len(message)
+                total += size
+                spans.append(
+                    ReceivedSpan(
+                        resource=resource,
+                        scope=scope,
+                        trace_id=trace_id.hex(),
+                        span_id=span_id.hex(),
+                        parent_id=parent.hex() if any(parent) else None,
+                        name=name,
+                        kind=_KINDS[span.kind] if 0 <= span.kind < len(_KINDS) else "unspecified",
+                        start_ns=start,
+                        end_ns=max(end, start),
+                        status=_STATUS[status.code] if 0 <= status.code < 3 else "unset",
+                        status_message=message,
+                        attributes=attributes,
+                        dropped_attributes=dropped + span.dropped_attributes_count,
+                        size=size,
+                    )
+                )
+    reason = "trace ids must be 16 bytes and span ids 8, not all zero" if rejected else ""
+    return Batch("traces", spans=tuple(spans), rejected=rejected, reason=reason, size=total)
+
+
+def _records(request: Any, limits: Limits) -> Batch:
+    records: list[ReceivedRecord] = []
+    rejected = 0
+    total = 0
+    for resource_logs in request.resource_logs:
+        resource = _resource(resource_logs.resource, limits)
+        for scope_logs in resource_logs.scope_logs:
+            scope = name_of(scope_logs.scope.name, limits)
+            for record in scope_logs.log_records:
+                trace_id, span_id = record.trace_id, record.span_id
+                if len(trace_id) not in (0, 16) or len(span_id) not in (0, 8):
+                    rejected += 1
+                    continue
+                attributes, dropped, size = attributes_of(record.attributes, limits)
+                event_name = record.event_name or attributes.get(k.EVENT_NAME, "")
+                body = value_of(record.body, limits) if record.HasField("body") else None
+                severity = record.severity_number
+                size += 300 + (len(body) if isinstance(body, str) else 16)
+                total += size
+                records.append(
+                    ReceivedRecord(
+                        resource=resource,
+                        scope=scope,
+                        event_name=name_of(event_name, limits),
+                        time_ns=record.time_unix_nano or record.observed_time_unix_nano,
+                        severity=_SEVERITY[(severity + 3) // 4] if 0 < severity <= 24 else "",
+                        body=None if body is None else str(body),
+                        trace_id=trace_id.hex() if any(trace_id) else None,
+                        span_id=span_id.hex() if any(span_id) else None,
+                        attributes=attributes,
+                        dropped_attributes=dropped + record.dropped_attributes_count,
+                        size=size,
+                    )
+                )
+    reason = "trace ids must be empty or 16 bytes, span ids empty or 8" if rejected else ""
+    return Batch("logs", records=tuple(records), rejected=rejected, reason=reason, size=total)
+
+
+def _metrics(request: Any, limits: Limits) -> Batch:
+    """Metrics are accepted and counted per service (they show a process is alive);
+    the dashboard takes its live numbers from the records instead."""
+    points: list[tuple[ResourceInfo, int]] = []
+    for resource_metrics in request.resource_metrics:
+        count = 0
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                data = metric.WhichOneof("data")
+                if data:
+                    count += len(getattr(metric, data).data_points)
+        points.append((_resource(resource_metrics.resource, limits), count))
+    return Batch("metrics", points=tuple(points), size=400 * len(points))
+
+
+_BUILDERS: Final = {"traces": _spans, "logs": _records, "metrics": _metrics}

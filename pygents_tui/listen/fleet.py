@@ -1,0 +1,219 @@
+"""The fleet model: what ``pygents-tui listen`` knows about every process sending to it.
+
+Services are keyed by ``service.name`` and instance (``service.instance.id``, else
+host and pid), so two processes that both run a ``planner`` stay apart; agents by
+``gen_ai.agent.id`` within their service; turns by ``pygents.turn.uuid``. Live
+records (the OTel events ``pygents_otel`` sends while things run) open turns, count
+values and carry queue depths and context sizes; spans close turns when no record
+did, and every span, pygents' own or not, goes to the trace store.
+
+Ingestion, on the receiver's path, is an append to a byte-bounded inbox; the UI
+calls :meth:`FleetModel.drain` on a timer to fold it into state, as the in-process
+model does. Every store is bounded and says how much it dropped. A service that
+stops sending is marked stale after ``stale_after`` seconds, never removed silently:
+only the user (:meth:`FleetModel.forget_stale`) or the bound on services removes
+it, and the bound counts what it evicts.
+
+The read API is :class:`~pygents_tui.listen.view.DashboardView`'s, so the panels
+that show the in-process model show this one too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+from pygents_tui.listen.decode import Batch, cut
+from pygents_tui.listen.folding import Folding
+from pygents_tui.listen.state import (
+    AgentEntry,
+    FleetLimits,
+    LogEntry,
+    ServiceState,
+    TurnEntry,
+    ValueEntry,
+)
+from pygents_tui.listen.view import Panel, TraceTree
+
+__all__ = ["FleetLimits", "FleetModel"]
+
+
+class FleetModel(Folding):
+    """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
+    nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
+    ingestion, so a waiter wakes up instead of polling."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], int] = time.time_ns,
+        *,
+        stale_after: float = 5.0,
+        limits: FleetLimits | None = None,
+    ) -> None:
+        super().__init__(limits if limits is not None else FleetLimits())
+        self._clock = clock
+        self.wall = wall
+        self._epoch = clock()
+        self.stale_after = stale_after
+        self._version = 0
+        self.arrived = asyncio.Event()
+        self.last_rejection: str | None = None
+        self._inbox: deque[tuple[Batch, float, int]] = deque()
+        self._pending = 0
+        self._second = int(self._epoch)
+
+    # -- the receiver's side: cheap, never raises --------------------------------------------
+
+    def ingest(self, batch: Batch) -> None:
+        """Queue one decoded request for the next drain. Over the byte budget, the
+        oldest waiting batches are dropped (counted): fresh data matters more."""
+        if batch.rejected:
+            self.counts["rejected"] += batch.rejected
+            self.last_rejection = f"{batch.signal}: {batch.reason}"
+        if not batch.items:
+            return
+        self._inbox.append((batch, self._clock(), self.wall()))
+        self._pending += batch.size
+        while self._pending > self.limits.pending_bytes and len(self._inbox) > 1:
+            old, _, _ = self._inbox.popleft()
+            self._pending -= old.size
+            self.counts["dropped"] += old.items
+        self.arrived.set()
+
+    def reject(self, signal: str, kind: str, reason: str) -> None:
+        """A request the receiver could not accept (``kind``: ``malformed``,
+        ``too_large`` or ``unsupported``): counted, never stored."""
+        self.counts[kind] += 1
+        self.last_rejection = f"{signal}: {cut(reason, 200)}"
+        self.arrived.set()
+
+    # -- folding, on the UI's timer ------------------------------------------------------------
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @property
+    def epoch(self) -> float:
+        return self._epoch
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def drain(self) -> bool:
+        """Fold everything that arrived, then update staleness and rates. True if
+        anything changed since the last call."""
+        inbox = self._inbox
+        changed = bool(inbox)
+        while inbox:
+            batch, mono, wall = inbox.popleft()
+            self._pending -= batch.size
+            for span in batch.spans:
+                self.fold_span(span, mono, wall)
+            for record in batch.records:
+                self.fold_record(record, mono, wall)
+            for resource, points in batch.points:
+                self.service(resource, mono).points += points
+                self.counts["points"] += points
+        now = self._clock()
+        if self._check_stale(now):
+            changed = True
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            for agent in self.agents.values():
+                agent.rate.roll(now)
+            changed = True
+        if changed:
+            self._version += 1
+        self.arrived.clear()
+        return changed
+
+    def _check_stale(self, now: float) -> bool:
+        changed = False
+        for service in self.services.values():
+            if not service.stale and now - service.last_seen > self.stale_after:
+                service.stale = True
+                self.note(service, now, service.label, "stale", "stopped sending")
+                changed = True
+        return changed
+
+    def forget_stale(self) -> int:
+        """Remove every stale service with its agents and turns (the user's action);
+        how many were removed."""
+        stale = [s for s in self.services.values() if s.stale]
+        for service in stale:
+            self.remove_service(service)
+        if stale:
+            self._version += 1
+        return len(stale)
+
+    # -- reading: the DashboardView protocol ---------------------------------------------------
+
+    def agent_rows(self) -> list[AgentEntry]:
+        return sorted(self.agents.values(), key=lambda a: (a.service.label, a.name, a.key))
+
+    def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
+        turns = self.running.values()
+        chosen = turns if agent is None else [t for t in turns if t.agent == agent]
+        return sorted(chosen, key=lambda t: t.started)
+
+    def recent_turns(self, agent: str | None = None) -> list[TurnEntry]:
+        return [t for t in self.recent if agent is None or t.agent == agent]
+
+    def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
+        found = self.agents.get(agent)
+        if found is None:
+            return 0, []
+        return found.values_tail.total, list(found.values_tail)
+
+    def event_log(self) -> tuple[int, list[LogEntry]]:
+        return self.log.total, list(self.log)
+
+    def find_turn(self, key: str) -> TurnEntry | None:
+        """By key, else by uuid (the newest turn with it)."""
+        found = self.turns.get(key)
+        if found is not None:
+            return found
+        for turn in reversed(self.turns.values()):
+            if turn.uuid == key:
+                return turn
+        return None
+
+    def trace_tree(self, trace_id: str) -> TraceTree | None:
+        return self.traces.tree(trace_id)
+
+    def unavailable(self, panel: Panel) -> str | None:
+        if panel == "queue":
+            return "queue contents are not sent over OTLP; depth only"
+        if panel == "context":
+            return "context items are not sent over OTLP; sizes only"
+        if panel == "values" and not self.previews_seen:
+            return "values are counted; previews are sent only with content capture on"
+        if panel in ("agents", "running") and self.services and not self.live_seen:
+            return "no live records yet: turns show when their spans end (turn live mode on)"
+        return None
+
+    def counters(self) -> dict[str, int]:
+        counts = dict(self.counts)
+        counts["services"] = len(self.services)
+        counts["stale"] = sum(1 for s in self.services.values() if s.stale)
+        counts["traces_evicted"] = self.traces.evicted
+        counts["trace_spans_dropped"] = self.traces.dropped
+        counts["log_dropped"] = self.log.dropped
+        counts["pending"] = sum(b.items for b, _, _ in self._inbox)
+        return {name: value for name, value in counts.items() if value}
+
+    # -- the fleet's own views ---------------------------------------------------------------
+
+    def turn_trace(self, key: str) -> TraceTree | None:
+        """The trace of a turn (by key or uuid), if any of its spans arrived."""
+        turn = self.find_turn(key)
+        return self.traces.tree(turn.trace_id) if turn is not None and turn.trace_id else None
+
+    def service_rows(self) -> list[ServiceState]:
+        return sorted(self.services.values(), key=lambda s: s.label)

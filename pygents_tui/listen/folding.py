@@ -1,0 +1,271 @@
+"""The write side of the fleet model: folding received spans and live records into
+services, agents and turns.
+
+A turn can be learned of in any order: its ``pygents.turn.start`` record opens it
+(with its timeout, so the running panel can draw it against its deadline); its
+``pygents.turn.end`` record or its span closes it, whichever comes first, and the
+other only adds what it knows. A turn is counted once. With live records off, spans
+alone still give ended turns, attributed to their agent when the agent-run span
+(which ends last) arrives.
+"""
+
+from __future__ import annotations
+
+from pygents import StopReason
+from pygents_tui.listen import schema as k
+from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan
+from pygents_tui.listen.services import (
+    RUN_PHASE,
+    Handler,
+    Services,
+    as_float,
+    as_int,
+    as_tags,
+    as_text,
+    stop_reason,
+)
+from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
+
+__all__ = ["Folding"]
+
+
+class Folding(Services):
+    """Spans and turn records folded into turns (see the module docstring)."""
+
+    def __init__(self, limits: FleetLimits) -> None:
+        super().__init__(limits)
+        self._handlers: dict[str, Handler] = {
+            k.TURN_START: self._turn_start,
+            k.TURN_END: self._turn_end,
+            k.TURN_VALUE: self._turn_value,
+            k.RUN_START: self._run_start,
+            k.RUN_END: self._run_end,
+            k.SNAPSHOT: self._snapshot,
+            **dict.fromkeys(
+                (k.AFTER_PUT, k.BEFORE_TURN, k.ON_PAUSE, k.ON_RESUME),
+                self._agent_hook,
+            ),
+            **dict.fromkeys((k.ON_TURN_ERROR, k.ON_TURN_TIMEOUT), self._agent_hook),
+            **dict.fromkeys((k.TOOL_START, k.TOOL_END, k.HEARTBEAT), self._ignore),
+        }
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def fold_span(self, span: ReceivedSpan, mono: float, wall: int) -> None:
+        service = self.service(span.resource, mono)
+        service.spans += 1
+        self.counts["spans"] += 1
+        self.traces.add(span)
+        attributes = span.attributes
+        uuid = attributes.get(k.TURN_UUID)
+        if isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):
+            self._turn_span(service, span, uuid, mono, wall)
+        elif attributes.get(k.OPERATION) == k.INVOKE_AGENT:
+            self._agent_span(service, span)
+
+    def fold_record(self, record: ReceivedRecord, mono: float, wall: int) -> None:
+        service = self.service(record.resource, mono)
+        service.records += 1
+        self.counts["records"] += 1
+        name = record.event_name
+        handler = self._handlers.get(name)
+        if handler is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
+            handler = self._context
+        if handler is not None:
+            self.live_seen = True
+            handler(service, record, self.local_time(record.time_ns, mono, wall))
+
+    # -- turns ------------------------------------------------------------------------------------
+
+    def _open(
+        self, service: ServiceState, uuid: str, agent: AgentEntry | None, tool: str, at: float
+    ) -> TurnEntry:
+        key = f"{service.id}/{uuid}"
+        turn = self.turns.get(key)
+        if turn is None:
+            turn = TurnEntry(
+                key=key,
+                uuid=uuid,
+                service=service,
+                agent=agent.key if agent is not None else None,
+                agent_label=agent.label if agent is not None else f"{service.label}/—",
+                tool=tool,
+                started=at,
+            )
+            self.turns[key] = turn
+            while len(self.turns) > self.limits.turns:
+                self.turns.popitem(last=False)
+        elif agent is not None and turn.agent is None:
+            self._adopt(turn, agent)
+        return turn
+
+    def _run(self, turn: TurnEntry) -> None:
+        running = self.running
+        if turn.key in running:
+            return
+        while len(running) >= self.limits.running:
+            del running[next(iter(running))]
+            self.counts["running_evicted"] += 1
+        running[turn.key] = turn
+
+    def _values(self, turn: TurnEntry, count: int | None) -> None:
+        """Take a sender's running count of a turn's values (counts may arrive out of
+        order or twice: only growth is added)."""
+        if count is None or count <= turn.values:
+            return
+        agent = self.agents.get(turn.agent) if turn.agent is not None else None
+        if agent is not None:
+            agent.values += count - turn.values
+        turn.values = count
+
+    def _end_time(self, turn: TurnEntry, end_ns: int, at: float) -> float:
+        """Exact when both ends come from the same sender's clock."""
+        if turn.start_ns and end_ns >= turn.start_ns:
+            return turn.started + (end_ns - turn.start_ns) / 1e9
+        return max(at, turn.started)
+
+    def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
+        turn.ended, turn.stop_reason = ended, reason
+        if error and reason is not StopReason.COMPLETED:
+            turn.error = error
+        self.running.pop(turn.key, None)
+        self.recent.append(turn)
+        turn.service.turns.append(turn)
+        agent = self.agents.get(turn.agent) if turn.agent is not None else None
+        if agent is not None:
+            self._count(agent, turn)
+
+    def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
+        if agent.current_turn == turn.key:
+            agent.current_turn = agent.current_tool = None
+        reason, at, tool = turn.stop_reason, turn.ended or turn.started, turn.tool
+        kind = "turn"
+        if reason is StopReason.COMPLETED:
+            agent.completed += 1
+            agent.rate.tick(at)
+            text = f"✔ {tool} {turn.elapsed_at(at):.2f}s"
+        elif reason is StopReason.TIMEOUT:
+            agent.timed_out += 1
+            kind, text = "timeout", f"⏱ {tool} timed out after {turn.timeout:g}s"
+        elif reason is StopReason.ERROR:
+            agent.failed += 1
+            agent.last_error = turn.error
+            kind, text = "error", f"✖ {tool}: {turn.error or 'error'}"
+        else:
+            agent.cancelled += 1
+            text = f"⊘ {tool} cancelled"
+        self.note(turn.service, at, agent.label, kind, text)
+
+    def _adopt(self, turn: TurnEntry, agent: AgentEntry) -> None:
+        """Give an agent a turn first seen without one (its span came first)."""
+        turn.agent, turn.agent_label = agent.key, agent.label
+        agent.values += turn.values
+        if turn.ended is not None:
+            self._count(agent, turn)
+
+    def _turn_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        uuid = as_text(attributes.get(k.TURN_UUID))
+        if not uuid:
+            return
+        agent = self.agent_of(service, attributes)
+        tool = (
+            as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL)) or "?"
+        )
+        turn = self._open(service, uuid, agent, tool, at)
+        if turn.ended is not None:
+            return  # its end came first: a start now must not make it run again
+        turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
+        turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or turn.timeout
+        turn.streaming = attributes.get(k.TURN_STREAMING) is True
+        turn.args_preview = as_text(attributes.get(k.ARGS_PREVIEW))
+        turn.tags = as_tags(attributes.get(k.TAGS))
+        turn.trace_id = turn.trace_id or record.trace_id
+        turn.span_id = turn.span_id or record.span_id
+        self._run(turn)
+        if agent is not None:
+            agent.current_turn, agent.current_tool = turn.key, tool
+            if agent.phase != "paused":
+                agent.phase = "running"
+        self.note(service, at, turn.agent_label, "turn", f"▶ {tool}")
+
+    def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        uuid = as_text(attributes.get(k.TURN_UUID))
+        if not uuid:
+            return
+        agent = self.agent_of(service, attributes)
+        tool = (
+            as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL)) or "?"
+        )
+        turn = self._open(service, uuid, agent, tool, at)
+        self._values(turn, as_int(attributes.get(k.TURN_VALUES)))
+        output = as_text(attributes.get(k.OUTPUT_PREVIEW))
+        if output is not None:
+            turn.output_preview = output
+        turn.trace_id = turn.trace_id or record.trace_id
+        turn.span_id = turn.span_id or record.span_id
+        if turn.ended is not None:
+            return  # the span closed it already
+        error = as_text(attributes.get(k.ERROR_TYPE))
+        reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error)
+        self._finish(turn, reason, error, self._end_time(turn, record.time_ns, at))
+
+    def _turn_value(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        uuid = as_text(attributes.get(k.TURN_UUID))
+        if not uuid:
+            return
+        agent = self.agent_of(service, attributes)
+        tool = as_text(attributes.get(k.TOOL_NAME)) or "?"
+        turn = self._open(service, uuid, agent, tool, at)
+        if turn.ended is None:
+            self._run(turn)  # its start was lost, but it evidently runs
+        count = as_int(attributes.get(k.TURN_VALUES))
+        self._values(turn, count if count is not None else turn.values + 1)
+        preview = as_text(attributes.get(k.VALUE_PREVIEW))
+        if preview is not None and agent is not None:
+            self.previews_seen = True
+            agent.values_tail.append(ValueEntry(at, turn.tool, preview))
+
+    def _turn_span(
+        self, service: ServiceState, span: ReceivedSpan, uuid: str, mono: float, wall: int
+    ) -> None:
+        attributes = span.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None and span.parent_id is not None:
+            owner = self._agent_spans.get(span.parent_id)
+            agent = self.agents.get(owner) if owner is not None else None
+        tool = as_text(attributes.get(k.PYGENTS_TOOL)) or span.name[len(k.TURN_SPAN_PREFIX) :]
+        turn = self._open(service, uuid, agent, tool, self.local_time(span.start_ns, mono, wall))
+        turn.trace_id, turn.span_id, turn.parent_id = span.trace_id, span.span_id, span.parent_id
+        if not turn.start_ns:
+            turn.start_ns = span.start_ns
+        turn.timeout = turn.timeout or as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
+        turn.tags = turn.tags or as_tags(attributes.get(k.TAGS))
+        self._values(turn, as_int(attributes.get(k.SPAN_VALUES)))
+        if turn.ended is not None:
+            return  # its end record closed it already
+        error = as_text(attributes.get(k.ERROR_TYPE))
+        reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error, span.status == "error")
+        ended = self._end_time(turn, span.end_ns, self.local_time(span.end_ns, mono, wall))
+        self._finish(turn, reason, span.status_message or error, ended)
+
+    def _agent_span(self, service: ServiceState, span: ReceivedSpan) -> None:
+        agent = self.agent_of(service, span.attributes)
+        if agent is None:
+            return
+        self._agent_spans[span.span_id] = agent.key
+        while len(self._agent_spans) > self.limits.agent_spans:
+            self._agent_spans.popitem(last=False)
+        for child in self.traces.spans(span.trace_id):
+            uuid = child.attributes.get(k.TURN_UUID)
+            if child.parent_id == span.span_id and isinstance(uuid, str):
+                turn = self.turns.get(f"{service.id}/{uuid}")
+                if turn is not None and turn.agent is None:
+                    self._adopt(turn, agent)
+        if not self.live_seen:  # no live records: the span is all we know of the run
+            reason = stop_reason(
+                span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"
+            )
+            agent.phase = RUN_PHASE.get(reason, "failed")

@@ -1,0 +1,344 @@
+"""The OTLP receiver of ``pygents-tui listen``: gRPC and HTTP, on the caller's loop.
+
+* OTLP/gRPC: ``grpc.aio`` servicers for the trace, logs and metrics services
+  generated in ``opentelemetry-proto``. They are registered with a pass-through
+  request deserializer, so that malformed bytes reach the shared decoder (and are
+  counted) instead of failing inside gRPC before any code of ours runs.
+* OTLP/HTTP: ``aiohttp.web`` on ``/v1/traces``, ``/v1/logs`` and ``/v1/metrics``;
+  ``application/x-protobuf`` or ``application/json`` bodies, optionally gzipped,
+  answered in the request's own encoding with the OTLP status codes (400 for a
+  body that cannot be decoded, 413 over the size limit, 415 for another content
+  type or encoding).
+
+Both hand the raw bytes to :func:`~pygents_tui.listen.decode.decode` and the
+resulting batch to a :class:`Sink` (the fleet model). The receiver stores nothing,
+runs nothing it receives, and binds ``127.0.0.1`` unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import zlib
+from collections import Counter
+from types import TracebackType
+from typing import Any, Final, Literal, Protocol, Self
+
+import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
+from aiohttp import web
+from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs installed
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
+
+__all__ = ["ListenError", "PortInUseError", "Receiver", "Sink"]
+
+PROTOBUF: Final = "application/x-protobuf"
+JSON: Final = "application/json"
+Transport = Literal["grpc", "http"]
+
+
+class Sink(Protocol):
+    """Where decoded requests go (the fleet model). Both are called on the event
+    loop and must be cheap."""
+
+    def ingest(self, batch: Batch) -> None: ...
+
+    def reject(self, signal: str, kind: str, reason: str) -> None: ...
+
+
+class ListenError(Exception):
+    """The receiver could not start; the message is one line, fit to print."""
+
+
+class PortInUseError(ListenError):
+    def __init__(self, transport: str, host: str, port: int) -> None:
+        super().__init__(
+            f"cannot listen for OTLP/{transport} on {host}:{port}: the port is already in use"
+            " (is a collector or another pygents-tui listen running?); choose another port"
+            " or turn that transport off"
+        )
+        self.transport, self.host, self.port = transport, host, port
+
+
+class Receiver:
+    """OTLP over gRPC and HTTP into ``sink``. A port of ``0`` lets the system choose
+    (read the bound port back from :attr:`grpc_port` / :attr:`http_port`); ``None``
+    turns that transport off."""
+
+    def __init__(
+        self,
+        sink: Sink,
+        *,
+        host: str = "127.0.0.1",
+        grpc_port: int | None = 4317,
+        http_port: int | None = 4318,
+        limits: Limits | None = None,
+    ) -> None:
+        self.sink = sink
+        self.host = host
+        self.limits = limits if limits is not None else Limits()
+        self.requests: Counter[str] = Counter()  # by "transport signal"
+        self._ports = {"grpc": grpc_port, "http": http_port}
+        self.grpc_port: int | None = None
+        self.http_port: int | None = None
+        self._grpc: Any = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def grpc_endpoint(self) -> str | None:
+        """``host:port`` as the gRPC exporters take it (with ``insecure=True``)."""
+        return f"{self.host}:{self.grpc_port}" if self.grpc_port is not None else None
+
+    @property
+    def http_endpoint(self) -> str | None:
+        """The base URL, as ``OTEL_EXPORTER_OTLP_ENDPOINT`` takes it."""
+        return f"http://{self.host}:{self.http_port}" if self.http_port is not None else None
+
+    async def start(self) -> None:
+        """Bind and serve; :class:`PortInUseError` if a port is taken (nothing is
+        left listening then)."""
+        try:
+            if self._ports["grpc"] is not None:
+                await self._start_grpc(self._ports["grpc"])
+            if self._ports["http"] is not None:
+                await self._start_http(self._ports["http"])
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self, grace: float = 1.0) -> None:
+        if self._grpc is not None:
+            server, self._grpc = self._grpc, None
+            await server.stop(grace)
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        self.grpc_port = self.http_port = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- the shared path -----------------------------------------------------------------
+
+    def _accept(self, transport: Transport, signal: Signal, body: bytes, json_body: bool) -> Batch:
+        """Decode and hand over; :class:`Malformed` (already counted) if it cannot be."""
+        self.requests[f"{transport} {signal}"] += 1
+        try:
+            batch = decode(signal, body, json_body=json_body, limits=self.limits)
+        except Malformed as exc:
+            kind = "too_large" if exc.status == "too_large" else "malformed"
+            self.sink.reject(signal, kind, f"{transport}: {exc}")
+            raise
+        self.sink.ingest(batch)
+        return batch
+
+    # -- gRPC ------------------------------------------------------------------------------
+
+    async def _start_grpc(self, port: int) -> None:
+        limit = self.limits.max_message_bytes
+        if port:
+            _check_free(self.host, port, "gRPC")
+        server = grpc.aio.server(
+            options=[
+                ("grpc.so_reuseport", 0),  # a second listener must fail, not share the port
+                # Oversized messages must reach the decoder to be counted: gRPC itself
+                # refuses only those far beyond the limit.
+                ("grpc.max_receive_message_length", 4 * limit),
+            ],
+            maximum_concurrent_rpcs=64,
+        )
+        for servicer in (_Traces(self), _Logs(self), _Metrics(self)):
+            server.add_generic_rpc_handlers((servicer.handler(),))
+        try:
+            bound = server.add_insecure_port(f"{_bracket(self.host)}:{port}")
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            raise PortInUseError("gRPC", self.host, port)
+        await server.start()
+        self._grpc, self.grpc_port = server, bound
+
+    async def export_grpc(self, signal: Signal, body: bytes, context: Any) -> Any:
+        """One gRPC ``Export`` call: the OTLP response, or the call aborted with
+        INVALID_ARGUMENT (or RESOURCE_EXHAUSTED over the size limit)."""
+        try:
+            batch = self._accept("grpc", signal, body, json_body=False)
+        except Malformed as exc:
+            code = (
+                grpc.StatusCode.RESOURCE_EXHAUSTED
+                if exc.status == "too_large"
+                else grpc.StatusCode.INVALID_ARGUMENT
+            )
+            await context.abort(code, str(exc))
+            raise AssertionError("unreachable: abort() raises") from None
+        return response(signal, batch.rejected, batch.reason)
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    async def _start_http(self, port: int) -> None:
+        app = web.Application(client_max_size=self.limits.max_message_bytes)
+        for signal in ("traces", "logs", "metrics"):
+            app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
+        # Bodies are decompressed here, against the limit, not by the server.
+        runner = web.AppRunner(app, access_log=None, auto_decompress=False, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, port, reuse_port=False)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise PortInUseError("HTTP", self.host, port) from None
+            raise ListenError(f"cannot listen for OTLP/HTTP on {self.host}:{port}: {exc}") from None
+        self._runner = runner
+        self.http_port = int(runner.addresses[0][1])
+
+    def _http_handler(self, signal: Signal) -> Any:
+        async def handle(request: web.Request) -> web.Response:
+            return await self._http_export(signal, request)
+
+        return handle
+
+    async def _http_export(self, signal: Signal, request: web.Request) -> web.Response:
+        content_type = request.content_type
+        json_body = content_type == JSON
+        if content_type != PROTOBUF and not json_body:
+            return self._refuse(signal, 415, f"content type must be {PROTOBUF} or {JSON}")
+        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip", ""):
+            return self._refuse(signal, 415, "content encoding must be gzip or none")
+        limit = self.limits.max_message_bytes
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            self.sink.reject(signal, "too_large", f"http: body over the {limit:,}-byte limit")
+            return _status(413, f"body over the {limit:,}-byte limit", json_body)
+        try:
+            if encoding == "gzip":
+                body = _gunzip(body, limit)
+            batch = self._accept("http", signal, body, json_body)
+        except Malformed as exc:
+            return _status(413 if exc.status == "too_large" else 400, str(exc), json_body)
+        answer = response(signal, batch.rejected, batch.reason)
+        if json_body:
+            return web.Response(body=json_format.MessageToJson(answer).encode(), content_type=JSON)
+        return web.Response(body=answer.SerializeToString(), content_type=PROTOBUF)
+
+    def _refuse(self, signal: Signal, status: int, message: str) -> web.Response:
+        self.sink.reject(signal, "unsupported", f"http: {message}")
+        return _status(status, message, False)
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """Inflate at most ``limit`` bytes: a small bomb cannot take more memory than a
+    plain body could."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error:
+        raise Malformed("the gzip body is corrupt") from None
+    if len(data) > limit:
+        raise Malformed(f"the gzip body inflates beyond the {limit:,}-byte limit", "too_large")
+    if not inflater.eof:
+        raise Malformed("the gzip body is truncated")
+    return data
+
+
+def _status(code: int, message: str, json_body: bool) -> web.Response:
+    """An OTLP error answer: a ``google.rpc.Status`` (code and message) in the
+    request's encoding. Its two fields are written by hand rather than pulling in
+    the googleapis protos for them."""
+    rpc_code = {400: 3, 413: 8}.get(code, 3)  # INVALID_ARGUMENT, RESOURCE_EXHAUSTED
+    if json_body:
+        text = json.dumps({"code": rpc_code, "message": message})
+        return web.Response(status=code, body=text.encode(), content_type=JSON)
+    raw = message.encode()
+    body = b"\x08" + _varint(rpc_code) + b"\x12" + _varint(len(raw)) + raw
+    return web.Response(status=code, body=body, content_type=PROTOBUF)
+
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, number = number & 0x7F, number >> 7
+        if number:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _check_free(host: str, port: int, transport: str) -> None:
+    """Fail with one line before gRPC's core logs its own multi-line bind error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise PortInUseError(transport, host, port) from None
+            raise ListenError(
+                f"cannot listen for OTLP/{transport} on {host}:{port}: {exc}"
+            ) from None
+
+
+class _Service:
+    """What the three servicers share: their registration, with raw-bytes requests."""
+
+    signal: Signal
+    response_type: Any
+    service: str
+
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+
+    def handler(self) -> Any:
+        export = grpc.unary_unary_rpc_method_handler(
+            self.Export,
+            request_deserializer=None,  # bytes: decoding (and counting failures) is ours
+            response_serializer=self.response_type.SerializeToString,
+        )
+        return grpc.method_handlers_generic_handler(self.service, {"Export": export})
+
+    async def Export(self, request: bytes, context: Any) -> Any:
+        return await self.receiver.export_grpc(self.signal, request, context)
+
+
+def _service_name(module: Any, name: str) -> str:
+    return str(module.DESCRIPTOR.services_by_name[name].full_name)
+
+
+class _Traces(_Service, trace_service_pb2_grpc.TraceServiceServicer):
+    signal = "traces"
+    response_type = trace_service_pb2.ExportTraceServiceResponse
+    service = _service_name(trace_service_pb2, "TraceService")
+
+
+class _Logs(_Service, logs_service_pb2_grpc.LogsServiceServicer):
+    signal = "logs"
+    response_type = logs_service_pb2.ExportLogsServiceResponse
+    service = _service_name(logs_service_pb2, "LogsService")
+
+
+class _Metrics(_Service, metrics_service_pb2_grpc.MetricsServiceServicer):
+    signal = "metrics"
+    response_type = metrics_service_pb2.ExportMetricsServiceResponse
+    service = _service_name(metrics_service_pb2, "MetricsService")

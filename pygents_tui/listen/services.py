@@ -1,0 +1,306 @@
+"""The fleet model's stores, its services and agents, and the live records that
+only concern an agent (runs, puts, pauses, snapshots, context sizes).
+
+Services are keyed by ``service.name`` and instance, agents by ``gen_ai.agent.id``
+(else name) within their service: two processes that both run a ``planner`` keep
+two rows. Both are bounded; the least recently heard of is evicted first, counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Mapping
+
+from pygents import StopReason
+from pygents_tui.listen import schema as k
+from pygents_tui.listen.decode import ReceivedRecord, ResourceInfo, Value, cut
+from pygents_tui.listen.state import (
+    AgentEntry,
+    FleetLimits,
+    LogEntry,
+    Ring,
+    ServiceState,
+    TurnEntry,
+)
+from pygents_tui.listen.traces import TraceStore
+from pygents_tui.listen.view import Capacity
+
+__all__ = [
+    "PHASES",
+    "RUN_PHASE",
+    "Handler",
+    "Services",
+    "as_float",
+    "as_int",
+    "as_tags",
+    "as_text",
+    "stop_reason",
+    "tool_of",
+]
+
+Handler = Callable[[ServiceState, ReceivedRecord, float], None]
+
+PHASES = frozenset(("idle", "running", "paused"))
+
+
+def as_text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    return None
+
+
+def as_float(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None
+
+
+def as_tags(value: Value | None) -> tuple[str, ...]:
+    if isinstance(value, tuple):
+        return tuple(str(v) for v in value)
+    return (value,) if isinstance(value, str) else ()
+
+
+def tool_of(attributes: Mapping[str, Value]) -> str | None:
+    return as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL))
+
+
+def stop_reason(value: object, error_type: str | None, failed: bool = False) -> StopReason:
+    """The stop reason sent, else the one the error implies."""
+    if isinstance(value, str):
+        try:
+            return StopReason(value)
+        except ValueError:
+            pass
+    if error_type == "TurnTimeoutError":
+        return StopReason.TIMEOUT
+    if error_type or failed:
+        return StopReason.ERROR
+    return StopReason.COMPLETED
+
+
+RUN_PHASE = {
+    StopReason.COMPLETED: "finished",
+    StopReason.CANCELLED: "idle",
+}
+
+
+class Services:
+    """The stores, and the writers of services and agents. :class:`Folding` adds
+    turns; :class:`FleetModel` the inbox, staleness and the read API."""
+
+    def __init__(self, limits: FleetLimits) -> None:
+        self.limits = limits
+        self.traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+        self.log: Ring[LogEntry] = Ring(limits.log)
+        self.services: dict[tuple[str, str], ServiceState] = {}
+        self.agents: OrderedDict[str, AgentEntry] = OrderedDict()
+        self.turns: OrderedDict[str, TurnEntry] = OrderedDict()
+        self.running: dict[str, TurnEntry] = {}
+        self.recent: Ring[TurnEntry] = Ring(limits.recent)
+        self.counts: Counter[str] = Counter()
+        self.live_seen = False  # any live record received at all
+        self.previews_seen = False  # any value preview received at all
+        self._agent_spans: OrderedDict[str, str] = OrderedDict()
+        self._service_ids = 0
+        self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
+
+    def local_time(self, sent_ns: int, mono: float, wall: int) -> float:
+        """A sender's timestamp on the model's clock: the arrival time moved back by
+        how long ago the sender says it happened, within ``clock_lag`` (a sender whose
+        clock runs ahead of ours counts as no delay)."""
+        if not sent_ns:
+            return mono
+        lag = (wall - sent_ns) / 1e9
+        return mono - min(max(lag, 0.0), self.limits.clock_lag)
+
+    # -- services and agents --------------------------------------------------------------------
+
+    def service(self, resource: ResourceInfo, mono: float) -> ServiceState:
+        last_resource, last_service = self._last
+        if last_resource is resource and last_service is not None:
+            service = last_service  # a batch's items share one resource object
+        else:
+            found = self.services.get(resource.key)
+            service = found if found is not None else self._new_service(resource, mono)
+            self._last = (resource, service)
+        if mono > service.last_seen:
+            service.last_seen = mono
+        if service.stale:
+            service.stale = False
+            self.note(service, mono, service.label, "service", "sending again")
+        return service
+
+    def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
+        limits = self.limits
+        while len(self.services) >= limits.services:
+            oldest = min(self.services.values(), key=lambda s: s.last_seen)
+            self.remove_service(oldest)
+            self.counts["services_evicted"] += 1
+        self._service_ids += 1
+        instance = resource.instance
+        short = instance[:8] if k.SERVICE_INSTANCE in resource.attributes else cut(instance, 24)
+        service = ServiceState(
+            id=f"s{self._service_ids}",
+            name=resource.service,
+            instance=instance,
+            host=resource.host,
+            pid=resource.pid,
+            label=f"{resource.service}@{short}" if short else resource.service,
+            first_seen=mono,
+            last_seen=mono,
+            log=Ring(limits.service_log),
+            turns=Ring(limits.service_turns),
+        )
+        self.services[resource.key] = service
+        self.note(service, mono, service.label, "service", "new service")
+        return service
+
+    def remove_service(self, service: ServiceState) -> None:
+        del self.services[(service.name, service.instance)]
+        for agent in service.agents.values():
+            self.agents.pop(agent.key, None)
+        for table in (self.running, self.turns):
+            for key in [key for key, turn in table.items() if turn.service is service]:
+                del table[key]
+        self._last = (None, None)
+
+    def agent_of(self, service: ServiceState, attributes: Mapping[str, Value]) -> AgentEntry | None:
+        """The agent named by ``gen_ai.agent.id`` (else ``gen_ai.agent.name``), created
+        on first sight; ``None`` when none is named."""
+        agent_id = attributes.get(k.AGENT_ID)
+        name = as_text(attributes.get(k.AGENT_NAME)) or None
+        if isinstance(agent_id, str) and agent_id:
+            local = agent_id
+        elif name is not None:
+            local = f"name:{name}"
+        else:
+            return None
+        agent = service.agents.get(local)
+        if agent is None:
+            return self._new_agent(service, local, name)
+        self.agents.move_to_end(agent.key)
+        if name is not None and agent.name != name:
+            agent.name, agent.label = name, f"{service.label}/{name}"
+        return agent
+
+    def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
+        while len(self.agents) >= self.limits.agents:
+            _, evicted = self.agents.popitem(last=False)
+            evicted.service.agents.pop(evicted.key.split("/", 1)[1], None)
+            self.counts["agents_evicted"] += 1
+        shown = name or local[:8]
+        agent = AgentEntry(
+            key=f"{service.id}/{local}",
+            name=shown,
+            label=f"{service.label}/{shown}",
+            service=service,
+            values_tail=Ring(self.limits.values),
+        )
+        service.agents[local] = agent
+        self.agents[agent.key] = agent
+        return agent
+
+    def note(self, service: ServiceState, at: float, who: str, kind: str, text: str) -> None:
+        entry = LogEntry(at, who, kind, text)
+        self.log.append(entry)
+        service.log.append(entry)
+
+    # -- agent records ----------------------------------------------------------------------
+
+    def _ignore(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """Known, nothing to fold (the service's last-seen time is already updated)."""
+
+    def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        agent = self.agent_of(service, record.attributes)
+        if agent is not None:
+            agent.phase = "paused" if agent.phase == "paused" else "running"
+            self.note(service, at, agent.label, "run", "run started")
+
+    def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        agent = self.agent_of(service, record.attributes)
+        if agent is None:
+            return
+        reason = stop_reason(record.attributes.get(k.RUN_STOP_REASON), None)
+        agent.phase = RUN_PHASE.get(reason, "failed")
+        self.note(service, at, agent.label, "run", f"run ended: {reason}")
+
+    def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        depth = as_int(attributes.get(k.QUEUE_DEPTH))
+        if depth is not None:
+            agent.queue_depth = max(depth, 0)
+        name = record.event_name
+        if name == k.AFTER_PUT:
+            tool = tool_of(attributes)
+            self.note(service, at, agent.label, "put", f"← {tool or 'turn'} queued")
+        elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
+            agent.phase = "paused"
+            if name == k.ON_PAUSE:
+                self.note(service, at, agent.label, "pause", "⏸ paused")
+        elif name == k.ON_RESUME:
+            agent.phase = "running"
+            self.note(service, at, agent.label, "pause", "▶ resumed")
+
+    def _snapshot(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        state = as_text(attributes.get(k.AGENT_STATE))
+        if state in PHASES and not (state == "idle" and agent.phase in ("finished", "failed")):
+            agent.phase = state
+        depth = as_int(attributes.get(k.QUEUE_DEPTH))
+        if depth is not None:
+            agent.queue_depth = max(depth, 0)
+        for size_key, limit_key, store in (
+            (k.QUEUE_SIZE, k.QUEUE_LIMIT, "context_queue"),
+            (k.POOL_SIZE, k.POOL_LIMIT, "context_pool"),
+        ):
+            size = as_int(attributes.get(size_key))
+            if size is not None:
+                setattr(agent, store, Capacity(size, as_int(attributes.get(limit_key))))
+        current = as_text(attributes.get(k.CURRENT_TURN))
+        if current:
+            key = f"{service.id}/{current}"
+            turn = self.turns.get(key)
+            agent.current_turn = key
+            agent.current_tool = turn.tool if turn is not None else agent.current_tool
+        elif k.CURRENT_TURN not in attributes and state == "idle":
+            agent.current_turn = agent.current_tool = None
+
+    def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        name = record.event_name
+        queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
+        store = "queue" if queue else "pool"
+        size = as_int(attributes.get(k.CONTEXT_SIZE))
+        if size is not None:
+            capacity = Capacity(size, as_int(attributes.get(k.CONTEXT_LIMIT)))
+            if queue:
+                agent.context_queue = capacity
+            else:
+                agent.context_pool = capacity
+        event = name.rsplit(".", 1)[-1]
+        item = as_text(attributes.get(k.ITEM_ID))
+        if event == "on_evict":
+            agent.evictions += 1
+            self.note(service, at, agent.label, "evict", f"♻ {store} evicted {item or 'an item'}")
+        elif event in ("after_add", "after_append"):
+            self.note(service, at, agent.label, "context", f"+ {store} {item or 'item'}")

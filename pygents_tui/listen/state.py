@@ -1,0 +1,220 @@
+"""The fleet model's records: services, agents, turns, values and log lines.
+
+Plain mutable records owned by :class:`~pygents_tui.listen.fleet.FleetModel`, which
+alone writes them; panels read them through the protocols of
+:mod:`pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
+``TurnRow``...). Every collection here is bounded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Final, Generic, TypeVar
+
+from pygents import StopReason
+from pygents_tui.listen.view import Capacity
+
+__all__ = [
+    "AgentEntry",
+    "FleetLimits",
+    "LogEntry",
+    "Ring",
+    "ServiceState",
+    "Throughput",
+    "TurnEntry",
+    "ValueEntry",
+]
+
+THROUGHPUT_SECONDS: Final = 60
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetLimits:
+    """The bounds of every store of the fleet model (counts unless named ``bytes``)."""
+
+    services: int = 256
+    agents: int = 2048  # across all services, least recently heard of evicted first
+    pending_bytes: int = 64 * 1024 * 1024  # decoded batches waiting for a drain
+    turns: int = 20_000  # turns findable by key (running or recent)
+    running: int = 5_000
+    log: int = 2000  # the fleet-wide event log
+    service_log: int = 500
+    service_turns: int = 200
+    recent: int = 500  # ended turns shown by the timeline
+    values: int = 200  # value previews per agent
+    trace_bytes: int = 32 * 1024 * 1024
+    trace_spans: int = 2000  # spans per trace
+    agent_spans: int = 4096  # agent-run span ids remembered, to find a turn span's agent
+    clock_lag: float = 30.0  # the most a sender's timestamps may move a time back
+
+
+class Ring(Generic[T]):
+    """A bounded deque that remembers how many items it was ever given, so the
+    number that fell off (``dropped``) can be shown, and a reader can tell how many
+    items are new since it last looked (``total``)."""
+
+    __slots__ = ("items", "total")
+
+    def __init__(self, maxlen: int) -> None:
+        self.items: deque[T] = deque(maxlen=maxlen)
+        self.total = 0
+
+    def append(self, item: T) -> None:
+        self.items.append(item)
+        self.total += 1
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+
+class Throughput:
+    """Turns completed per whole second over the last minute; quiet seconds count
+    as zero once :meth:`roll` moves the window up to now."""
+
+    __slots__ = ("buckets", "second")
+
+    def __init__(self, seconds: int = THROUGHPUT_SECONDS) -> None:
+        self.buckets: deque[int] = deque([0] * seconds, maxlen=seconds)
+        self.second = 0  # the whole second the last bucket counts (0: none yet)
+
+    def roll(self, now: float) -> bool:
+        second = int(now)
+        if not self.second or second <= self.second:
+            return False
+        for _ in range(min(second - self.second, len(self.buckets))):
+            self.buckets.append(0)
+        self.second = second
+        return True
+
+    def tick(self, at: float) -> None:
+        if not self.second:
+            self.second = int(at)
+        self.roll(at)
+        self.buckets[-1] += 1
+
+
+@dataclass(slots=True)
+class ValueEntry:
+    at: float
+    tool: str
+    text: str
+
+
+@dataclass(slots=True)
+class LogEntry:
+    at: float
+    agent: str
+    kind: str
+    text: str
+
+
+@dataclass(slots=True, eq=False)
+class ServiceState:
+    """One process (or whatever shares a ``service.name`` and instance)."""
+
+    id: str  # short and stable for the model's lifetime: keys of its agents and turns
+    name: str
+    instance: str
+    host: str | None
+    pid: int | None
+    label: str
+    first_seen: float
+    last_seen: float
+    log: Ring[LogEntry]
+    turns: Ring[TurnEntry]
+    stale: bool = False
+    spans: int = 0
+    records: int = 0
+    points: int = 0  # metric data points (counted, not used)
+    agents: dict[str, AgentEntry] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class AgentEntry:
+    """An agent of one service; satisfies :class:`~pygents_tui.listen.view.AgentRow`."""
+
+    key: str
+    name: str
+    label: str
+    service: ServiceState
+    values_tail: Ring[ValueEntry]
+    phase: str = "idle"
+    queue_depth: int | None = None
+    current_turn: str | None = None
+    current_tool: str | None = None
+    completed: int = 0
+    failed: int = 0
+    timed_out: int = 0
+    cancelled: int = 0
+    values: int = 0
+    evictions: int = 0
+    context_queue: Capacity | None = None
+    context_pool: Capacity | None = None
+    last_error: str | None = None
+    rate: Throughput = field(default_factory=Throughput)
+
+    @property
+    def state(self) -> str:
+        return "stale" if self.service.stale else self.phase
+
+    @property
+    def throughput(self) -> deque[int]:
+        return self.rate.buckets
+
+
+@dataclass(slots=True, eq=False)
+class TurnEntry:
+    """A turn seen through its live records and/or its span; satisfies
+    :class:`~pygents_tui.listen.view.TurnRow`."""
+
+    key: str
+    uuid: str
+    service: ServiceState
+    agent: str | None
+    agent_label: str
+    tool: str
+    started: float
+    timeout: float = 0.0
+    streaming: bool = False
+    ended: float | None = None
+    stop_reason: StopReason | None = None
+    error: str | None = None
+    values: int = 0
+    trace_id: str | None = None
+    span_id: str | None = None
+    parent_id: str | None = None  # the turn span's parent (the agent-run span)
+    start_ns: int = 0  # the sender's clock, for exact durations
+    args_preview: str | None = None
+    output_preview: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def stale(self) -> bool:
+        return self.ended is None and self.service.stale
+
+    def elapsed_at(self, now: float) -> float:
+        return (self.ended if self.ended is not None else now) - self.started
+
+    def details(self) -> list[tuple[str, str]]:
+        lines = [("service", self.service.label), ("turn", self.uuid)]
+        if self.trace_id:
+            lines.append(("trace", self.trace_id))
+        if self.span_id:
+            lines.append(("span", self.span_id))
+        if self.args_preview is not None:
+            lines.append(("arguments", self.args_preview))
+        if self.output_preview is not None:
+            lines.append(("output", self.output_preview))
+        if self.tags:
+            lines.append(("tags", ", ".join(self.tags)))
+        return lines
