@@ -1,0 +1,40 @@
+"""Fixtures for the listener's tests: a fleet model, a receiver on loopback with
+system-chosen ports, and senders made of the real OpenTelemetry SDK and OTLP
+exporters (see ``otlp_sender.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from otlp_sender import MakeSender, Sender
+
+from pygents_tui.listen import FleetModel, Receiver
+
+
+@pytest.fixture
+def fleet() -> FleetModel:
+    """A fleet model on the real clocks, slow to call anything stale."""
+    return FleetModel(stale_after=3600.0)
+
+
+@pytest.fixture
+async def receiver(fleet: FleetModel) -> AsyncIterator[Receiver]:
+    async with Receiver(fleet, grpc_port=0, http_port=0) as running:
+        yield running
+
+
+@pytest.fixture
+async def senders(receiver: Receiver) -> AsyncIterator[MakeSender]:
+    """``senders(protocol, **options)``: a new sender to ``receiver``, closed after."""
+    made: list[Sender] = []
+
+    def make(protocol: str, **options: object) -> Sender:
+        endpoint = receiver.grpc_endpoint if protocol == "grpc" else receiver.http_endpoint
+        sender = Sender(protocol, endpoint, **options)  # type: ignore[arg-type]
+        made.append(sender)
+        return sender
+
+    yield make
+    for sender in made:
+        await sender.close()
