@@ -139,11 +139,14 @@ class Receiver:
         try:
             batch = decode(signal, body, json_body=json_body, limits=self.limits)
         except Malformed as exc:
-            kind = "too_large" if exc.status == "too_large" else "malformed"
-            self.sink.reject(signal, kind, f"{transport}: {exc}")
+            self._count(transport, signal, exc)
             raise
         self.sink.ingest(batch)
         return batch
+
+    def _count(self, transport: Transport, signal: Signal, exc: Malformed) -> None:
+        kind = "too_large" if exc.status == "too_large" else "malformed"
+        self.sink.reject(signal, kind, f"{transport}: {exc}")
 
     # -- gRPC ------------------------------------------------------------------------------
 
@@ -228,7 +231,11 @@ class Receiver:
             return _status(413, f"body over the {limit:,}-byte limit", json_body)
         try:
             if encoding == "gzip":
-                body = _gunzip(body, limit)
+                try:
+                    body = _gunzip(body, limit)
+                except Malformed as exc:
+                    self._count("http", signal, exc)
+                    raise
             batch = self._accept("http", signal, body, json_body)
         except Malformed as exc:
             return _status(413 if exc.status == "too_large" else 400, str(exc), json_body)
