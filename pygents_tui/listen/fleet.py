@@ -35,7 +35,7 @@ from pygents_tui.listen.state import (
     TurnEntry,
     ValueEntry,
 )
-from pygents_tui.listen.view import Panel, TraceTree
+from pygents_tui.listen.view import DashboardView, Panel, TraceTree
 
 __all__ = ["FleetLimits", "FleetModel"]
 
@@ -217,3 +217,7 @@ class FleetModel(Folding):
 
     def service_rows(self) -> list[ServiceState]:
         return sorted(self.services.values(), key=lambda s: s.label)
+
+
+# The fleet model is a DashboardView (checked by mypy, free at run time).
+_VIEW: type[DashboardView] = FleetModel

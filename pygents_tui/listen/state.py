@@ -130,13 +130,13 @@ class ServiceState:
     label: str
     first_seen: float
     last_seen: float
-    log: Ring[LogEntry]
-    turns: Ring[TurnEntry]
+    log: Ring[LogEntry] = field(repr=False)
+    turns: Ring[TurnEntry] = field(repr=False)
     stale: bool = False
     spans: int = 0
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
-    agents: dict[str, AgentEntry] = field(default_factory=dict)
+    agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True, eq=False)
@@ -146,8 +146,8 @@ class AgentEntry:
     key: str
     name: str
     label: str
-    service: ServiceState
-    values_tail: Ring[ValueEntry]
+    service: ServiceState = field(repr=False)
+    values_tail: Ring[ValueEntry] = field(repr=False)
     phase: str = "idle"
     queue_depth: int | None = None
     current_turn: str | None = None
@@ -179,7 +179,7 @@ class TurnEntry:
 
     key: str
     uuid: str
-    service: ServiceState
+    service: ServiceState = field(repr=False)
     agent: str | None
     agent_label: str
     tool: str

@@ -9,9 +9,19 @@ folds everything, no polling and no sleeping.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
+from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+    OTLPMetricExporter as GrpcMetricExporter,
+)
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+    OTLPMetricExporter as HttpMetricExporter,
+)
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
 from otlp_sender import MakeSender, Sender
 
 from pygents import StopReason
@@ -184,6 +194,31 @@ async def test_gzip_compressed_exports_are_accepted(
 
     assert [t.tool for t in fleet.running_turns()] == ["squeeze"]
     assert fleet.counters().get("malformed", 0) == 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_metrics_are_accepted_and_counted_for_their_service(
+    fleet: FleetModel, receiver: Receiver, protocol: str
+) -> None:
+    if protocol == "grpc":
+        exporter: object = GrpcMetricExporter(endpoint=receiver.grpc_endpoint, insecure=True)
+    else:
+        exporter = HttpMetricExporter(endpoint=f"{receiver.http_endpoint}/v1/metrics")
+    reader = PeriodicExportingMetricReader(exporter, export_interval_millis=3_600_000)  # type: ignore[arg-type]
+    provider = MeterProvider([reader], resource=Resource({"service.name": "metered"}))
+    counter = provider.get_meter("test").create_counter("pygents.turns")
+    counter.add(1, {"gen_ai.tool.name": "a"})
+    counter.add(1, {"gen_ai.tool.name": "b"})
+    try:
+        assert await asyncio.to_thread(provider.force_flush, 10_000)
+        fleet.drain()
+    finally:
+        await asyncio.to_thread(provider.shutdown)
+
+    (service,) = fleet.service_rows()
+    assert (service.name, service.points) == ("metered", 2)
+    assert fleet.counters()["points"] == 2
+    assert fleet.agent_rows() == []
 
 
 async def test_a_silent_service_turns_stale_and_comes_back_when_it_sends_again() -> None:
