@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from benchmarks import listen_workloads as lw
 from benchmarks import otel_workloads as ow
 from benchmarks import tui_workloads as tw
 from benchmarks import workloads as wl
@@ -195,6 +196,28 @@ async def _telemetry(n1: int, reps: int) -> list[Row]:
     return rows
 
 
+async def _listen(quick: bool) -> list[Row]:
+    """W8: spans per second ``pygents-tui listen`` folds, over each OTLP transport,
+    with its resident memory compared between the run's first and last quarter."""
+    rows: list[Row] = []
+    for rid, transport, seconds in (("W8", "http", 60.0), ("W8g", "grpc", 20.0)):
+        res = await lw.w8(1.0 if quick else seconds, transport)
+        rows.append(
+            Row(
+                rid,
+                f"OTLP/{transport} spans into listen, {res.seconds:.0f} s",
+                f"{res.spans_per_second:,.0f} spans/s",
+                f"RSS {res.rss_late_mib:.0f} MiB ({res.growth_mib:+.1f})",
+                None,
+                "≥ 10,000/s, bounded",
+                res.spans_per_second >= 10_000
+                and res.growth_mib <= 16
+                and not (res.dropped or res.refused),
+            )
+        )
+    return rows
+
+
 def _print(rows: list[Row], quick: bool) -> None:
     print(f"{'id':<5}{'workload':<42}{'figure':>22}{'floor':>22}{'ratio':>8}  target")
     for r in rows:
@@ -215,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if profiler:
         profiler.enable()
     rows = asyncio.run(run(sizes, reps))
+    rows.extend(asyncio.run(_listen(args.quick)))
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)

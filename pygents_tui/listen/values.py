@@ -13,7 +13,7 @@ __all__ = ["Limits", "Scalar", "Value", "attributes_of", "cut", "name_of", "valu
 Scalar = str | bool | int | float
 Value = Scalar | tuple[Scalar, ...]
 
-_OVERHEAD: Final = 64  # bytes counted per stored string, beyond its characters
+_OVERHEAD: Final = 100  # bytes an attribute costs beyond its characters (key, value, slot)
 
 
 @dataclass(frozen=True, slots=True)
