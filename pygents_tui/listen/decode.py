@@ -157,7 +157,32 @@ def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> B
     except Exception as exc:  # hostile bytes raise all sorts; each is just "malformed"
         kind = "OTLP/JSON" if json_body else "protobuf"
         raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
+    _check_count(signal, message, limits.max_items_per_request)
     return _BUILDERS[signal](message, limits)
+
+
+_PATHS: Final = {
+    "traces": ("resource_spans", "scope_spans", "spans"),
+    "logs": ("resource_logs", "scope_logs", "log_records"),
+    "metrics": ("resource_metrics", "scope_metrics", "metrics"),
+}
+
+
+def _check_count(signal: Signal, message: Any, limit: int) -> None:
+    """Refuse a request with more items than ``limit`` before converting any, in at
+    most ``limit`` steps however the items are spread over groups."""
+    groups, scopes, items = _PATHS[signal]
+    count = 0
+    for group in getattr(message, groups):
+        count += 1
+        for scope in getattr(group, scopes):
+            count += 1 + len(getattr(scope, items))
+            if count > limit:
+                break
+        if count > limit:
+            raise Malformed(
+                f"more than {limit:,} items in one request; export smaller batches", "too_large"
+            )
 
 
 def response(signal: Signal, rejected: int = 0, reason: str = "") -> Message:

@@ -82,6 +82,8 @@ class Folding(Services):
     ) -> TurnEntry:
         key = f"{service.id}/{uuid}"
         turn = self.turns.get(key)
+        if turn is None and key in self.running:  # fell out of the index while running
+            turn = self.turns[key] = self.running[key]
         if turn is None:
             turn = TurnEntry(
                 key=key,

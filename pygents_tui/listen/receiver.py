@@ -161,7 +161,7 @@ class Receiver:
                 # refuses only those far beyond the limit.
                 ("grpc.max_receive_message_length", 4 * limit),
             ],
-            maximum_concurrent_rpcs=64,
+            maximum_concurrent_rpcs=16,  # each may hold a message in memory
         )
         for servicer in (_Traces(self), _Logs(self), _Metrics(self)):
             server.add_generic_rpc_handlers((servicer.handler(),))

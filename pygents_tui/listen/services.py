@@ -149,7 +149,8 @@ class Services:
             self.counts["services_evicted"] += 1
         self._service_ids += 1
         instance = resource.instance
-        short = instance[:8] if k.SERVICE_INSTANCE in resource.attributes else cut(instance, 24)
+        # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
+        short = instance[:8] if len(instance) >= 32 else cut(instance, 24)
         service = ServiceState(
             id=f"s{self._service_ids}",
             name=resource.service,
@@ -278,7 +279,7 @@ class Services:
             key = f"{service.id}/{current}"
             turn = self.turns.get(key)
             agent.current_turn = key
-            agent.current_tool = turn.tool if turn is not None else agent.current_tool
+            agent.current_tool = turn.tool if turn is not None else None
         elif k.CURRENT_TURN not in attributes and state == "idle":
             agent.current_turn = agent.current_tool = None
 

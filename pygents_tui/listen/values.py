@@ -27,6 +27,9 @@ class Limits:
     max_attributes: int = 64  # per span, record or resource
     max_items: int = 32  # items kept of an array or key-value list
     max_depth: int = 4  # nesting levels of arrays and key-value lists rendered
+    # Spans, records or metrics (and the groups around them) in one request: each
+    # costs decoding time on the event loop, and a request of empty items is tiny.
+    max_items_per_request: int = 20_000
 
 
 def cut(text: str, limit: int) -> str:

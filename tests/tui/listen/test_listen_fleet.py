@@ -278,6 +278,20 @@ def test_rings_and_running_turns_stay_bounded_and_say_what_they_dropped(clock: C
     assert len(fleet.recent_turns()) == 3
 
 
+def test_a_running_turn_pushed_out_of_the_turn_index_still_ends(clock: Clock) -> None:
+    fleet = make(clock, limits=FleetLimits(turns=2))
+    fleet.ingest(logs_batch([start("first", at=WALL - 3 * S), start("second"), start("third")]))
+    fleet.drain()
+    fleet.ingest(logs_batch([end("first")]))
+    fleet.drain()
+
+    assert [t.uuid for t in fleet.running_turns()] == ["second", "third"]
+    (ended,) = fleet.recent_turns()
+    assert ended.uuid == "first"
+    assert ended.elapsed_at(clock.now) == pytest.approx(3.0)
+    assert fleet.agent_rows()[0].completed == 1
+
+
 def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
     clock: Clock,
 ) -> None:

@@ -240,6 +240,21 @@ async def test_a_ten_megabyte_string_is_refused_as_too_large(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_millions_of_empty_items_in_a_small_request_are_refused_before_decoding(
+    raw: Raw, fleet: FleetModel, transport: str
+) -> None:
+    empty_span = _field(2, b"")  # ScopeSpans.spans = 2, an empty Span
+    body = _field(1, _field(2, empty_span * 1_000_000))
+
+    answer = await raw.send(transport, body)
+
+    assert answer.status == TOO_LARGE[transport]
+    assert b"export smaller batches" in answer.message
+    assert fleet.counters()["too_large"] == 1
+    assert "rejected" not in fleet.counters()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_under_a_raised_limit_a_ten_megabyte_string_is_stored_cut_to_its_bound(
     fleet: FleetModel, transport: str
 ) -> None:

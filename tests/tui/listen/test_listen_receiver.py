@@ -47,7 +47,7 @@ async def test_a_running_turn_shows_with_its_timeout_then_completes_with_its_val
 
     view: DashboardView = fleet
     (row,) = view.agent_rows()
-    assert (row.name, row.label, row.state) == ("planner", "checkout@instance/planner", "running")
+    assert (row.name, row.label, row.state) == ("planner", "checkout@instance-a/planner", "running")
     assert row.queue_depth == 2
     (running,) = view.running_turns(row.key)
     assert (running.tool, running.timeout, running.streaming) == ("fetch", 7.5, True)
@@ -123,7 +123,10 @@ async def test_two_processes_with_agents_of_the_same_name_stay_distinct(
     rows = fleet.agent_rows()
     assert [row.name for row in rows] == ["planner", "planner"]
     assert len({row.key for row in rows}) == 2
-    assert [row.label for row in rows] == ["checkout@aaaaaaaa/planner", "checkout@bbbbbbbb/planner"]
+    assert [row.label for row in rows] == [
+        "checkout@aaaaaaaa-1/planner",
+        "checkout@bbbbbbbb-2/planner",
+    ]
     assert len(fleet.running_turns()) == 2
     assert {s.instance for s in fleet.service_rows()} == {"aaaaaaaa-1", "bbbbbbbb-2"}
 
