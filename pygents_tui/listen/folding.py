@@ -23,6 +23,7 @@ from pygents_tui.listen.services import (
     as_tags,
     as_text,
     stop_reason,
+    tool_of,
 )
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
 
@@ -42,10 +43,16 @@ class Folding(Services):
             k.RUN_END: self._run_end,
             k.SNAPSHOT: self._snapshot,
             **dict.fromkeys(
-                (k.AFTER_PUT, k.BEFORE_TURN, k.ON_PAUSE, k.ON_RESUME),
+                (
+                    k.AFTER_PUT,
+                    k.BEFORE_TURN,
+                    k.ON_PAUSE,
+                    k.ON_RESUME,
+                    k.ON_TURN_ERROR,  # depth only: the turn's end reports the error
+                    k.ON_TURN_TIMEOUT,
+                ),
                 self._agent_hook,
             ),
-            **dict.fromkeys((k.ON_TURN_ERROR, k.ON_TURN_TIMEOUT), self._agent_hook),
             **dict.fromkeys((k.TOOL_START, k.TOOL_END, k.HEARTBEAT), self._ignore),
         }
 
@@ -81,9 +88,7 @@ class Folding(Services):
         self, service: ServiceState, uuid: str, agent: AgentEntry | None, tool: str, at: float
     ) -> TurnEntry:
         key = f"{service.id}/{uuid}"
-        turn = self.turns.get(key)
-        if turn is None and key in self.running:  # fell out of the index while running
-            turn = self.turns[key] = self.running[key]
+        turn = self.turns.get(key) or self.running.get(key)  # (it may have left the index)
         if turn is None:
             turn = TurnEntry(
                 key=key,
@@ -94,11 +99,12 @@ class Folding(Services):
                 tool=tool,
                 started=at,
             )
+        elif agent is not None and turn.agent is None:
+            self._adopt(turn, agent)
+        if key not in self.turns:
             self.turns[key] = turn
             while len(self.turns) > self.limits.turns:
                 self.turns.popitem(last=False)
-        elif agent is not None and turn.agent is None:
-            self._adopt(turn, agent)
         return turn
 
     def _run(self, turn: TurnEntry) -> None:
@@ -171,9 +177,7 @@ class Folding(Services):
         if not uuid:
             return
         agent = self.agent_of(service, attributes)
-        tool = (
-            as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL)) or "?"
-        )
+        tool = tool_of(attributes) or "?"
         turn = self._open(service, uuid, agent, tool, at)
         if turn.ended is not None:
             return  # its end came first: a start now must not make it run again
@@ -197,9 +201,7 @@ class Folding(Services):
         if not uuid:
             return
         agent = self.agent_of(service, attributes)
-        tool = (
-            as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL)) or "?"
-        )
+        tool = tool_of(attributes) or "?"
         turn = self._open(service, uuid, agent, tool, at)
         self._values(turn, as_int(attributes.get(k.TURN_VALUES)))
         output = as_text(attributes.get(k.OUTPUT_PREVIEW))

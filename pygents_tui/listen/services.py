@@ -75,6 +75,12 @@ def tool_of(attributes: Mapping[str, Value]) -> str | None:
     return as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL))
 
 
+def _capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capacity | None:
+    """A store's size and limit (no limit: unbounded), if its size was sent."""
+    found = as_int(attributes.get(size))
+    return Capacity(found, as_int(attributes.get(limit))) if found is not None else None
+
+
 def stop_reason(value: object, error_type: str | None, failed: bool = False) -> StopReason:
     """The stop reason sent, else the one the error implies."""
     if isinstance(value, str):
@@ -267,13 +273,10 @@ class Services:
         depth = as_int(attributes.get(k.QUEUE_DEPTH))
         if depth is not None:
             agent.queue_depth = max(depth, 0)
-        for size_key, limit_key, store in (
-            (k.QUEUE_SIZE, k.QUEUE_LIMIT, "context_queue"),
-            (k.POOL_SIZE, k.POOL_LIMIT, "context_pool"),
-        ):
-            size = as_int(attributes.get(size_key))
-            if size is not None:
-                setattr(agent, store, Capacity(size, as_int(attributes.get(limit_key))))
+        queue = _capacity(attributes, k.QUEUE_SIZE, k.QUEUE_LIMIT)
+        agent.context_queue = queue or agent.context_queue
+        pool = _capacity(attributes, k.POOL_SIZE, k.POOL_LIMIT)
+        agent.context_pool = pool or agent.context_pool
         current = as_text(attributes.get(k.CURRENT_TURN))
         if current:
             key = f"{service.id}/{current}"
@@ -291,13 +294,11 @@ class Services:
         name = record.event_name
         queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
         store = "queue" if queue else "pool"
-        size = as_int(attributes.get(k.CONTEXT_SIZE))
-        if size is not None:
-            capacity = Capacity(size, as_int(attributes.get(k.CONTEXT_LIMIT)))
-            if queue:
-                agent.context_queue = capacity
-            else:
-                agent.context_pool = capacity
+        capacity = _capacity(attributes, k.CONTEXT_SIZE, k.CONTEXT_LIMIT)
+        if capacity is not None and queue:
+            agent.context_queue = capacity
+        elif capacity is not None:
+            agent.context_pool = capacity
         event = name.rsplit(".", 1)[-1]
         item = as_text(attributes.get(k.ITEM_ID))
         if event == "on_evict":
