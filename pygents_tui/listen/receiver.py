@@ -176,16 +176,12 @@ class Receiver:
 
     async def export_grpc(self, signal: Signal, body: bytes, context: Any) -> Any:
         """One gRPC ``Export`` call: the OTLP response, or the call aborted with
-        INVALID_ARGUMENT (or RESOURCE_EXHAUSTED over the size limit)."""
+        INVALID_ARGUMENT. Too large counts as invalid too: exporters retry on
+        RESOURCE_EXHAUSTED, and the same request would only fail again."""
         try:
             batch = self._accept("grpc", signal, body, json_body=False)
         except Malformed as exc:
-            code = (
-                grpc.StatusCode.RESOURCE_EXHAUSTED
-                if exc.status == "too_large"
-                else grpc.StatusCode.INVALID_ARGUMENT
-            )
-            await context.abort(code, str(exc))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise AssertionError("unreachable: abort() raises") from None
         return response(signal, batch.rejected, batch.reason)
 

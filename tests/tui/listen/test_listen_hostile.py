@@ -166,7 +166,7 @@ def stored(fleet: FleetModel) -> Any:
 
 
 FAILED = {"grpc": "INVALID_ARGUMENT", "http": "400"}
-TOO_LARGE = {"grpc": "RESOURCE_EXHAUSTED", "http": "413"}
+TOO_LARGE = {"grpc": "INVALID_ARGUMENT", "http": "413"}  # gRPC: not to be retried
 
 
 # -- undecodable bytes --------------------------------------------------------------------
@@ -235,6 +235,7 @@ async def test_a_ten_megabyte_string_is_refused_as_too_large(
     answer = await raw.send(transport, body)
 
     assert answer.status == TOO_LARGE[transport]
+    assert b"-byte limit" in answer.message
     assert fleet.counters()["too_large"] == 1
     assert "malformed" not in fleet.counters()
 
