@@ -2,9 +2,8 @@
 live log records (OTel events) that ``pygents_otel`` sends while things run.
 
 Declared once here so the fleet model and its tests agree on them; they mirror the
-span builder of ``pygents_otel`` and the live-record schema documented in
-``docs/dashboard.md`` (a sender that sends something else is simply not understood,
-never an error).
+span builder of ``pygents_otel`` and the records of its live mode. A sender that
+sends something else is simply not understood, never an error.
 """
 
 from __future__ import annotations
