@@ -5,6 +5,7 @@ exporters (see ``otlp_sender.py``)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from otlp_sender import MakeSender, Sender
@@ -29,9 +30,9 @@ async def senders(receiver: Receiver) -> AsyncIterator[MakeSender]:
     """``senders(protocol, **options)``: a new sender to ``receiver``, closed after."""
     made: list[Sender] = []
 
-    def make(protocol: str, **options: object) -> Sender:
+    def make(protocol: str, **options: Any) -> Sender:
         endpoint = receiver.grpc_endpoint if protocol == "grpc" else receiver.http_endpoint
-        sender = Sender(protocol, endpoint, **options)  # type: ignore[arg-type]
+        sender = Sender(protocol, endpoint, **options)
         made.append(sender)
         return sender
 

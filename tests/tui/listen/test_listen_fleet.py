@@ -28,8 +28,8 @@ def clock() -> Clock:
     return Clock()
 
 
-def make(clock: Clock, **options: object) -> FleetModel:
-    return FleetModel(clock=clock, wall=lambda: WALL, stale_after=60.0, **options)  # type: ignore[arg-type]
+def make(clock: Clock, limits: FleetLimits | None = None) -> FleetModel:
+    return FleetModel(clock=clock, wall=lambda: WALL, stale_after=60.0, limits=limits)
 
 
 def start(uuid: str, tool: str = "fetch", at: int = WALL, **extra: object) -> Event:
@@ -85,7 +85,9 @@ def test_an_end_and_a_span_close_a_turn_once_in_either_order(clock: Clock) -> No
     assert (agent.completed, agent.failed, agent.values) == (2, 0, 3)
     assert [t.uuid for t in fleet.recent_turns()] == ["a", "b"]
     assert all(t.trace_id == trace.hex() for t in fleet.recent_turns())
-    assert fleet.find_turn("a").elapsed_at(clock.now) == pytest.approx(1.0)  # type: ignore[union-attr]
+    first = fleet.find_turn("a")
+    assert first is not None
+    assert first.elapsed_at(clock.now) == pytest.approx(1.0)
 
 
 def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: Clock) -> None:

@@ -203,11 +203,12 @@ async def test_gzip_compressed_exports_are_accepted(
 async def test_metrics_are_accepted_and_counted_for_their_service(
     fleet: FleetModel, receiver: Receiver, protocol: str
 ) -> None:
+    exporter: GrpcMetricExporter | HttpMetricExporter
     if protocol == "grpc":
-        exporter: object = GrpcMetricExporter(endpoint=receiver.grpc_endpoint, insecure=True)
+        exporter = GrpcMetricExporter(endpoint=receiver.grpc_endpoint, insecure=True)
     else:
         exporter = HttpMetricExporter(endpoint=f"{receiver.http_endpoint}/v1/metrics")
-    reader = PeriodicExportingMetricReader(exporter, export_interval_millis=3_600_000)  # type: ignore[arg-type]
+    reader = PeriodicExportingMetricReader(exporter, export_interval_millis=3_600_000)
     provider = MeterProvider([reader], resource=Resource({"service.name": "metered"}))
     counter = provider.get_meter("test").create_counter("pygents.turns")
     counter.add(1, {"gen_ai.tool.name": "a"})
