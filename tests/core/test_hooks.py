@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import pygents
 from pygents import (
     DecoratedTool,
     Hook,
@@ -620,3 +621,38 @@ async def test_turn_on_error_hook_fires_only_for_turn_errors() -> None:
         await turn.returning()
     assert turn_errors == [(turn, problem)]
     assert tool_errors == [problem, problem]
+
+
+# --------------------------------------------------------------------------- pygents.hooks
+
+
+def test_the_hook_types_decorator_and_registry_import_from_pygents_hooks() -> None:
+    from pygents import hooks as hooks_module
+    from pygents.hooks import (
+        AgentHook,
+        ContextPoolHook,
+        ContextQueueHook,
+        Hook,
+        HookMetadata,
+        HookRegistry,
+        HookType,
+        ToolHook,
+        TurnHook,
+        hook,
+    )
+
+    exported = {
+        "AgentHook": AgentHook,
+        "ContextPoolHook": ContextPoolHook,
+        "ContextQueueHook": ContextQueueHook,
+        "Hook": Hook,
+        "HookMetadata": HookMetadata,
+        "HookRegistry": HookRegistry,
+        "HookType": HookType,
+        "ToolHook": ToolHook,
+        "TurnHook": TurnHook,
+        "hook": hook,
+    }
+    for name, value in exported.items():
+        assert value is getattr(pygents, name), name
+    assert sorted(hooks_module.__all__) == sorted(exported)
