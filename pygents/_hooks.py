@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import reprlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
 from pygents._calling import CallShape, LoopLock
-from pygents._enums import HOOK_ENUMS, HookType
+from pygents._enums import HOOK_ENUMS, HookType, parse_hook_type
 from pygents._errors import UnregisteredHookError
 from pygents._observe import BUS, Scope
 from pygents._registry import Registry
@@ -34,11 +35,21 @@ __all__ = [
     "check_tags",
     "fire",
     "hook",
+    "label",
     "normalize_tags",
 ]
 
 P = ParamSpec("P")
 _EMPTY_TAGS: Final[frozenset[str]] = frozenset()
+_SHORT: Final = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
+def label(value: object) -> str:
+    """A short, bounded description of a user value for error messages."""
+    if inspect.isroutine(value) and isinstance(getattr(value, "__name__", None), str):
+        return f"the plain function {_SHORT.repr(value.__name__)}"
+    return f"{type(value).__name__} {_SHORT.repr(value)}"
 
 
 def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
@@ -104,14 +115,7 @@ class Hook(Generic[P]):
         fixed_kwargs: Mapping[str, Any] | None = None,
         is_global: bool = False,
     ) -> None:
-        name = getattr(fn, "__name__", None)
-        if not inspect.iscoroutinefunction(fn):
-            kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
-            raise TypeError(
-                f"hook {name or fn!r} is {kind}; hooks must be 'async def' functions "
-                "that return (not yield)"
-            )
-        assert name is not None
+        name = _function_name(fn)
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.types = types
@@ -136,7 +140,7 @@ class Hook(Generic[P]):
 
     def __repr__(self) -> str:
         kinds = ", ".join(sorted(t.qualified for t in self.types))
-        return f"<Hook {self.metadata.name!r} [{kinds}]>"
+        return f"<Hook {_SHORT.repr(self.metadata.name)} [{kinds}]>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
         return self.invoke(args, kwargs, None)
@@ -149,6 +153,31 @@ class Hook(Generic[P]):
             return await self.fn(*call_args, **call_kwargs)
         async with self._lock.get():
             return await self.fn(*call_args, **call_kwargs)
+
+
+def _function_name(fn: object) -> str:
+    """The name ``fn`` registers under; ``TypeError`` (saying what to do) if it cannot
+    be a hook."""
+    if isinstance(fn, functools.partial):
+        raise TypeError(
+            f"a hook cannot be a functools.partial ({_SHORT.repr(fn)}): hooks are registered "
+            "and serialized by function name. Give the fixed values as keyword arguments "
+            "instead (@hook(event, key=value) or @obj.after_run(key=value)), or wrap the call "
+            "in a named 'async def'"
+        )
+    name = getattr(fn, "__name__", None)
+    if not callable(fn) or not isinstance(name, str):
+        raise TypeError(
+            f"a hook must be a named 'async def' function, got {label(fn)}; "
+            "define one with 'async def' and decorate it"
+        )
+    if not inspect.iscoroutinefunction(fn):
+        kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
+        raise TypeError(
+            f"hook {_SHORT.repr(name)} is {kind}; hooks must be 'async def' functions "
+            "that return (not yield)"
+        )
+    return name
 
 
 def _same_function(existing: Hook[Any], new: Hook[Any]) -> bool:
@@ -180,19 +209,40 @@ def register(h: Hook[Any]) -> None:
     HookRegistry.add(h.metadata.name, h, same=_same_function)
 
 
-def _check_types(types: HookType | Iterable[HookType]) -> frozenset[HookType]:
-    items: list[object] = (
-        [types] if isinstance(types, HOOK_ENUMS) else list(cast("Iterable[object]", types))
-    )
+def _type_hint(item: object) -> str:
+    """What to write instead of ``item`` where a hook type was expected."""
+    if isinstance(item, str):
+        try:
+            member = parse_hook_type(item)
+        except ValueError:
+            members = [m for e in HOOK_ENUMS for m in e if m.value == item.lower()]
+            if members:
+                return f"; write the enum member instead: {' or '.join(map(str, members))}"
+        else:
+            return f"; write the enum member {member}, not the string"
+    if callable(item) and not isinstance(item, type):
+        return "; write the event(s) first: @hook(TurnHook.AFTER_RUN) above the function"
+    return ", e.g. @hook(TurnHook.AFTER_RUN) or @hook([TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT])"
+
+
+def _check_types(types: object) -> frozenset[HookType]:
+    if isinstance(types, HOOK_ENUMS):
+        return frozenset((types,))  # type: ignore[arg-type]  # HOOK_ENUMS are HookType
+    if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
+        raise TypeError(
+            "hook() takes a member of TurnHook, AgentHook, ToolHook, ContextQueueHook or "
+            f"ContextPoolHook, or a list of them; got {label(types)}{_type_hint(types)}"
+        )
+    items = list(types)
     if not items:
         raise ValueError("hook() needs at least one hook type, e.g. @hook(TurnHook.AFTER_RUN)")
     for item in items:
         if not isinstance(item, HOOK_ENUMS):
             raise TypeError(
-                f"hook() takes members of TurnHook, AgentHook, ToolHook, ContextQueueHook "
-                f"or ContextPoolHook, got {item!r}"
+                "hook() takes members of TurnHook, AgentHook, ToolHook, ContextQueueHook "
+                f"or ContextPoolHook; the list holds {label(item)}{_type_hint(item)}"
             )
-    return frozenset(items)  # type: ignore[arg-type]  # checked just above
+    return frozenset(items)
 
 
 def hook(

@@ -2,6 +2,7 @@
 order, sequencing, errors, locking, fixed kwargs and argument dropping (SPEC §1.6)."""
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -656,3 +657,68 @@ def test_the_hook_types_decorator_and_registry_import_from_pygents_hooks() -> No
     for name, value in exported.items():
         assert value is getattr(pygents, name), name
     assert sorted(hooks_module.__all__) == sorted(exported)
+
+
+# --------------------------------------------------------------------------- clear errors
+
+
+@pytest.mark.parametrize(
+    ("types", "advice"),
+    [
+        (None, "TurnHook.AFTER_RUN"),
+        ("TurnHook.ON_ERROR", "enum member TurnHook.ON_ERROR"),
+        (["TurnHook.ON_ERROR"], "enum member TurnHook.ON_ERROR"),
+        ("on_error", "TurnHook.ON_ERROR or ToolHook.ON_ERROR"),
+        ([TurnHook.BEFORE_RUN, "after_run"], "TurnHook.AFTER_RUN"),
+        (42, "TurnHook.AFTER_RUN"),
+    ],
+    ids=["none", "qualified-string", "string-in-list", "event-value", "mixed", "int"],
+)
+def test_a_wrong_hook_type_names_the_problem_and_the_enum_member_to_write(
+    types: Any, advice: str
+) -> None:
+    with pytest.raises(TypeError) as info:
+        hook(types)
+    message = str(info.value)
+    assert "TurnHook, AgentHook, ToolHook" in message
+    assert advice in message
+    assert len(message) < 300
+
+
+def test_a_bare_hook_decorator_says_to_name_the_events() -> None:
+    async def forgot_the_event(turn: Turn) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"write the event\(s\) first: @hook\(TurnHook"):
+        hook(forgot_the_event)  # type: ignore[arg-type]
+
+
+async def test_a_partial_is_refused_with_the_fixed_keyword_alternative() -> None:
+    async def report(turn: Turn, channel: str) -> None:
+        return None
+
+    bound = functools.partial(report, channel="ops")
+    with pytest.raises(TypeError) as info:
+        hook(TurnHook.ON_ERROR)(bound)
+    assert "functools.partial" in str(info.value)
+    assert "@hook(event, key=value)" in str(info.value)
+    with pytest.raises(TypeError, match=r"functools\.partial"):
+        Turn(make_tool()).on_error(bound)
+    assert "report" not in HookRegistry
+
+
+@pytest.mark.parametrize("value", [None, "not a function", 42], ids=["none", "str", "int"])
+def test_something_that_is_not_a_function_is_refused_as_a_hook(value: Any) -> None:
+    with pytest.raises(TypeError, match="named 'async def' function"):
+        hook(TurnHook.AFTER_RUN)(value)
+
+
+def test_a_huge_function_name_is_cut_short_in_messages() -> None:
+    def huge() -> None:
+        return None
+
+    huge.__name__ = "h" * 100_000
+    with pytest.raises(TypeError) as info:
+        hook(TurnHook.AFTER_RUN)(huge)
+    assert "not async" in str(info.value)
+    assert len(str(info.value)) < 300
