@@ -158,6 +158,11 @@ class Hook(Generic[P]):
 def _function_name(fn: object) -> str:
     """The name ``fn`` registers under; ``TypeError`` (saying what to do) if it cannot
     be a hook."""
+    if isinstance(fn, Hook):
+        raise TypeError(
+            f"{fn!r} is already a hook; attach it as it is with an instance decorator "
+            "(obj.after_run(h)) or obj.hooks.append(h), rather than making a hook of it again"
+        )
     if isinstance(fn, functools.partial):
         raise TypeError(
             f"a hook cannot be a functools.partial ({_SHORT.repr(fn)}): hooks are registered "
@@ -263,6 +268,13 @@ def hook(
     tag_set = normalize_tags(tags, "hook()")
 
     def decorate(fn: Callable[P, Awaitable[Any]]) -> Hook[P]:
+        if isinstance(fn, Hook):
+            kind = "a global" if fn.is_global else "an instance"
+            raise TypeError(
+                f"{fn!r} is already {kind} hook; @hook(...) makes a global hook from a "
+                "plain async function, so put it directly above the function, below any "
+                "instance decorators (they then attach the global hook as it is)"
+            )
         h = Hook(fn, checked, lock=lock, tags=tag_set, fixed_kwargs=fixed_kwargs, is_global=True)
         register(h)
         return h
@@ -326,10 +338,32 @@ class _BoundSlot:
         slot = self._slot
         if slot.check is not None:
             slot.check(self._obj, slot.event)
+        hooks = getattr(self._obj, slot.attr)
+        if isinstance(fn, Hook):
+            _check_reuse(fn, slot.event, lock, fixed)
+            if fn not in hooks:
+                hooks.append(fn)
+            return fn
         h = Hook(fn, frozenset((slot.event,)), lock=lock, fixed_kwargs=fixed)
         register(h)
-        getattr(self._obj, slot.attr).append(h)
+        hooks.append(h)
         return h
+
+
+def _check_reuse(h: Hook[Any], event: HookType, lock: bool, fixed: Mapping[str, Any]) -> None:
+    """An existing hook is attached as it is: global or instance, its events, lock and
+    fixed arguments stay what they were, so it must already handle ``event``."""
+    if event not in h.types:
+        raise TypeError(
+            f"{h!r} does not handle {event}, so it cannot be attached with that event's "
+            "decorator; attach it with the decorator of one of its own events, or make a "
+            f"hook for {event} from a separate function"
+        )
+    if lock or fixed:
+        raise TypeError(
+            f"{h!r} already exists, with the lock and fixed keyword arguments it was made "
+            "with; attach it without options, or make a new hook from a separate function"
+        )
 
 
 class HookSlot:

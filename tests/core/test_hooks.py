@@ -10,6 +10,10 @@ import pytest
 
 import pygents
 from pygents import (
+    Agent,
+    ContextItem,
+    ContextQueue,
+    ContextQueueHook,
     DecoratedTool,
     Hook,
     HookRegistry,
@@ -722,3 +726,148 @@ def test_a_huge_function_name_is_cut_short_in_messages() -> None:
         hook(TurnHook.AFTER_RUN)(huge)
     assert "not async" in str(info.value)
     assert len(str(info.value)) < 300
+
+
+# --------------------------------------------------------------------------- existing hooks
+
+
+async def test_an_instance_hook_can_be_stacked_on_two_tools() -> None:
+    calls: list[int] = []
+    first, second = make_tool("first"), make_tool("second")
+
+    @first.before_invoke
+    @second.before_invoke
+    async def count(x: int = 0) -> None:
+        calls.append(x)
+
+    assert isinstance(count, Hook)
+    assert first.hooks == [count]
+    assert second.hooks == [count]
+    assert not count.is_global
+    await first(x=1)
+    await second(x=2)
+    assert calls == [1, 2]
+
+
+async def test_a_global_hook_attached_to_a_turn_and_a_queue_stays_global() -> None:
+    log: list[str] = []
+
+    @hook(TurnHook.BEFORE_RUN, tags=["never-used"])
+    async def watch(turn: Turn) -> None:
+        log.append(turn.metadata["label"])
+
+    mine = Turn(make_tool(), metadata={"label": "mine"})
+    assert mine.before_run(watch) is watch
+    assert mine.hooks == [watch]
+    assert watch.is_global
+    assert HookRegistry.get("watch") is watch
+    await mine.returning()
+    await Turn(make_tool("other"), tags=["never-used"], metadata={"label": "tagged"}).returning()
+    await Turn(make_tool("third"), metadata={"label": "untagged"}).returning()
+    assert log == ["mine", "tagged"]  # once for its own turn; globally by tag, as before
+
+    @hook(ContextQueueHook.BEFORE_APPEND)
+    async def inspect_append(queue: Any, incoming: Any, current: Any) -> None:
+        log.append(f"append:{len(incoming)}")
+
+    queue: ContextQueue[str] = ContextQueue(limit=3)
+    queue.before_append(inspect_append)
+    assert queue.hooks == [inspect_append]
+    await queue.append(ContextItem("a"))
+    await ContextQueue(limit=3).append(ContextItem("b"), ContextItem("c"))
+    assert log[-2:] == ["append:1", "append:2"]
+
+
+async def test_an_instance_hook_of_a_turn_can_serve_an_agent_too() -> None:
+    seen: list[Any] = []
+    job = make_tool()
+    agent = Agent("worker", "runs jobs", [job])
+    alone = Turn(job, kwargs={"x": 1})
+
+    @agent.on_complete
+    @alone.on_complete
+    async def finished(turn: Turn, reason: StopReason) -> None:
+        seen.append(turn.kwargs["x"])
+
+    assert alone.hooks == [finished]
+    assert agent.turn_hooks == [finished]
+    await alone.returning()
+    await agent.put(Turn(job, kwargs={"x": 2}))
+    async for _ in agent.run():
+        pass
+    assert seen == [1, 2]
+
+
+async def test_attaching_a_hook_twice_to_one_object_keeps_one_entry() -> None:
+    @hook(TurnHook.AFTER_RUN)
+    async def once(turn: Turn) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    turn.after_run(once)
+    turn.after_run(once)
+    assert turn.hooks == [once]
+
+
+def test_an_existing_hook_attached_for_an_event_it_does_not_handle_is_a_type_error() -> None:
+    @hook([TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT])
+    async def alert(turn: Turn) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError) as info:
+        turn.on_complete(alert)
+    message = str(info.value)
+    assert "'alert'" in message
+    assert "TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT" in message
+    assert "does not handle TurnHook.ON_COMPLETE" in message
+    assert turn.hooks == []
+
+
+async def test_an_existing_hook_attached_for_one_of_its_events_fires_for_all_of_them() -> None:
+    """It joins the object's list as it is, like ``obj.hooks.append(h)``."""
+    log: list[str] = []
+
+    @hook([TurnHook.ON_ERROR, TurnHook.ON_COMPLETE], tags=["never-used"])
+    async def note(turn: Turn, detail: Any = None) -> None:
+        log.append(type(detail).__name__)
+
+    turn = Turn(make_tool())
+    turn.on_error(note)
+    await turn.returning()
+    assert log == ["StopReason"]  # ON_COMPLETE, through the turn's own list
+
+
+def test_options_for_an_existing_hook_are_a_type_error() -> None:
+    @hook(TurnHook.AFTER_RUN)
+    async def made(turn: Turn, **extra: Any) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError, match="without options"):
+        turn.after_run(lock=True)(made)
+    with pytest.raises(TypeError, match="without options"):
+        turn.after_run(made, env="prod")
+    assert turn.hooks == []
+    assert not made.lock
+
+
+def test_hook_on_an_existing_hook_is_a_type_error_in_either_order() -> None:
+    job = make_tool()
+
+    with pytest.raises(TypeError, match="already an instance hook"):
+
+        @hook(ToolHook.AFTER_INVOKE)
+        @job.after_invoke
+        async def instance_first(result: Any) -> None:
+            return None
+
+    assert not HookRegistry.get("instance_first").is_global
+
+    @hook(ToolHook.AFTER_INVOKE)
+    async def global_first(result: Any) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="already a global hook"):
+        hook(ToolHook.AFTER_INVOKE)(global_first)
+    assert HookRegistry.get("global_first") is global_first
