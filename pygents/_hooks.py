@@ -8,11 +8,18 @@
   order, then the global ones not already in that list. Hooks run one after the
   other; an exception propagates and stops the rest. Subscribers see the event
   before any hook runs.
+
+Every hook is registered in :data:`HookRegistry` by function name, because
+serialization refers to hooks by name. Global hooks are held for the life of the
+process. Instance hooks are held *weakly*: they live as long as the objects they
+are attached to (or your own references), so a hook made per request never keeps
+its request's objects alive, and the registry never grows with requests.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import reprlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
@@ -185,12 +192,29 @@ def _function_name(fn: object) -> str:
     return name
 
 
-def _same_function(existing: Hook[Any], new: Hook[Any]) -> bool:
-    return existing.fn is new.fn
+def _same_definition(existing: Hook[Any], new: Hook[Any]) -> bool:
+    """Whether ``new`` may replace ``existing`` under their shared name.
+
+    The same function always may. An *instance* hook may also replace an instance
+    hook made from the same code (a closure re-created per call): that is a helper
+    attaching "its" hook again, not a clash. A global hook never replaces an
+    instance hook, nor the other way round.
+    """
+    if existing.is_global is not new.is_global:
+        return False
+    if existing.fn is new.fn:
+        return True
+    code = getattr(new.fn, "__code__", None)
+    return not new.is_global and code is not None and getattr(existing.fn, "__code__", None) is code
 
 
-HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError)
-"""Every named hook (global and instance), by function name; ``from_dict`` resolves here."""
+def _held_weakly(h: Hook[Any]) -> bool:
+    return not h.is_global
+
+
+HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError, weak=_held_weakly)
+"""Every named hook, by function name; ``from_dict`` resolves here. Global hooks are
+held for good; instance hooks only as long as something else holds them."""
 
 GLOBAL_HOOKS: dict[HookType, tuple[Hook[Any], ...]] = {}
 """Global hooks by event, rebuilt whenever :data:`HookRegistry` changes."""
@@ -211,7 +235,15 @@ HookRegistry.on_change(_rebuild_global_index)
 
 
 def register(h: Hook[Any]) -> None:
-    HookRegistry.add(h.metadata.name, h, same=_same_function)
+    name = h.metadata.name
+    existing = HookRegistry.find(name)
+    if existing is not None and not existing.is_global and not _same_definition(existing, h):
+        # An instance hook whose object is gone lingers until the cycle collector
+        # runs when it sits in a reference cycle (a closure over its own turn, say).
+        # Collect once, so that whether the name is free never depends on timing.
+        del existing
+        gc.collect()
+    HookRegistry.add(name, h, same=_same_definition)
 
 
 def _type_hint(item: object) -> str:

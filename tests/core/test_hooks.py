@@ -3,6 +3,9 @@ order, sequencing, errors, locking, fixed kwargs and argument dropping (SPEC §1
 
 import asyncio
 import functools
+import gc
+import sys
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -11,6 +14,7 @@ import pytest
 import pygents
 from pygents import (
     Agent,
+    AgentRegistry,
     ContextItem,
     ContextQueue,
     ContextQueueHook,
@@ -871,3 +875,192 @@ def test_hook_on_an_existing_hook_is_a_type_error_in_either_order() -> None:
     with pytest.raises(TypeError, match="already a global hook"):
         hook(ToolHook.AFTER_INVOKE)(global_first)
     assert HookRegistry.get("global_first") is global_first
+
+
+# --------------------------------------------------------------------------- per-call hooks
+
+
+def _attach_done(turn: Turn, log: list[str]) -> Hook[Any]:
+    """A helper that attaches "its" hook to each turn it is given, as request code does."""
+
+    @turn.on_complete
+    async def done(turn: Turn, reason: StopReason) -> None:
+        log.append(f"{turn.kwargs['x']}:{reason}")
+
+    return done
+
+
+async def test_a_helper_can_attach_its_hook_on_every_call() -> None:
+    log: list[str] = []
+    job = make_tool()
+    first, second = Turn(job, kwargs={"x": 1}), Turn(job, kwargs={"x": 2})
+    first_done = _attach_done(first, log)
+    before = len(HookRegistry)
+    second_done = _attach_done(second, log)
+
+    assert second_done is not first_done
+    assert len(HookRegistry) == before  # the new closure replaced the entry
+    assert HookRegistry.get("done") is second_done
+    await first.returning()
+    await second.returning()
+    assert log == ["1:completed", "2:completed"]  # each turn keeps its own hook
+
+
+async def test_an_instance_hook_does_not_keep_its_object_alive() -> None:
+    def short_lived() -> weakref.ref[Agent]:
+        agent = Agent("short-lived", "", [make_tool()])
+
+        @agent.after_turn
+        async def noted(a: Agent, turn: Turn) -> None:
+            assert a is agent  # closes over the agent: a reference cycle
+
+        assert HookRegistry.get("noted") is noted
+        AgentRegistry.unregister("short-lived")
+        return weakref.ref(agent)
+
+    gone = short_lived()
+    gc.collect()
+
+    assert gone() is None
+    assert "noted" not in HookRegistry
+
+
+async def test_a_dead_instance_hook_in_a_cycle_does_not_hold_its_name() -> None:
+    def attach(turn: Turn) -> None:
+        @turn.after_run
+        async def shared_name(t: Turn) -> None:
+            assert t is turn  # a cycle: turn -> hooks -> hook -> closure -> turn
+
+    gc.disable()  # only register() itself may collect the cycle
+    try:
+        attach(Turn(make_tool()))  # garbage at once, but only the collector frees it
+        assert "shared_name" in HookRegistry
+        other = Turn(make_tool("other"))
+
+        @other.after_run
+        async def shared_name(t: Turn) -> None:  # a different function, same name
+            return None
+
+    finally:
+        gc.enable()
+    assert HookRegistry.get("shared_name") is other.hooks[0]
+
+
+async def test_a_different_function_under_a_live_instance_hooks_name_is_a_value_error() -> None:
+    kept = Turn(make_tool())
+
+    @kept.after_run
+    async def taken(turn: Turn) -> None:
+        return None
+
+    other = Turn(make_tool("other"))
+
+    async def taken(turn: Turn) -> None:  # noqa: F811  (a second, different function)
+        return None
+
+    with pytest.raises(ValueError, match="'taken' is already registered"):
+        other.after_run(taken)
+    assert other.hooks == []
+    assert HookRegistry.get("taken") is kept.hooks[0]
+
+
+@pytest.mark.parametrize("instance_first", [True, False], ids=["instance-first", "global-first"])
+async def test_a_function_is_never_both_a_global_and_an_instance_hook(instance_first: bool) -> None:
+    log: list[str] = []
+
+    async def audit(turn: Turn) -> None:
+        log.append(turn.metadata.get("label", "?"))
+
+    mine = Turn(make_tool(), metadata={"label": "mine"})
+    if instance_first:
+        first = mine.before_run(audit)
+        with pytest.raises(ValueError, match="'audit' is already registered"):
+            hook(TurnHook.BEFORE_RUN)(audit)
+    else:
+        first = hook(TurnHook.BEFORE_RUN)(audit)
+        with pytest.raises(ValueError, match="'audit' is already registered"):
+            mine.before_run(audit)
+    assert HookRegistry.get("audit") is first
+    assert first.is_global is not instance_first
+
+    await mine.returning()
+    await Turn(make_tool("other"), metadata={"label": "other"}).returning()
+    assert log == (["mine"] if instance_first else ["mine", "other"])
+
+
+def test_a_global_hook_re_created_per_call_is_still_a_value_error() -> None:
+    def declare() -> Hook[Any]:
+        @hook(TurnHook.AFTER_RUN)
+        async def per_call(turn: Turn) -> None:
+            return None
+
+        return per_call
+
+    first = declare()
+    with pytest.raises(ValueError, match="'per_call' is already registered"):
+        declare()
+    assert HookRegistry.get("per_call") is first
+
+
+async def test_an_instance_hook_restores_by_name_only_while_it_is_alive() -> None:
+    job = make_tool()
+    turn = Turn(job, kwargs={"x": 3})
+
+    @turn.after_run
+    async def restorable(turn: Turn, output: Any) -> None:
+        return None
+
+    data = turn.to_dict()
+    assert Turn.from_dict(data).hooks == [restorable]
+
+    del turn, restorable
+    gc.collect()
+    with pytest.raises(UnregisteredHookError, match="restorable"):
+        Turn.from_dict(data)
+
+
+async def test_ten_thousand_requests_with_their_own_hooks_leave_nothing_behind() -> None:
+    """The per-request pattern: a fresh agent whose hook closes over it, every time.
+
+    Each request yields to the event loop once, as any real request does, so that
+    asyncio can drop the timers it cancelled.
+    """
+
+    @tool
+    async def answer(q: int) -> int:
+        return q
+
+    completed = 0
+    alive: weakref.WeakSet[Agent] = weakref.WeakSet()
+
+    async def handle(i: int) -> None:
+        agent = Agent(f"request-{i}", "serves one request", [answer])
+        alive.add(agent)
+
+        @agent.on_complete
+        async def done(turn: Turn, reason: StopReason) -> None:
+            nonlocal completed
+            completed += turn.kwargs["q"] == i and agent.name == f"request-{i}"
+
+        await agent.put(Turn(answer, kwargs={"q": i}))
+        async for _ in agent.run():
+            pass
+        AgentRegistry.unregister(agent.name)
+        await asyncio.sleep(0)
+
+    for i in range(500):  # warm-up: caches, free lists and tables reach their size
+        await handle(i)
+    gc.collect()
+    entries = len(HookRegistry)
+    objects, blocks = len(gc.get_objects()), sys.getallocatedblocks()
+
+    for i in range(500, 10_500):
+        await handle(i)
+    gc.collect()
+
+    assert completed == 10_500
+    assert len(alive) == 0
+    assert len(HookRegistry) == entries
+    # One object kept per request would be 10,000 more.
+    assert len(gc.get_objects()) - objects < 1_000
+    assert sys.getallocatedblocks() - blocks < 2_000
