@@ -38,7 +38,6 @@ __all__ = [
     "HookMetadata",
     "HookRegistry",
     "HookSlot",
-    "check_hook_list",
     "check_tags",
     "fire",
     "hook",
@@ -78,16 +77,6 @@ def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
     if bad:
         raise TypeError(f"{owner}: every tag must be a string, got {bad[0]!r}")
     return result
-
-
-def check_hook_list(owner: object, value: object) -> list[Hook[Any]]:
-    """Validator for ``guarded`` hook-list attributes: a list of :class:`Hook`."""
-    if not isinstance(value, list) or not all(isinstance(h, Hook) for h in value):
-        raise TypeError(
-            f"{type(owner).__name__} hook lists must be lists of hooks (functions "
-            "decorated with @hook or attached with an instance decorator)"
-        )
-    return value
 
 
 def check_tags(owner: object, value: object) -> frozenset[str]:

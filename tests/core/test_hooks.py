@@ -16,6 +16,7 @@ from pygents import (
     Agent,
     AgentRegistry,
     ContextItem,
+    ContextPool,
     ContextQueue,
     ContextQueueHook,
     DecoratedTool,
@@ -1064,3 +1065,111 @@ async def test_ten_thousand_requests_with_their_own_hooks_leave_nothing_behind()
     # One object kept per request would be 10,000 more.
     assert len(gc.get_objects()) - objects < 1_000
     assert sys.getallocatedblocks() - blocks < 2_000
+
+
+# --------------------------------------------------------------------------- hook lists
+
+
+def _owner(kind: str) -> tuple[Any, str]:
+    """A fresh object with a hook list, and the attribute naming that list."""
+    if kind == "tool":
+        return make_tool("owner"), "hooks"
+    if kind == "turn":
+        return Turn(make_tool("owner")), "hooks"
+    if kind in ("agent", "agent-turn-hooks"):
+        agent = Agent("owner", "owns hooks", [make_tool("owner")])
+        return agent, "hooks" if kind == "agent" else "turn_hooks"
+    if kind == "queue":
+        return ContextQueue(limit=3), "hooks"
+    return ContextPool(), "hooks"
+
+
+OWNERS = ["tool", "turn", "agent", "agent-turn-hooks", "queue", "pool"]
+
+
+def _put(operation: str, hooks: list[Any], value: Any) -> None:
+    if operation == "append":
+        hooks.append(value)
+    elif operation == "extend":
+        hooks.extend([hooks[0], value])
+    elif operation == "insert":
+        hooks.insert(0, value)
+    elif operation == "item":
+        hooks[0] = value
+    elif operation == "slice":
+        hooks[:] = [value]
+    else:
+        hooks += [value]
+
+
+async def plain(*args: Any) -> None:
+    """An async function nobody decorated."""
+
+
+@pytest.mark.parametrize("operation", ["append", "extend", "insert", "item", "slice", "iadd"])
+@pytest.mark.parametrize("kind", OWNERS)
+def test_a_plain_function_is_refused_by_every_hook_list_when_added(
+    kind: str, operation: str
+) -> None:
+    owner, attr = _owner(kind)
+    kept = hook(TurnHook.BEFORE_RUN)(recorder([], "kept"))
+    getattr(owner, attr).append(kept)
+
+    with pytest.raises(TypeError) as info:
+        _put(operation, getattr(owner, attr), plain)
+    message = str(info.value)
+    assert "the plain function 'plain'" in message
+    assert "@hook(<event>)" in message
+    assert getattr(owner, attr) == [kept]  # nothing was added or replaced
+
+
+@pytest.mark.parametrize("kind", OWNERS)
+def test_assigning_a_plain_list_keeps_the_hook_list_checked(kind: str) -> None:
+    owner, attr = _owner(kind)
+    kept = hook(TurnHook.BEFORE_RUN)(recorder([], "kept"))
+
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        setattr(owner, attr, [kept, plain])
+    assert getattr(owner, attr) == []
+
+    mine = [kept]
+    setattr(owner, attr, mine)
+    assert getattr(owner, attr) == [kept]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        getattr(owner, attr).append(plain)
+    assert mine == [kept]  # the object holds its own copy
+    with pytest.raises(TypeError, match="takes a list of hooks"):
+        setattr(owner, attr, kept)
+
+
+def test_the_refusal_names_the_list_and_a_decorator_of_its_object() -> None:
+    queue: ContextQueue[str] = ContextQueue(limit=2)
+    with pytest.raises(TypeError, match=r"^ContextQueue\.hooks holds hooks, .* @queue\.\w+ "):
+        queue.hooks.append(plain)
+    agent = Agent("named", "", [make_tool()])
+    with pytest.raises(TypeError, match=r"^Agent\.turn_hooks holds .* @agent\.on_\w+ "):
+        agent.turn_hooks.append(plain)
+    with pytest.raises(TypeError, match=r"the plain function '<lambda>'"):
+        make_tool("other").hooks.append(lambda: None)
+
+
+def test_hook_lists_are_lists_not_mappings_by_event() -> None:
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError, match=r"not a mapping by event.*@turn\.\w+"):
+        turn.hooks[TurnHook.BEFORE_RUN] = [plain]  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="takes a list of hooks"):
+        turn.hooks = {TurnHook.BEFORE_RUN: [plain]}  # type: ignore[assignment]
+    assert turn.hooks == []
+
+
+async def test_checked_hook_lists_still_dispatch_and_copy_like_lists() -> None:
+    log: list[str] = []
+    job = make_tool()
+    turn = Turn(job)
+    turn.hooks += [hook(TurnHook.BEFORE_RUN)(recorder(log, "first"))]
+    turn.hooks.insert(0, hook(TurnHook.BEFORE_RUN)(recorder(log, "zeroth")))
+    copy = turn.copy()
+    await copy.returning()
+    assert log == ["zeroth", "first"]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        copy.hooks.append(plain)
