@@ -18,7 +18,7 @@ from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
 from pygents._guard import guarded
-from pygents._hooklist import HookList
+from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, check_tags, fire
 from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._registry import Registry
@@ -376,9 +376,14 @@ class Agent:
         name: str,
         description: str | None = None,
         tools: Sequence[DecoratedTool[..., Any]] | None = None,
-        hooks: list[Hook[Any]] | None = None,
+        hooks: Iterable[Hook[Any]] | None = INHERIT,
     ) -> Agent:
-        """A new registered agent with this one's configuration, queue and context."""
+        """A new registered agent with this one's configuration, queue and context.
+
+        ``hooks`` omitted: the copy inherits this agent's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. ``turn_hooks`` are always inherited.
+        """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)  # checked before registering
         child = Agent(
             name,
             self._description if description is None else description,
@@ -387,7 +392,7 @@ class Agent:
             context_pool=self._context_pool.branch(),
             tags=self._tags,
         )
-        child._hooks = HookList.coerce(child, "hooks", self._hooks if hooks is None else hooks)
+        child._hooks = own_hooks
         child._turn_hooks = HookList(Agent, "turn_hooks", self._turn_hooks)
         child._queue.extend(turn.copy() for turn in self._queue)
         return child

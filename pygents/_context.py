@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
-from pygents._hooklist import HookList
+from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
 from pygents._serial import Reader, hooks_to_data, json_value
@@ -24,7 +24,6 @@ __all__ = ["ContextItem", "ContextPool", "ContextQueue"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="_Store[Any]")
-_INHERIT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -112,14 +111,16 @@ class _Store(Injectable, Generic[T]):
         if self._hooks or BUS.listening:
             await fire(event, self, self._hooks, args)
 
-    def branch(self: S, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> S:
+    def branch(self: S, limit: int | None = None, hooks: Iterable[Hook[Any]] | None = INHERIT) -> S:
         """An independent copy with the same tags; no hooks fire while copying.
 
-        It inherits this store's hooks unless ``hooks`` is given; a smaller
-        ``limit`` keeps the most recent items.
+        ``hooks`` omitted: the copy inherits this store's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. A smaller ``limit`` keeps the most
+        recent items.
         """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)
         child = type(self)(limit=self._limit if limit is None else limit, tags=self.tags)
-        child.hooks = self._hooks if hooks is _INHERIT else hooks
+        child._hooks = own_hooks
         items = list(self._values())
         child._restore(items if child._limit is None else items[-child._limit :])
         return child

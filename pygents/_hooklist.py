@@ -16,7 +16,20 @@ from typing import Any, Final, Self, SupportsIndex, overload
 from pygents._enums import HOOK_ENUMS
 from pygents._hooks import Hook, HookSlot, label
 
-__all__ = ["HookList"]
+__all__ = ["INHERIT", "HookList", "branch_hooks"]
+
+
+class _Inherit:
+    """The default of ``branch(hooks=...)``: keep the parent's hooks."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "INHERIT"
+
+
+INHERIT: Final[Any] = _Inherit()
+"""``branch(hooks=INHERIT)``, the default: the child starts with the parent's hooks."""
 
 
 _VARIABLE: Final = {"DecoratedTool": "my_tool", "ContextQueue": "queue", "ContextPool": "pool"}
@@ -108,3 +121,13 @@ class HookList(list[Hook[Any]]):
             )
         else:
             super().__setitem__(index, self._check(value))
+
+
+def branch_hooks(
+    owner: object, attr: str, inherited: Iterable[Hook[Any]], given: object
+) -> HookList:
+    """The hook list of a branched copy: ``given`` omitted (:data:`INHERIT`) → a copy
+    of ``inherited``; ``None`` or ``[]`` → no hooks; otherwise exactly ``given``."""
+    if given is INHERIT:
+        return HookList(type(owner), attr, inherited)
+    return HookList.coerce(owner, attr, () if given is None else given)

@@ -14,9 +14,11 @@ import pytest
 import pygents
 from pygents import (
     Agent,
+    AgentHook,
     AgentRegistry,
     ContextItem,
     ContextPool,
+    ContextPoolHook,
     ContextQueue,
     ContextQueueHook,
     DecoratedTool,
@@ -1173,3 +1175,58 @@ async def test_checked_hook_lists_still_dispatch_and_copy_like_lists() -> None:
     assert log == ["zeroth", "first"]
     with pytest.raises(TypeError, match="the plain function 'plain'"):
         copy.hooks.append(plain)
+
+
+# --------------------------------------------------------------------------- branch(hooks=...)
+
+
+def _branchable(kind: str) -> Any:
+    if kind == "queue":
+        return ContextQueue(limit=3)
+    if kind == "pool":
+        return ContextPool()
+    return Agent("parent", "the parent", [make_tool()])
+
+
+def _branch(parent: Any, **hooks: Any) -> Any:
+    return parent.branch("child", **hooks) if isinstance(parent, Agent) else parent.branch(**hooks)
+
+
+EVENTS = {
+    "queue": ContextQueueHook.AFTER_CLEAR,
+    "pool": ContextPoolHook.AFTER_CLEAR,
+    "agent": AgentHook.ON_PAUSE,
+}
+
+
+@pytest.mark.parametrize("kind", ["queue", "pool", "agent"])
+def test_branch_inherits_hooks_when_omitted_and_drops_them_for_none_or_empty(kind: str) -> None:
+    parent = _branchable(kind)
+    inherited = hook(EVENTS[kind])(recorder([], "inherited"))
+    other = hook(EVENTS[kind])(recorder([], "other"))
+    parent.hooks.append(inherited)
+
+    omitted = _branch(parent)
+    assert omitted.hooks == [inherited]
+    assert omitted.hooks is not parent.hooks
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    assert _branch(parent, hooks=None).hooks == []
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    assert _branch(parent, hooks=[]).hooks == []
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    given = _branch(parent, hooks=[other])
+    assert given.hooks == [other]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        given.hooks.append(plain)
+    assert parent.hooks == [inherited]
+
+
+@pytest.mark.parametrize("kind", ["queue", "pool", "agent"])
+def test_branch_refuses_plain_functions_as_hooks(kind: str) -> None:
+    parent = _branchable(kind)
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        _branch(parent, hooks=[plain])
+    assert "child" not in AgentRegistry  # nothing half-made is left registered
