@@ -18,7 +18,8 @@ from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
+from pygents._hooklist import INHERIT, HookList, branch_hooks
+from pygents._hooks import Hook, HookSlot, check_tags, fire
 from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
@@ -87,8 +88,8 @@ class Agent:
     context_queue = guarded(_check_queue)
     context_pool = guarded(_check_pool)
     tags = guarded(check_tags)
-    hooks = guarded(check_hook_list)
-    turn_hooks = guarded(check_hook_list)
+    hooks = guarded(HookList.validator("hooks"))
+    turn_hooks = guarded(HookList.validator("turn_hooks"))
 
     # Agent-level events.
     before_turn = HookSlot(AgentHook.BEFORE_TURN)
@@ -128,8 +129,8 @@ class Agent:
             self, ContextPool() if context_pool is None else context_pool
         )
         self._tags = check_tags(self, tags)
-        self._hooks: list[Hook[Any]] = []
-        self._turn_hooks: list[Hook[Any]] = []
+        self._hooks = HookList(Agent, "hooks")
+        self._turn_hooks = HookList(Agent, "turn_hooks")
         self._queue: deque[Turn] = deque()
         self._current: Turn | None = None
         self._run: AgentRun | None = None
@@ -375,9 +376,14 @@ class Agent:
         name: str,
         description: str | None = None,
         tools: Sequence[DecoratedTool[..., Any]] | None = None,
-        hooks: list[Hook[Any]] | None = None,
+        hooks: Iterable[Hook[Any]] | None = INHERIT,
     ) -> Agent:
-        """A new registered agent with this one's configuration, queue and context."""
+        """A new registered agent with this one's configuration, queue and context.
+
+        ``hooks`` omitted: the copy inherits this agent's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. ``turn_hooks`` are always inherited.
+        """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)  # checked before registering
         child = Agent(
             name,
             self._description if description is None else description,
@@ -386,8 +392,8 @@ class Agent:
             context_pool=self._context_pool.branch(),
             tags=self._tags,
         )
-        child._hooks = list(self._hooks if hooks is None else hooks)
-        child._turn_hooks = list(self._turn_hooks)
+        child._hooks = own_hooks
+        child._turn_hooks = HookList(Agent, "turn_hooks", self._turn_hooks)
         child._queue.extend(turn.copy() for turn in self._queue)
         return child
 
@@ -442,7 +448,8 @@ class Agent:
                 )
         agent = cls(name, description, tools, queue, pool, tags)
         agent._uuid = agent_uuid
-        agent._hooks, agent._turn_hooks = hooks, turn_hooks
+        agent._hooks = HookList(Agent, "hooks", hooks)
+        agent._turn_hooks = HookList(Agent, "turn_hooks", turn_hooks)
         agent._queue.extend(turns)
         agent._paused = paused
         return agent

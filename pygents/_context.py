@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
+from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
 from pygents._serial import Reader, hooks_to_data, json_value
@@ -23,7 +24,6 @@ __all__ = ["ContextItem", "ContextPool", "ContextQueue"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="_Store[Any]")
-_INHERIT: Any = object()
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,20 @@ class _Store(Injectable, Generic[T]):
     def __init__(self, limit: int | None, tags: Iterable[str] | None) -> None:
         self._limit = _check_limit(type(self).__name__, limit, self._optional_limit)
         self.tags = normalize_tags(tags, f"{type(self).__name__}(tags=...)")
-        self.hooks: list[Hook[Any]] = []
+        self._hooks = HookList(type(self), "hooks")
 
     @property
     def limit(self) -> int | None:
         return self._limit
+
+    @property
+    def hooks(self) -> list[Hook[Any]]:
+        """This store's own hooks, fired before global ones; only hooks may go in."""
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def items(self) -> list[ContextItem[T]]:
@@ -99,17 +108,19 @@ class _Store(Injectable, Generic[T]):
         return f"<{type(self).__name__} {len(self)}/{self._limit or '∞'}>"
 
     async def _fire(self, event: HookType, *args: Any) -> None:
-        if self.hooks or BUS.listening:
-            await fire(event, self, self.hooks, args)
+        if self._hooks or BUS.listening:
+            await fire(event, self, self._hooks, args)
 
-    def branch(self: S, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> S:
+    def branch(self: S, limit: int | None = None, hooks: Iterable[Hook[Any]] | None = INHERIT) -> S:
         """An independent copy with the same tags; no hooks fire while copying.
 
-        It inherits this store's hooks unless ``hooks`` is given; a smaller
-        ``limit`` keeps the most recent items.
+        ``hooks`` omitted: the copy inherits this store's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. A smaller ``limit`` keeps the most
+        recent items.
         """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)
         child = type(self)(limit=self._limit if limit is None else limit, tags=self.tags)
-        child.hooks = list(self.hooks if hooks is _INHERIT else hooks)
+        child._hooks = own_hooks
         items = list(self._values())
         child._restore(items if child._limit is None else items[-child._limit :])
         return child
@@ -127,7 +138,7 @@ class _Store(Injectable, Generic[T]):
         return {
             "limit": self._limit,
             "items": [item.to_dict() for item in self._values()],
-            "hooks": hooks_to_data(self.hooks),
+            "hooks": hooks_to_data(self._hooks),
             "tags": sorted(self.tags),
         }
 

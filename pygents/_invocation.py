@@ -61,12 +61,12 @@ class Invocation(Scope):
         tool.metadata._start = time.time()
         tool.metadata._end = None
         self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.active or bool(tool.hooks)
+        return BUS.active or bool(tool._hooks)
 
     async def before(self) -> None:
         """Fire ``BEFORE_INVOKE`` with the bound arguments."""
         tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
+        await fire(ToolHook.BEFORE_INVOKE, tool, tool._hooks, self.args, self.kwargs, self)
 
     async def call(self, frame: Frame | None = None) -> Any:
         """Run a coroutine tool's function (under its lock) with this scope current.
@@ -107,13 +107,13 @@ class Invocation(Scope):
     async def value(self, value: Any) -> None:
         """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
         tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.ON_YIELD, tool, tool.hooks, (value,), None, self)
+        await fire(ToolHook.ON_YIELD, tool, tool._hooks, (value,), None, self)
 
     def finish_quietly(self) -> bool:
         """End a successful coroutine invocation that has no hooks to fire, without
         awaiting; False (and nothing done) if :meth:`finish` is needed."""
         tool: DecoratedTool[..., Any] = self.target
-        if self.agen is not None or BUS.active or tool.hooks:
+        if self.agen is not None or BUS.active or tool._hooks:
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
@@ -143,10 +143,10 @@ class Invocation(Scope):
             self.error = error
             self.stop_reason = reason if reason is not None else stop_reason_for(error)
             if isinstance(error, Exception):
-                if tool.hooks or BUS.listening:
-                    await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
-            elif (error is None or self.agen is not None) and (tool.hooks or BUS.active):
-                await fire(ToolHook.AFTER_INVOKE, tool, tool.hooks, (result,), None, self)
+                if tool._hooks or BUS.listening:
+                    await fire(ToolHook.ON_ERROR, tool, tool._hooks, (), {"exc": error}, self)
+            elif (error is None or self.agen is not None) and (tool._hooks or BUS.active):
+                await fire(ToolHook.AFTER_INVOKE, tool, tool._hooks, (result,), None, self)
         finally:
             if self.observers:
                 BUS.end(self)
@@ -189,7 +189,7 @@ async def stream_directly(
             finally:
                 BUS.exit(inv, entered)
             inv.values.append(value)
-            if tool.hooks or BUS.active:
+            if tool._hooks or BUS.active:
                 await inv.value(value)
             yield value
     except BaseException as exc:

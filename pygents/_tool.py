@@ -27,6 +27,7 @@ from typing import (
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HookType, ToolHook, ToolType
 from pygents._errors import UnregisteredToolError
+from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
 from pygents._observe import current_scope
@@ -170,7 +171,7 @@ class DecoratedTool(Generic[P, R]):
         self.tags = tags
         self.parent = parent
         self.subtools: list[DecoratedTool[..., Any]] = []
-        self.hooks: list[Hook[Any]] = []
+        self._hooks = HookList(DecoratedTool, "hooks")
         self._lock = LoopLock() if lock else None
         skip = frozenset(self._shape.fixed) | {n for n, _, _ in self._shape.injectables}
         self.metadata = ToolMetadata(
@@ -184,6 +185,15 @@ class DecoratedTool(Generic[P, R]):
     def fn(self) -> Callable[P, R]:
         """The decorated function itself."""
         return self._fn
+
+    @property
+    def hooks(self) -> list[Hook[Any]]:
+        """This tool's own hooks, fired before global ones; only hooks may go in."""
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def name(self) -> str:

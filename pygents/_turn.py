@@ -21,7 +21,8 @@ from typing import Any, Final
 from pygents._enums import StopReason, TurnHook
 from pygents._errors import SafeExecutionError, WrongRunMethodError
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags
+from pygents._hooklist import HookList
+from pygents._hooks import Hook, HookSlot, check_tags
 from pygents._observe import (
     BUS,
     Scope,
@@ -154,7 +155,7 @@ class Turn:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"Turn(metadata=...) takes a dict, got {type(metadata).__name__}")
         self._metadata: dict[str, Any] | None = None if metadata is None else dict(metadata)
-        self._hooks: list[Hook[Any]] | None = None
+        self._hooks: HookList | None = None
         self._uuid: str | None = None
         self._run: TurnRun | None = None
         self._start: float | None = None
@@ -189,16 +190,16 @@ class Turn:
 
     @property
     def hooks(self) -> list[Hook[Any]]:
-        """This turn's own hooks, fired before global ones."""
+        """This turn's own hooks, fired before global ones; only hooks may go in."""
         if self._hooks is None:
-            self._hooks = []
+            self._hooks = HookList(Turn, "hooks")
         return self._hooks
 
     @hooks.setter
-    def hooks(self, value: list[Hook[Any]]) -> None:
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
         if self._run is not None:
             raise SafeExecutionError(f"cannot replace the hooks of {self!r} while it is running")
-        self._hooks = check_hook_list(self, value)
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def start_time(self) -> datetime | None:
@@ -303,7 +304,7 @@ class Turn:
             self._tags,
             dict(self._metadata) if self._metadata else None,
         )
-        clone._hooks = list(self._hooks) if self._hooks else None
+        clone._hooks = HookList(Turn, "hooks", self._hooks) if self._hooks else None
         return clone
 
     # -- serialization ----------------------------------------------------------------
@@ -343,7 +344,7 @@ class Turn:
             raise ValueError(f"Turn.from_dict(): {exc}") from None
         turn._uuid = r.text("uuid")
         hooks = r.hooks()
-        turn._hooks = hooks or None
+        turn._hooks = HookList(Turn, "hooks", hooks) if hooks else None
         turn._start = r.time("start_time")
         turn._end = r.time("end_time")
         turn.stop_reason = r.enum(StopReason, "stop_reason")

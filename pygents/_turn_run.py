@@ -229,7 +229,7 @@ class TurnRun(Scope):
         else:
             self._end_step()
         self.keep(value)
-        return BUS.active or bool(self.target._hooks or self.extra_hooks or self.inv.target.hooks)
+        return BUS.active or bool(self.target._hooks or self.extra_hooks or self.inv.target._hooks)
 
     def step_failed(self, exc: BaseException | None) -> None:
         """After the stream ended (``None``) or raised; raises this turn's timeout if
