@@ -225,7 +225,11 @@ class Agent:
         await AgentRegistry.get(agent_name).put(turn)
 
     def pause(self) -> None:
-        """Hold the run loop before its next turn (the current turn finishes)."""
+        """Hold the run loop before its next turn (the current turn finishes).
+
+        Only a queued turn waits at the gate: with nothing queued, ``run()`` ends as
+        it always does, and the pause holds the first turn of a later run.
+        """
         self._paused = True
 
     def resume(self) -> None:
@@ -286,7 +290,7 @@ class Agent:
         runner = Runner(frame)
         try:
             while True:
-                if self._paused:
+                if self._paused and self._queue:  # the gate holds a next turn, if any
                     await self._wait_if_paused()
                 if self._hooks or BUS.active:
                     await fire(AgentHook.BEFORE_TURN, self, self._hooks, (self,), None, run)

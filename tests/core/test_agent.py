@@ -952,6 +952,73 @@ async def test_pause_and_resume_are_idempotent() -> None:
     assert not agent.is_paused
 
 
+def gate_watch(agent: Agent) -> asyncio.Event:
+    """Set when ``agent``'s run reaches its pause gate; the hook then resumes, so that a
+    run wrongly waiting at the gate fails its test instead of hanging it."""
+    at_gate = asyncio.Event()
+
+    @agent.on_pause
+    async def reached_gate(a: Agent) -> None:
+        at_gate.set()
+        a.resume()
+
+    return at_gate
+
+
+async def test_a_paused_agent_with_nothing_queued_ends_its_run() -> None:
+    agent = Agent("a", "", [make_echo()])
+    at_gate = gate_watch(agent)
+    agent.pause()
+
+    assert await drain(agent) == []
+
+    assert not at_gate.is_set()  # no next turn, so nothing to hold at the gate
+    assert agent.is_paused  # the pause still holds the next run's first turn
+    assert not agent.is_running
+
+
+async def test_pausing_during_the_last_turn_ends_the_run_after_it() -> None:
+    @tool()
+    async def last() -> str:
+        AgentRegistry.get("a").pause()
+        return "done"
+
+    agent = Agent("a", "", [last])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(last))
+
+    assert await values(agent) == ["done"]
+    assert not at_gate.is_set()
+    assert agent.is_paused
+
+
+async def test_pausing_from_the_consumer_after_the_last_value_ends_the_run() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(echo, kwargs={"x": "only"}))
+
+    seen = []
+    async for _, value in agent.run():
+        seen.append(value)
+        agent.pause()
+
+    assert seen == ["echo:only"]
+    assert not at_gate.is_set()
+    assert agent.is_paused and not agent.is_running
+
+
+async def test_a_paused_agent_still_holds_a_queued_turn_at_the_gate() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    agent.pause()
+    await agent.put(Turn(echo, kwargs={"x": "held"}))
+
+    assert await values(agent) == ["echo:held"]
+    assert at_gate.is_set()  # the queued turn waited at the gate until the hook resumed
+
+
 async def test_a_paused_idle_agent_is_read_only_until_resumed() -> None:
     echo = make_echo()
     agent = Agent("a", "original", [echo])
