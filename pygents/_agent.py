@@ -289,13 +289,11 @@ class Agent:
         frame_token = CURRENT.set(frame)
         runner = Runner(frame)
         try:
-            while True:
-                if self._paused and self._queue:  # the gate holds a next turn, if any
+            while self._queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
+                if self._paused:
                     await self._wait_if_paused()
                 if self._hooks or BUS.active:
                     await fire(AgentHook.BEFORE_TURN, self, self._hooks, (self,), None, run)
-                if not self._queue:
-                    break
                 turn = self._queue.popleft()
                 self._current = turn
                 tool = turn._tool

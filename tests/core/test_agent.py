@@ -708,9 +708,24 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("ON_TURN_VALUE", agent, t3, "echo:b"),
         ("AFTER_TURN", agent, t3),
     ]
-    assert log[: len(expected)] == expected
-    # After the last turn only a final look at the (empty) queue may follow.
-    assert all(entry == ("BEFORE_TURN", agent) for entry in log[len(expected) :])
+    assert log == expected  # no BEFORE_TURN once the queue is empty
+
+
+@pytest.mark.parametrize("queued", [0, 1, 3])
+async def test_before_turn_fires_once_per_turn_taken(queued: int) -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    depths: list[int] = []
+
+    @agent.before_turn
+    async def before(a: Agent) -> None:
+        depths.append(a.queue_depth)
+
+    for i in range(queued):
+        await agent.put(Turn(echo, kwargs={"x": str(i)}))
+
+    assert len(await drain(agent)) == queued
+    assert depths == list(range(queued, 0, -1))  # each time with the next turn still queued
 
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
