@@ -241,7 +241,12 @@ class Agent:
     # -- running ----------------------------------------------------------------------
 
     def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
+        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine).
+
+        It fires for every value a turn produces, once the value is routed (a routed
+        value is already queued or stored when hooks see it), but not for a completion
+        check's verdict, which decides the loop rather than being a result.
+        """
         return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
 
     async def _agent_event(self, event: AgentHook, *args: Any) -> None:
@@ -309,6 +314,8 @@ class Agent:
                                     await turn_run.value_hooks(value)
                                 if isinstance(value, _ROUTED):
                                     await self._route(run, value)
+                                    if self._hooks or BUS.active:
+                                        await self._value_event(run, turn, value)
                                 elif self._hooks or BUS.active:
                                     await self._value_event(run, turn, value)
                                     yield turn, value
@@ -333,6 +340,8 @@ class Agent:
                             done = value
                         elif isinstance(value, _ROUTED):
                             await self._route(run, value)
+                            if self._hooks or BUS.active:
+                                await self._value_event(run, turn, value)
                         else:
                             if self._hooks or BUS.active:
                                 await self._value_event(run, turn, value)

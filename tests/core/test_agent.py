@@ -699,6 +699,7 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("BEFORE_TURN", agent),
         ("BEFORE_PUT", agent, t3, False),
         ("AFTER_PUT", agent, t3, True),
+        ("ON_TURN_VALUE", agent, t2, t3),  # a routed value too, once it is queued
         ("AFTER_TURN", agent, t2),
         ("BEFORE_TURN", agent),
         ("ON_TURN_VALUE", agent, t4, "s1"),
@@ -726,6 +727,55 @@ async def test_before_turn_fires_once_per_turn_taken(queued: int) -> None:
 
     assert len(await drain(agent)) == queued
     assert depths == list(range(queued, 0, -1))  # each time with the next turn still queued
+
+
+async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
+    echo = make_echo()
+    child = Turn(echo, kwargs={"x": "child"})
+    note = ContextItem(content="note")
+    doc = ContextItem(content="doc", description="a doc", id="d1")
+    kept = ContextItem(content="kept")
+
+    @tool()
+    async def mixed() -> Any:
+        yield note
+        yield doc
+        yield child
+        yield "plain"
+
+    @tool()
+    async def remember() -> ContextItem[str]:
+        return kept
+
+    @tool(type=ToolType.COMPLETION_CHECK)
+    async def finished() -> bool:
+        return False
+
+    agent = Agent("a", "", [echo, mixed, remember, finished])
+    seen: list[tuple[str, Any, bool]] = []
+
+    @agent.on_turn_value
+    async def value(a: Agent, turn: Turn, value: Any) -> None:
+        if isinstance(value, Turn):
+            routed = value in a.turns
+        elif isinstance(value, ContextItem):
+            routed = value in (a.context_pool.items if value.id else a.context_queue.items)
+        else:
+            routed = False
+        seen.append((turn.tool.name, value, routed))
+
+    for turn in (Turn(mixed), Turn(remember), Turn(finished)):
+        await agent.put(turn)
+
+    assert await values(agent) == ["plain", "echo:child"]
+    assert seen == [
+        ("mixed", note, True),  # each routed value is already where it was routed to
+        ("mixed", doc, True),
+        ("mixed", child, True),
+        ("mixed", "plain", False),
+        ("remember", kept, True),
+        ("echo", "echo:child", False),
+    ]  # and a completion check's verdict is not a value: no event for it
 
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
