@@ -1070,7 +1070,8 @@ async def test_pausing_from_the_consumer_after_the_last_value_ends_the_run() -> 
 
     assert seen == ["echo:only"]
     assert not at_gate.is_set()
-    assert agent.is_paused and not agent.is_running
+    assert agent.is_paused
+    assert not agent.is_running
 
 
 async def test_a_paused_agent_still_holds_a_queued_turn_at_the_gate() -> None:
