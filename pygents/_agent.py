@@ -31,6 +31,11 @@ __all__ = ["Agent", "AgentRegistry", "AgentRun"]
 _ROUTED: Final = (Turn, ContextItem)
 
 
+def _names(tools: Iterable[DecoratedTool[..., Any]]) -> frozenset[str]:
+    """The tool names an agent with ``tools`` accepts: each tool and its subtools."""
+    return frozenset(t.name for root in tools for t in root.walk())
+
+
 def _check_tools(agent: Agent, tools: object) -> tuple[DecoratedTool[..., Any], ...]:
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
         raise TypeError(f"Agent(tools=...) takes a list of tools, got {type(tools).__name__}")
@@ -43,6 +48,14 @@ def _check_tools(agent: Agent, tools: object) -> tuple[DecoratedTool[..., Any], 
                 f"tool {t.name!r} given to agent {agent._name!r} is not the tool registered "
                 "under that name (was the registry cleared or the tool redefined?); pass "
                 f"ToolRegistry.get({t.name!r})"
+            )
+    if agent._queue:  # new tools for an agent with queued turns must still run them
+        lost = sorted({turn._tool.name for turn in agent._queue} - _names(checked))
+        if lost:
+            shown = ", ".join(repr(n) for n in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            raise ValueError(
+                f"agent {agent._name!r} has queued turns for {shown}, which the new tools "
+                "lack; keep those tools, or run the queued turns before changing tools"
             )
     return checked
 
@@ -118,9 +131,11 @@ class Agent:
             raise TypeError(f"Agent(name=...) must be a non-empty string, got {name!r}")
         self._name = name
         self._uuid = new_uuid()
+        self._queue: deque[Turn] = deque()
         self._description = _check_text(self, description)
         self._tools = _check_tools(self, tools)
-        self._tool_names = frozenset(t.name for root in self._tools for t in root.walk())
+        self._names_of: tuple[DecoratedTool[..., Any], ...] = ()
+        self._names: frozenset[str] = frozenset()
         self._context_queue = _check_queue(
             self, ContextQueue(limit=10) if context_queue is None else context_queue
         )
@@ -130,7 +145,6 @@ class Agent:
         self._tags = check_tags(self, tags)
         self._hooks: list[Hook[Any]] = []
         self._turn_hooks: list[Hook[Any]] = []
-        self._queue: deque[Turn] = deque()
         self._current: Turn | None = None
         self._run: AgentRun | None = None
         self._paused = False
@@ -180,6 +194,14 @@ class Agent:
         """The scope of the run in progress, if any."""
         return self._run
 
+    def _tool_names(self) -> frozenset[str]:
+        """The names ``put()`` accepts, derived from :attr:`tools` (the one source of
+        truth) and recomputed only when the tools were replaced."""
+        tools = self._tools
+        if self._names_of is not tools:
+            self._names, self._names_of = _names(tools), tools
+        return self._names
+
     def _busy(self) -> str | None:
         if self._run is not None:
             return "running"
@@ -207,10 +229,11 @@ class Agent:
         if not isinstance(turn, Turn):
             raise TypeError(f"Agent.put() takes a Turn, got {type(turn).__name__}")
         tool_name = turn._tool.name
-        if tool_name not in self._tool_names:
+        names = self._tool_names()
+        if tool_name not in names:
             raise ValueError(
                 f"agent {self._name!r} has no tool {tool_name!r} (its tools: "
-                f"{', '.join(sorted(self._tool_names)) or 'none'}); give the agent that tool "
+                f"{', '.join(sorted(names)) or 'none'}); give the agent that tool "
                 "or send the turn to an agent that has it"
             )
         if self._hooks or BUS.listening:

@@ -241,6 +241,51 @@ async def test_put_accepts_turns_for_subtools_of_a_root_tool() -> None:
     assert await values(agent) == ["created alice", "audited", "root"]
 
 
+async def test_setting_tools_changes_which_turns_put_accepts_and_survives_to_dict() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def manage() -> str:
+        return "root"
+
+    @manage.subtool()
+    async def create() -> str:
+        return "created"
+
+    agent = Agent("a", "", [echo])
+    agent.tools = [manage]
+
+    with pytest.raises(ValueError, match="no tool 'echo'"):
+        await agent.put(Turn(echo, kwargs={"x": "old"}))
+    await agent.put(Turn(manage))
+    await agent.put(Turn(create))  # subtools of the new tools too
+
+    data = agent.to_dict()
+    AgentRegistry.unregister("a")
+    restored = Agent.from_dict(data)
+    assert [t.name for t in restored.tools] == ["manage"]
+    assert await values(restored) == ["root", "created"]
+
+
+async def test_tools_that_would_strand_queued_turns_are_refused() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def other() -> str:
+        return "other"
+
+    agent = Agent("a", "", [echo, other])
+    await agent.put(Turn(echo, kwargs={"x": "queued"}))
+
+    with pytest.raises(ValueError, match=r"queued turns for 'echo'.*run the queued turns"):
+        agent.tools = [other]
+    assert list(agent.tools) == [echo, other]  # unchanged
+
+    assert await values(agent) == ["echo:queued"]
+    agent.tools = [other]  # nothing queued any more
+    assert list(agent.tools) == [other]
+
+
 async def test_turns_is_a_snapshot_and_iterating_the_agent_iterates_it() -> None:
     echo = make_echo()
     agent = Agent("a", "", [echo])
