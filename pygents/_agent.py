@@ -9,10 +9,11 @@ else is yielded to the caller as ``(turn, value)``.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
 from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
@@ -82,14 +83,24 @@ AgentRegistry: Final = Registry["Agent"]("agent", UnregisteredAgentError)
 """Every live agent by name; ``send()`` and ``from_dict`` look agents up here."""
 
 
+_Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
+
+
 class AgentRun(Scope):
-    """The scope of one ``run()``; publishes the agent's context for injection."""
+    """The scope of one ``run()``; publishes the agent's context for injection.
 
-    __slots__ = ()
+    ``stream`` refers weakly to the generator ``run()`` returned: once it is dead,
+    nobody can iterate this run any more (its consumer left without closing it),
+    and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
+    """
 
-    def __init__(self, agent: Agent, parent: Scope | None) -> None:
+    __slots__ = ("ended", "stream")
+
+    def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[_Stream]) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
         self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
+        self.stream = stream
+        self.ended: asyncio.Event | None = None
 
 
 class Agent:
@@ -297,18 +308,41 @@ class Agent:
         finally:
             BUS.exit(run, entered)
 
-    async def run(self) -> AsyncGenerator[tuple[Turn, Any], None]:
+    def run(self) -> AsyncGenerator[tuple[Turn, Any], None]:
         """Run queued turns until the queue is empty or a completion check says done.
 
         Yields ``(turn, value)`` for every value that is not routed. A turn's error
-        or timeout propagates after its hooks (and this agent's) have fired.
+        or timeout propagates after its hooks (and this agent's) have fired. Leave
+        early with ``contextlib.aclosing(agent.run())`` to end the run at the break.
         """
+        ticket: list[weakref.ref[_Stream]] = []
+        stream = self._stream(ticket)
+        ticket.append(weakref.ref(stream))
+        return stream
+
+    async def _claim(self) -> None:
+        """Wait out a run whose consumer abandoned it; refuse if it is still held.
+
+        An ``async for`` left by ``break`` without ``aclosing()`` drops its generator,
+        and the event loop closes it a few iterations later. Until then the agent is
+        still running: rather than fail, the next run waits for that close.
+        """
+        while (previous := self._run) is not None:
+            if previous.stream() is not None:
+                raise SafeExecutionError(
+                    f"{self!r} is already running; consume its current run() instead of "
+                    "starting another, or end it first: leave it with 'break' inside "
+                    "'async with contextlib.aclosing(agent.run()) as stream:', or call "
+                    "'await stream.aclose()'"
+                )
+            if previous.ended is None:
+                previous.ended = asyncio.Event()
+            await previous.ended.wait()
+
+    async def _stream(self, ticket: list[weakref.ref[_Stream]]) -> _Stream:
         if self._run is not None:
-            raise SafeExecutionError(
-                f"{self!r} is already running; consume its current run() instead of "
-                "starting another"
-            )
-        run = AgentRun(self, current_scope())
+            await self._claim()
+        run = AgentRun(self, current_scope(), ticket[0])
         self._run = run
         if BUS.scopers:
             BUS.start(run)
@@ -393,6 +427,8 @@ class Agent:
             self._run = None
             run.error = error
             run.stop_reason = stop_reason_for(error)
+            if run.ended is not None:
+                run.ended.set()
             if run.observers:
                 BUS.end(run)
 
