@@ -3,33 +3,31 @@
 ``run()`` takes turns in FIFO order and routes every value a turn produces before
 the next one: a ``Turn`` is queued, a ``ContextItem`` goes to the context queue
 (no id) or pool (id), a completion check's ``True`` ends the run, and anything
-else is yielded to the caller as ``(turn, value)``.
+else is yielded to the caller as ``(turn, value)``. The loop itself lives in
+:mod:`pygents._agent_run`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
-from pygents._context import ContextItem, ContextPool, ContextQueue
-from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
+from pygents._agent_run import AgentRun, run_agent
+from pygents._context import ContextPool, ContextQueue
+from pygents._enums import AgentHook, TurnHook
+from pygents._errors import UnregisteredAgentError
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._observe import BUS
 from pygents._registry import Registry
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn import Turn, new_uuid
-from pygents._turn_run import Runner
 
 __all__ = ["Agent", "AgentRegistry", "AgentRun"]
-
-_ROUTED: Final = (Turn, ContextItem)
 
 
 def _names(tools: Iterable[DecoratedTool[..., Any]]) -> frozenset[str]:
@@ -81,26 +79,6 @@ def _check_text(agent: Agent, value: object) -> str:
 
 AgentRegistry: Final = Registry["Agent"]("agent", UnregisteredAgentError)
 """Every live agent by name; ``send()`` and ``from_dict`` look agents up here."""
-
-
-_Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
-
-
-class AgentRun(Scope):
-    """The scope of one ``run()``; publishes the agent's context for injection.
-
-    ``stream`` refers weakly to the generator ``run()`` returned: once it is dead,
-    nobody can iterate this run any more (its consumer left without closing it),
-    and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
-    """
-
-    __slots__ = ("ended", "stream")
-
-    def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[_Stream]) -> None:
-        super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
-        self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
-        self.stream = stream
-        self.ended: asyncio.Event | None = None
 
 
 class Agent:
@@ -274,40 +252,6 @@ class Agent:
 
     # -- running ----------------------------------------------------------------------
 
-    def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine).
-
-        It fires for every value a turn produces, once the value is routed (a routed
-        value is already queued or stored when hooks see it), but not for a completion
-        check's verdict, which decides the loop rather than being a result.
-        """
-        return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
-
-    async def _agent_event(self, event: AgentHook, *args: Any) -> None:
-        """A cold agent event (pause, resume, turn failure)."""
-        if self._hooks or BUS.listening:
-            await fire(event, self, self._hooks, args, None, self._run)
-
-    async def _wait_if_paused(self) -> None:
-        await self._agent_event(AgentHook.ON_PAUSE, self)
-        while self._paused:
-            self._gate = asyncio.Event()
-            await self._gate.wait()
-        self._gate = None
-        await self._agent_event(AgentHook.ON_RESUME, self)
-
-    async def _route(self, run: AgentRun, value: Any) -> None:
-        entered = BUS.enter(run)
-        try:
-            if isinstance(value, Turn):
-                await self.put(value)
-            elif value.id is None:
-                await self._context_queue.append(value)
-            else:
-                await self._context_pool.add(value)
-        finally:
-            BUS.exit(run, entered)
-
     def run(self) -> AsyncGenerator[tuple[Turn, Any], None]:
         """Run queued turns until the queue is empty or a completion check says done.
 
@@ -315,128 +259,7 @@ class Agent:
         or timeout propagates after its hooks (and this agent's) have fired. Leave
         early with ``contextlib.aclosing(agent.run())`` to end the run at the break.
         """
-        ticket: list[weakref.ref[_Stream]] = []
-        stream = self._stream(ticket)
-        ticket.append(weakref.ref(stream))
-        return stream
-
-    async def _claim(self) -> None:
-        """Wait out a run whose consumer abandoned it; refuse if it is still held.
-
-        An ``async for`` left by ``break`` without ``aclosing()`` drops its generator,
-        and the event loop closes it a few iterations later. Until then the agent is
-        still running: rather than fail, the next run waits for that close.
-        """
-        while (previous := self._run) is not None:
-            if previous.stream() is not None:
-                raise SafeExecutionError(
-                    f"{self!r} is already running; consume its current run() instead of "
-                    "starting another, or end it first: leave it with 'break' inside "
-                    "'async with contextlib.aclosing(agent.run()) as stream:', or call "
-                    "'await stream.aclose()'"
-                )
-            if previous.ended is None:
-                previous.ended = asyncio.Event()
-            await previous.ended.wait()
-
-    async def _stream(self, ticket: list[weakref.ref[_Stream]]) -> _Stream:
-        if self._run is not None:
-            await self._claim()
-        run = AgentRun(self, current_scope(), ticket[0])
-        self._run = run
-        if BUS.scopers:
-            BUS.start(run)
-        error: BaseException | None = None
-        frame = Frame(CURRENT.get())
-        frame_token = CURRENT.set(frame)
-        runner = Runner(frame)
-        try:
-            while self._queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
-                if self._paused:
-                    await self._wait_if_paused()
-                if self._hooks or BUS.active:
-                    await fire(AgentHook.BEFORE_TURN, self, self._hooks, (self,), None, run)
-                turn = self._queue.popleft()
-                self._current = turn
-                tool = turn._tool
-                turn_run = turn._open(run, tool.streaming, self._turn_hooks, runner)
-                done = False
-                try:
-                    if tool.streaming:
-                        await turn_run.start_stream()
-                        turn_run.resume()
-                        try:
-                            async for value in turn_run.agen:
-                                if turn_run.step_done(value):
-                                    await turn_run.value_hooks(value)
-                                if isinstance(value, _ROUTED):
-                                    await self._route(run, value)
-                                    if self._hooks or BUS.active:
-                                        await self._value_event(run, turn, value)
-                                elif self._hooks or BUS.active:
-                                    await self._value_event(run, turn, value)
-                                    yield turn, value
-                                else:
-                                    yield turn, value
-                                turn_run.resume()
-                            turn_run.step_failed(None)
-                        except BaseException as exc:
-                            turn_run.step_failed(exc)
-                            raise
-                        await turn_run.finish(None)
-                    else:
-                        value = await turn_run.call()
-                        if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                            raise CompletionCheckReturnError(
-                                f"completion check {tool.name!r} returned "
-                                f"{type(value).__name__} {value!r}; it must return True or False"
-                            )
-                        if not turn_run.finish_quietly(value):
-                            await turn_run.finish(None, value)
-                        if tool.type is ToolType.COMPLETION_CHECK:
-                            done = value
-                        elif isinstance(value, _ROUTED):
-                            await self._route(run, value)
-                            if self._hooks or BUS.active:
-                                await self._value_event(run, turn, value)
-                        else:
-                            if self._hooks or BUS.active:
-                                await self._value_event(run, turn, value)
-                            self._current = None
-                            yield turn, value
-                except BaseException as exc:
-                    if turn._run is turn_run:
-                        await turn_run.finish(exc)
-                    await self._turn_failed(turn, exc)
-                    raise
-                self._current = None
-                if self._hooks or BUS.active:
-                    await fire(AgentHook.AFTER_TURN, self, self._hooks, (self, turn), None, run)
-                if done:
-                    break
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            runner.watchdog.close()
-            try:
-                CURRENT.reset(frame_token)
-            except ValueError:
-                pass  # finalised in another context (an abandoned run)
-            self._current = None
-            self._run = None
-            run.error = error
-            run.stop_reason = stop_reason_for(error)
-            if run.ended is not None:
-                run.ended.set()
-            if run.observers:
-                BUS.end(run)
-
-    async def _turn_failed(self, turn: Turn, exc: BaseException) -> None:
-        if turn.stop_reason is StopReason.TIMEOUT:
-            await self._agent_event(AgentHook.ON_TURN_TIMEOUT, self, turn)
-        elif isinstance(exc, Exception):
-            await self._agent_event(AgentHook.ON_TURN_ERROR, self, turn, exc)
+        return run_agent(self)
 
     # -- copies and serialization -----------------------------------------------------
 
