@@ -2,8 +2,9 @@
 
 ``asyncio.timeout`` cannot be held across the ``yield`` of an async generator: it
 would cancel whatever the *consumer* happens to be awaiting. A :class:`Deadline`
-instead cancels only the task running a step of turn code; if it expires while the
-consumer has control, the next step raises at once. This is how a streaming turn's
+instead cancels only the task running a step of turn code (the tool, or one of the
+turn's own hooks up to its outcome); if it expires while the consumer has control,
+the next step raises at once. This is how a streaming turn's
 timeout bounds the whole stream, consumer time included, even when each step runs
 in another task.
 

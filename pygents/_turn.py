@@ -14,9 +14,9 @@ import os
 import random
 import time
 import uuid as _uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, overload
 
 from pygents._enums import StopReason, TurnHook
 from pygents._errors import SafeExecutionError, WrongRunMethodError
@@ -33,6 +33,17 @@ from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn_run import Runner, TurnRun
 
 __all__ = ["Turn"]
+
+if TYPE_CHECKING:
+    # For type checkers only (they all know typing_extensions): a bare ``Turn`` means
+    # ``Turn[Any]``, so annotations written before Turn was generic stay valid.
+    from typing_extensions import TypeVar
+
+    T = TypeVar("T", default=Any)
+else:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
@@ -90,8 +101,13 @@ def _check_timeout(turn: Turn, value: object) -> float:
     return value
 
 
-class Turn:
-    """One call of one tool.
+class Turn(Generic[T]):
+    """One call of one tool, generic in what the tool produces.
+
+    ``T`` is the result of a coroutine tool (what ``returning()`` returns) or the
+    type of each value of a streaming tool (what ``yielding()`` yields); a turn
+    built from a tool object infers it, a turn built from a tool name is
+    ``Turn[Any]`` unless annotated (``plan: Turn[str] = Turn("plan")``).
 
     Args:
         tool: a registered tool name (``"search"``, ``"parent.child"``) or the tool.
@@ -136,6 +152,46 @@ class Turn:
     on_error = HookSlot(TurnHook.ON_ERROR)
     on_complete = HookSlot(TurnHook.ON_COMPLETE)
 
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., Coroutine[Any, Any, T]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., AsyncGenerator[T, Any]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., AsyncIterator[T]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: str | DecoratedTool[..., Any],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
     def __init__(
         self,
         tool: str | DecoratedTool[..., Any],
@@ -259,7 +315,7 @@ class Turn:
             BUS.start(run)
         return run
 
-    async def returning(self) -> Any:
+    async def returning(self) -> T:
         """Run a coroutine tool and return its result."""
         run = self._open(current_scope(), False)
         try:
@@ -269,9 +325,10 @@ class Turn:
             raise
         if not run.finish_quietly(result):
             await run.finish(None, result)
-        return result
+        value: T = result  # the tool's result, typed by the tool this turn was built from
+        return value
 
-    async def yielding(self) -> Any:
+    async def yielding(self) -> AsyncGenerator[T, None]:
         """Run a streaming tool, yielding each value as it is produced."""
         run = self._open(current_scope(), True)
         error: BaseException | None = None
@@ -294,9 +351,9 @@ class Turn:
         finally:
             await run.finish(error)
 
-    def copy(self) -> Turn:
+    def copy(self) -> Turn[T]:
         """A new, not-yet-run turn with the same tool, arguments, settings and hooks."""
-        clone = Turn(
+        clone: Turn[T] = Turn(
             self._tool,
             self._args,
             self._kwargs,

@@ -4,6 +4,12 @@
 
     BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
     AFTER_RUN | ON_TIMEOUT | ON_ERROR → ON_COMPLETE (always, exactly once)
+
+The turn's deadline covers its own work up to the outcome, hooks included
+(``BEFORE_RUN``, the tool's hooks, ``ON_VALUE``, ``AFTER_RUN``): hook code runs
+as a step, so an overrun cancels it and the turn times out. The outcome's hooks
+(``ON_TIMEOUT``/``ON_ERROR``) and ``ON_COMPLETE`` come after the outcome is
+decided and are not cut, so that they always run to their end exactly once.
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ class TurnRun(Scope):
         turn: Turn = self.target
         self.timed_out = TurnTimeoutError(
             f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
-            f"tool {turn._tool.name!r} faster"
+            f"tool {turn._tool.name!r} (or the turn's hooks) faster"
         )
         return self.timed_out
 
@@ -164,6 +170,18 @@ class TurnRun(Scope):
         deadline = self.deadline
         if deadline is not None and deadline.settle(exc):
             raise self.timeout_error() from exc
+
+    def _release(self, exc: BaseException | None) -> BaseException | None:
+        """End the deadline's watch over closing hooks that raised ``exc`` (or nothing):
+        ``exc``, or this run's timeout if the deadline cut them."""
+        deadline = self.deadline
+        assert deadline is not None
+        deadline.close()
+        if deadline.settle(exc):
+            timeout = self.timeout_error()
+            timeout.__cause__ = exc
+            return timeout
+        return exc
 
     # The steps of a stream are bracketed synchronously, so that the drivers (``yielding()``
     # and the agent loop) let ``async for`` step the tool's generator with no layer
@@ -241,11 +259,23 @@ class TurnRun(Scope):
         self._settle(exc)
 
     async def value_hooks(self, value: Any) -> None:
-        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value."""
-        await self.inv.value(value)
-        hooks = self.hooks()
-        if hooks or BUS.active:
-            await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value,
+        under the deadline like a step of the tool."""
+        deadline = self.deadline
+        assert deadline is not None
+        if deadline.expired:
+            deadline.settle(None)
+            raise self.timeout_error()
+        deadline.enter()
+        try:
+            await self.inv.value(value)
+            hooks = self.hooks()
+            if hooks or BUS.active:
+                await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        self._settle(None)
 
     def finish_quietly(self, result: Any) -> bool:
         """End a successful coroutine run that has no hooks to fire, without awaiting.
@@ -266,43 +296,63 @@ class TurnRun(Scope):
         return True
 
     async def finish(self, error: BaseException | None, result: Any = None) -> None:
-        """End the run: tool hooks, the outcome's hooks, then ``ON_COMPLETE``.
+        """End the run: the tool's closing hooks, ``AFTER_RUN`` on success, the
+        outcome's hook, then ``ON_COMPLETE``.
 
-        Raises only what a hook raised; the caller re-raises ``error`` itself.
+        Until the outcome is decided the deadline still runs: a closing hook
+        (``AFTER_INVOKE``, ``AFTER_RUN``) that overruns it makes the outcome a timeout.
+        Raises only what a hook raised, or that timeout; the caller re-raises
+        ``error`` itself.
         """
         turn: Turn = self.target
-        if self.deadline is not None:
-            self.deadline.close()
         if self.frame_token is not None:
             try:
                 CURRENT.reset(self.frame_token)
             except ValueError:
                 pass  # finalised in another context (an abandoned stream)
             self.frame_token = None
+        hooks = self.hooks()
+        raised: BaseException | None = None
+        bounded = False  # closing hooks run under the deadline
+        deadline = self.deadline
+        if deadline is not None:
+            if error is None and (hooks or BUS.active or self.inv.target.hooks):
+                if deadline.expired:  # it passed just as the tool finished
+                    deadline.close()
+                    raised = error = self.timeout_error()
+                else:
+                    deadline.enter()
+                    bounded = True
+            else:
+                deadline.close()
         reason = self._reason(error)
         try:
-            try:
-                if self.started:
+            if self.started:
+                try:
                     await self.inv.finish(result, error, reason)
-            except BaseException as exc:
-                error, reason = exc, self._reason(exc)
-                raise
-            finally:
-                turn.output = self.inv.values if turn._tool.streaming else result
+                except BaseException as exc:
+                    raised = error = self._release(exc) if bounded else exc
+                    bounded = False
+                    reason = self._reason(error)
+            turn.output = self.inv.values if turn._tool.streaming else result
+            turn._end = time.time()
+            turn.stop_reason = reason
+            turn.error = error
+            if reason is StopReason.COMPLETED and (hooks or BUS.active):
+                try:
+                    await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
+                except BaseException as exc:
+                    raised = error = self._release(exc) if bounded else exc
+                    bounded = False
+            if bounded:  # a closing hook swallowed the deadline's cancellation
+                raised = error = self._release(None)
+            if error is not turn.error:  # a closing hook changed the outcome
                 turn._end = time.time()
-                turn.stop_reason = reason
+                turn.stop_reason = reason = self._reason(error)
                 turn.error = error
-            hooks = self.hooks()
+            hooks = self.hooks()  # closing hooks may have attached more
             if hooks or BUS.listening:
-                if reason is StopReason.COMPLETED and (hooks or BUS.active):
-                    try:
-                        await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
-                    except BaseException as exc:
-                        turn.error, turn.stop_reason = exc, self._reason(exc)
-                        if turn.stop_reason is StopReason.ERROR:
-                            await fire(TurnHook.ON_ERROR, turn, hooks, (turn, exc), None, self)
-                        raise
-                elif reason is StopReason.TIMEOUT:
+                if reason is StopReason.TIMEOUT:
                     await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
                 elif reason is StopReason.ERROR:
                     await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
@@ -319,3 +369,5 @@ class TurnRun(Scope):
             finally:
                 if self.observers:
                     BUS.end(self)
+        if raised is not None:
+            raise raised

@@ -241,6 +241,51 @@ async def test_put_accepts_turns_for_subtools_of_a_root_tool() -> None:
     assert await values(agent) == ["created alice", "audited", "root"]
 
 
+async def test_setting_tools_changes_which_turns_put_accepts_and_survives_to_dict() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def manage() -> str:
+        return "root"
+
+    @manage.subtool()
+    async def create() -> str:
+        return "created"
+
+    agent = Agent("a", "", [echo])
+    agent.tools = [manage]
+
+    with pytest.raises(ValueError, match="no tool 'echo'"):
+        await agent.put(Turn(echo, kwargs={"x": "old"}))
+    await agent.put(Turn(manage))
+    await agent.put(Turn(create))  # subtools of the new tools too
+
+    data = agent.to_dict()
+    AgentRegistry.unregister("a")
+    restored = Agent.from_dict(data)
+    assert [t.name for t in restored.tools] == ["manage"]
+    assert await values(restored) == ["root", "created"]
+
+
+async def test_tools_that_would_strand_queued_turns_are_refused() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def other() -> str:
+        return "other"
+
+    agent = Agent("a", "", [echo, other])
+    await agent.put(Turn(echo, kwargs={"x": "queued"}))
+
+    with pytest.raises(ValueError, match=r"queued turns for 'echo'.*run the queued turns"):
+        agent.tools = [other]
+    assert list(agent.tools) == [echo, other]  # unchanged
+
+    assert await values(agent) == ["echo:queued"]
+    agent.tools = [other]  # nothing queued any more
+    assert list(agent.tools) == [other]
+
+
 async def test_turns_is_a_snapshot_and_iterating_the_agent_iterates_it() -> None:
     echo = make_echo()
     agent = Agent("a", "", [echo])
@@ -699,6 +744,7 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("BEFORE_TURN", agent),
         ("BEFORE_PUT", agent, t3, False),
         ("AFTER_PUT", agent, t3, True),
+        ("ON_TURN_VALUE", agent, t2, t3),  # a routed value too, once it is queued
         ("AFTER_TURN", agent, t2),
         ("BEFORE_TURN", agent),
         ("ON_TURN_VALUE", agent, t4, "s1"),
@@ -708,9 +754,73 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("ON_TURN_VALUE", agent, t3, "echo:b"),
         ("AFTER_TURN", agent, t3),
     ]
-    assert log[: len(expected)] == expected
-    # After the last turn only a final look at the (empty) queue may follow.
-    assert all(entry == ("BEFORE_TURN", agent) for entry in log[len(expected) :])
+    assert log == expected  # no BEFORE_TURN once the queue is empty
+
+
+@pytest.mark.parametrize("queued", [0, 1, 3])
+async def test_before_turn_fires_once_per_turn_taken(queued: int) -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    depths: list[int] = []
+
+    @agent.before_turn
+    async def before(a: Agent) -> None:
+        depths.append(a.queue_depth)
+
+    for i in range(queued):
+        await agent.put(Turn(echo, kwargs={"x": str(i)}))
+
+    assert len(await drain(agent)) == queued
+    assert depths == list(range(queued, 0, -1))  # each time with the next turn still queued
+
+
+async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
+    echo = make_echo()
+    child = Turn(echo, kwargs={"x": "child"})
+    note = ContextItem(content="note")
+    doc = ContextItem(content="doc", description="a doc", id="d1")
+    kept = ContextItem(content="kept")
+
+    @tool()
+    async def mixed() -> Any:
+        yield note
+        yield doc
+        yield child
+        yield "plain"
+
+    @tool()
+    async def remember() -> ContextItem[str]:
+        return kept
+
+    @tool(type=ToolType.COMPLETION_CHECK)
+    async def finished() -> bool:
+        return False
+
+    agent = Agent("a", "", [echo, mixed, remember, finished])
+    seen: list[tuple[str, Any, bool]] = []
+
+    @agent.on_turn_value
+    async def value(a: Agent, turn: Turn, value: Any) -> None:
+        if isinstance(value, Turn):
+            routed = value in a.turns
+        elif isinstance(value, ContextItem):
+            routed = value in (a.context_pool.items if value.id else a.context_queue.items)
+        else:
+            routed = False
+        seen.append((turn.tool.name, value, routed))
+
+    for turn in (Turn(mixed), Turn(remember), Turn(finished)):
+        await agent.put(turn)
+
+    assert await values(agent) == ["plain", "echo:child"]
+    assert seen == [
+        ("mixed", note, True),  # each routed value is already where it was routed to
+        ("mixed", doc, True),
+        ("mixed", child, True),
+        ("mixed", "plain", False),
+        ("remember", kept, True),
+        ("echo", "echo:child", False),
+    ]  # and a completion check's verdict is not a value: no event for it
 
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
@@ -950,6 +1060,74 @@ async def test_pause_and_resume_are_idempotent() -> None:
     assert [value for _, value in pairs] == [1]
     assert counts == {"pause": 1, "resume": 1}
     assert not agent.is_paused
+
+
+def gate_watch(agent: Agent) -> asyncio.Event:
+    """Set when ``agent``'s run reaches its pause gate; the hook then resumes, so that a
+    run wrongly waiting at the gate fails its test instead of hanging it."""
+    at_gate = asyncio.Event()
+
+    @agent.on_pause
+    async def reached_gate(a: Agent) -> None:
+        at_gate.set()
+        a.resume()
+
+    return at_gate
+
+
+async def test_a_paused_agent_with_nothing_queued_ends_its_run() -> None:
+    agent = Agent("a", "", [make_echo()])
+    at_gate = gate_watch(agent)
+    agent.pause()
+
+    assert await drain(agent) == []
+
+    assert not at_gate.is_set()  # no next turn, so nothing to hold at the gate
+    assert agent.is_paused  # the pause still holds the next run's first turn
+    assert not agent.is_running
+
+
+async def test_pausing_during_the_last_turn_ends_the_run_after_it() -> None:
+    @tool()
+    async def last() -> str:
+        AgentRegistry.get("a").pause()
+        return "done"
+
+    agent = Agent("a", "", [last])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(last))
+
+    assert await values(agent) == ["done"]
+    assert not at_gate.is_set()
+    assert agent.is_paused
+
+
+async def test_pausing_from_the_consumer_after_the_last_value_ends_the_run() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(echo, kwargs={"x": "only"}))
+
+    seen = []
+    async for _, value in agent.run():
+        seen.append(value)
+        agent.pause()
+
+    assert seen == ["echo:only"]
+    assert not at_gate.is_set()
+    assert agent.is_paused
+    assert not agent.is_running
+
+
+async def test_a_paused_agent_still_holds_a_queued_turn_at_the_gate() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    agent.pause()
+    await agent.put(Turn(echo, kwargs={"x": "held"}))
+
+    assert await values(agent) == ["echo:held"]
+    assert at_gate.is_set()  # the queued turn waited at the gate until the hook resumed
 
 
 async def test_a_paused_idle_agent_is_read_only_until_resumed() -> None:

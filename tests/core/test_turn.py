@@ -12,14 +12,18 @@ import contextlib
 import itertools
 import math
 import time
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
 import pytest
+import typing_turn
 
 from pygents import (
+    Agent,
     SafeExecutionError,
     StopReason,
+    ToolHook,
     Turn,
     TurnHook,
     TurnTimeoutError,
@@ -223,6 +227,16 @@ def test_setters_validate_when_idle() -> None:
     turn.tags = ["a"]  # type: ignore[assignment]
     assert turn.timeout == 3
     assert turn.tags == frozenset({"a"})
+
+
+async def test_turn_is_generic_in_what_its_tool_produces() -> None:
+    # typing_turn.py is also checked by mypy --strict (pyproject's [tool.mypy] files)
+    total, words, chunks, echoed, subscripted = await typing_turn.typed_turns()
+
+    assert (total, words, chunks, echoed) == (3, ["to", "be"], [b"\x00", b"\x01"], "hi")
+    assert isinstance(subscripted, Turn)  # Turn[int](...) builds a plain Turn
+    assert subscripted.output == 6
+    assert Turn[int] != Turn[str]  # subscriptable at run time, like ContextItem[T]
 
 
 # -- running ----------------------------------------------------------------------------
@@ -691,6 +705,204 @@ async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     assert task.cancelled()
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
+
+
+# -- the deadline bounds the turn's own hooks ---------------------------------------------
+
+_BOUNDED_HOOKS = [
+    pytest.param(TurnHook.BEFORE_RUN, False, id="before_run"),
+    pytest.param(TurnHook.AFTER_RUN, False, id="after_run"),
+    pytest.param(ToolHook.BEFORE_INVOKE, False, id="before_invoke"),
+    pytest.param(ToolHook.AFTER_INVOKE, False, id="after_invoke"),
+    pytest.param(TurnHook.BEFORE_RUN, True, id="stream-before_run"),
+    pytest.param(TurnHook.ON_VALUE, True, id="stream-on_value"),
+    pytest.param(ToolHook.ON_YIELD, True, id="stream-on_yield"),
+    pytest.param(ToolHook.AFTER_INVOKE, True, id="stream-after_invoke"),
+    pytest.param(TurnHook.AFTER_RUN, True, id="stream-after_run"),
+]
+
+
+def stalling_turn(event: TurnHook | ToolHook, streaming: bool, cut: list[str]) -> Turn:
+    """A 50 ms turn whose ``event`` hook would never return unless cancelled."""
+    never = asyncio.Event()
+
+    @tool
+    async def one() -> int:
+        return 1
+
+    @tool
+    async def many() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+
+    used: Any = many if streaming else one
+    turn = Turn(used, timeout=0.05)
+
+    async def stall() -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            cut.append(event.value)
+            raise
+
+    getattr(turn if isinstance(event, TurnHook) else used, event.value)(stall)
+    return turn
+
+
+async def run_turn(turn: Turn) -> Any:
+    async with asyncio.timeout(GUARD):  # a TimeoutError, not a TurnTimeoutError, if broken
+        if turn.tool.streaming:
+            return [value async for value in turn.yielding()]
+        return await turn.returning()
+
+
+async def run_agent(agent: Agent) -> list[Any]:
+    async with asyncio.timeout(GUARD):  # a TimeoutError, not a TurnTimeoutError, if broken
+        return [value async for _, value in agent.run()]
+
+
+@pytest.mark.parametrize(("event", "streaming"), _BOUNDED_HOOKS)
+async def test_a_hook_that_never_returns_times_its_turn_out(
+    event: TurnHook | ToolHook, streaming: bool
+) -> None:
+    cut: list[str] = []
+    turn = stalling_turn(event, streaming, cut)
+    log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+
+    with pytest.raises(TurnTimeoutError, match=r"timed out after 0\.05s"):
+        await run_turn(turn)
+
+    assert cut == [event.value]  # the hook was cancelled at the deadline
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert isinstance(turn.error, TurnTimeoutError)
+    assert log == [(TurnHook.ON_TIMEOUT, turn), (TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+    assert not turn.is_running
+    assert_aware(turn.end_time)
+
+
+@pytest.mark.parametrize(("event", "streaming"), _BOUNDED_HOOKS)
+async def test_in_an_agent_a_hook_that_never_returns_times_its_turn_out(
+    event: TurnHook | ToolHook, streaming: bool
+) -> None:
+    cut: list[str] = []
+    turn = stalling_turn(event, streaming, cut)
+    agent = Agent("a", "", [turn.tool])
+    timed_out: list[Turn] = []
+
+    @agent.on_turn_timeout
+    async def note(a: Agent, t: Turn) -> None:
+        timed_out.append(t)
+
+    completions = record(turn, [], TurnHook.ON_COMPLETE)
+    await agent.put(turn)
+
+    with pytest.raises(TurnTimeoutError):
+        await run_agent(agent)
+
+    assert cut == [event.value]
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert timed_out == [turn]
+    assert completions == [(TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+    assert not agent.is_running
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["coroutine", "stream"])
+async def test_a_closing_tool_hook_that_raises_fails_the_turn_with_on_error(
+    streaming: bool,
+) -> None:
+    @tool
+    async def one() -> int:
+        return 1
+
+    @tool
+    async def many() -> AsyncIterator[int]:
+        yield 1
+
+    used: Any = many if streaming else one
+    turn = Turn(used)
+
+    @used.after_invoke
+    async def refuse() -> None:
+        raise ValueError("refused after the call")
+
+    log = record(turn, [], TurnHook.AFTER_RUN, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+    with pytest.raises(ValueError, match="refused"):
+        await run_turn(turn)
+
+    assert turn.stop_reason is StopReason.ERROR
+    assert kinds(log) == [TurnHook.ON_ERROR, TurnHook.ON_COMPLETE]  # as for any hook error
+    assert log[0] == (TurnHook.ON_ERROR, turn, turn.error)
+    assert isinstance(turn.error, ValueError)
+
+
+async def test_a_hook_that_swallows_the_deadlines_cancellation_still_times_out() -> None:
+    never = asyncio.Event()
+
+    @tool
+    async def one() -> int:
+        return 1
+
+    turn = Turn(one, timeout=0.05)
+    swallowed: list[bool] = []
+
+    @turn.after_run
+    async def stubborn() -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:  # misbehaves: carries on as if not cancelled
+            swallowed.append(True)
+
+    log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+    with pytest.raises(TurnTimeoutError):
+        await run_turn(turn)
+
+    assert swallowed == [True]
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert log == [(TurnHook.ON_TIMEOUT, turn), (TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+
+
+def past_the_deadline() -> asyncio.Event:
+    """An event set well after a 50 ms deadline (the wait may only end later, never sooner)."""
+    later = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.3, later.set)
+    return later
+
+
+async def test_outcome_hooks_run_to_their_end_after_the_deadline() -> None:
+    finished: list[Any] = []
+
+    @tool
+    async def quick() -> int:
+        return 1
+
+    done = Turn(quick, timeout=0.05)
+
+    @done.on_complete
+    async def slow_report(turn: Turn, reason: StopReason) -> None:
+        await past_the_deadline().wait()
+        finished.append(reason)
+
+    assert await done.returning() == 1  # ON_COMPLETE outlived the deadline, uncut
+    assert finished == [StopReason.COMPLETED]
+    assert done.stop_reason is StopReason.COMPLETED
+
+    never = asyncio.Event()
+
+    @tool
+    async def stuck() -> None:
+        await never.wait()
+
+    late = Turn(stuck, timeout=0.05)
+
+    @late.on_timeout
+    async def slow_alert(turn: Turn) -> None:
+        await past_the_deadline().wait()
+        finished.append("alerted")
+
+    with pytest.raises(TurnTimeoutError):
+        await late.returning()
+    assert finished == [StopReason.COMPLETED, "alerted"]
+    assert late.stop_reason is StopReason.TIMEOUT
 
 
 # -- cancellation and early exit ---------------------------------------------------------

@@ -300,14 +300,13 @@ async def test_events_come_in_lifecycle_order_with_small_attributes(
         "pygents.agent.on_turn_value",
         "pygents.agent.on_turn_value",
         "pygents.agent.after_turn",
-        "pygents.agent.before_turn",
     ]
     yields = events_named(spans["execute_tool count"], "pygents.tool.on_yield")
     assert [e[INDEX] for e in yields] == [0, 1]
     (complete,) = events_named(spans["turn count"], "pygents.turn.on_complete")
     assert complete["pygents.turn.stop_reason"] == "completed"
     depths = events_named(spans["invoke_agent streamer"], "pygents.agent.before_turn")
-    assert [e["pygents.agent.queue.depth"] for e in depths] == [1, 0]
+    assert [e["pygents.agent.queue.depth"] for e in depths] == [1]  # once per turn taken
 
 
 @pytest.mark.usefixtures("instrument")
@@ -459,7 +458,7 @@ async def test_a_stream_of_routed_context_items_does_not_blow_the_event_limit(
     assert agent_span.dropped_events == 0
     names = names_of_events(agent_span)
     assert "pygents.context_queue.after_append" in names
-    assert names[-1] == "pygents.agent.before_turn"  # the run's last event is still there
+    assert names[-1] == "pygents.agent.after_turn"  # the run's last event is still there
 
 
 # -- content capture, opt-in --------------------------------------------------------------

@@ -1,0 +1,220 @@
+"""The agent run loop: what ``Agent.run()`` returns.
+
+One async generator takes the queued turns in FIFO order, runs each through its
+:class:`~pygents._turn_run.TurnRun`, and routes every value before the next: a
+``Turn`` is queued, a ``ContextItem`` goes to the context queue (no id) or pool
+(id), a completion check's ``True`` ends the run, and anything else is yielded
+as ``(turn, value)``. The loop looks at the queue before anything else: only a
+queued turn waits at the pause gate or fires ``BEFORE_TURN``, and an empty queue
+ends the run, paused or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import reprlib
+import weakref
+from collections.abc import AsyncGenerator, Coroutine
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+from pygents._context import ContextItem, ContextPool, ContextQueue
+from pygents._enums import AgentHook, StopReason, ToolType
+from pygents._errors import CompletionCheckReturnError, SafeExecutionError
+from pygents._hooks import fire
+from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._turn import Turn
+from pygents._turn_run import Runner
+
+if TYPE_CHECKING:
+    from pygents._agent import Agent
+
+__all__ = ["AgentRun", "run_agent"]
+
+Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
+
+_ROUTED: Final = (Turn, ContextItem)
+
+
+class AgentRun(Scope):
+    """The scope of one ``run()``; publishes the agent's context for injection.
+
+    ``stream`` refers weakly to the generator ``run()`` returned: once it is dead,
+    nobody can iterate this run any more (its consumer left without closing it),
+    and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
+    """
+
+    __slots__ = ("ended", "stream")
+
+    def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
+        super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
+        self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
+        self.stream = stream
+        self.ended: asyncio.Event | None = None
+
+
+def run_agent(agent: Agent) -> Stream:
+    """A new run of ``agent``; it starts (or is refused) at its first iteration."""
+    ticket: list[weakref.ref[Stream]] = []
+    stream = _run(agent, ticket)
+    ticket.append(weakref.ref(stream))
+    return stream
+
+
+async def _claim(agent: Agent) -> None:
+    """Wait out a run whose consumer abandoned it; refuse if it is still held.
+
+    An ``async for`` left by ``break`` without ``aclosing()`` drops its generator,
+    and the event loop closes it a few iterations later. Until then the agent is
+    still running: rather than fail, the next run waits for that close.
+    """
+    while (previous := agent._run) is not None:
+        if previous.stream() is not None:
+            raise SafeExecutionError(
+                f"{agent!r} is already running; consume its current run() instead of "
+                "starting another, or end it first: leave it with 'break' inside "
+                "'async with contextlib.aclosing(agent.run()) as stream:', or call "
+                "'await stream.aclose()'"
+            )
+        if previous.ended is None:
+            previous.ended = asyncio.Event()
+        await previous.ended.wait()
+
+
+def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
+    """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine).
+
+    It fires for every value a turn produces, once the value is routed (a routed
+    value is already queued or stored when hooks see it), but not for a completion
+    check's verdict, which decides the loop rather than being a result.
+    """
+    return fire(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+
+
+async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
+    """A cold agent event (pause, resume, turn failure)."""
+    if agent._hooks or BUS.listening:
+        await fire(event, agent, agent._hooks, args, None, agent._run)
+
+
+async def _wait_if_paused(agent: Agent) -> None:
+    await _agent_event(agent, AgentHook.ON_PAUSE, agent)
+    while agent._paused:
+        agent._gate = asyncio.Event()
+        await agent._gate.wait()
+    agent._gate = None
+    await _agent_event(agent, AgentHook.ON_RESUME, agent)
+
+
+async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
+    entered = BUS.enter(run)
+    try:
+        if isinstance(value, Turn):
+            await agent.put(value)
+        elif value.id is None:
+            await agent._context_queue.append(value)
+        else:
+            await agent._context_pool.add(value)
+    finally:
+        BUS.exit(run, entered)
+
+
+async def _turn_failed(agent: Agent, turn: Turn, exc: BaseException) -> None:
+    if turn.stop_reason is StopReason.TIMEOUT:
+        await _agent_event(agent, AgentHook.ON_TURN_TIMEOUT, agent, turn)
+    elif isinstance(exc, Exception):
+        await _agent_event(agent, AgentHook.ON_TURN_ERROR, agent, turn, exc)
+
+
+async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
+    if agent._run is not None:
+        await _claim(agent)
+    run = AgentRun(agent, current_scope(), ticket[0])
+    agent._run = run
+    if BUS.scopers:
+        BUS.start(run)
+    error: BaseException | None = None
+    frame = Frame(CURRENT.get())
+    frame_token = CURRENT.set(frame)
+    runner = Runner(frame)
+    queue = agent._queue
+    try:
+        while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
+            if agent._paused:
+                await _wait_if_paused(agent)
+            if agent._hooks or BUS.active:
+                await fire(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+            turn = queue.popleft()
+            agent._current = turn
+            tool = turn._tool
+            turn_run = turn._open(run, tool.streaming, agent._turn_hooks, runner)
+            done = False
+            try:
+                if tool.streaming:
+                    await turn_run.start_stream()
+                    turn_run.resume()
+                    try:
+                        async for value in turn_run.agen:
+                            if turn_run.step_done(value):
+                                await turn_run.value_hooks(value)
+                            if isinstance(value, _ROUTED):
+                                await _route(agent, run, value)
+                                if agent._hooks or BUS.active:
+                                    await _value_event(agent, run, turn, value)
+                            elif agent._hooks or BUS.active:
+                                await _value_event(agent, run, turn, value)
+                                yield turn, value
+                            else:
+                                yield turn, value
+                            turn_run.resume()
+                        turn_run.step_failed(None)
+                    except BaseException as exc:
+                        turn_run.step_failed(exc)
+                        raise
+                    await turn_run.finish(None)
+                else:
+                    value = await turn_run.call()
+                    if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
+                        raise CompletionCheckReturnError(
+                            f"completion check {tool.name!r} returned {type(value).__name__} "
+                            f"{reprlib.repr(value)}; it must return True or False"
+                        )
+                    if not turn_run.finish_quietly(value):
+                        await turn_run.finish(None, value)
+                    if tool.type is ToolType.COMPLETION_CHECK:
+                        done = value
+                    elif isinstance(value, _ROUTED):
+                        await _route(agent, run, value)
+                        if agent._hooks or BUS.active:
+                            await _value_event(agent, run, turn, value)
+                    else:
+                        if agent._hooks or BUS.active:
+                            await _value_event(agent, run, turn, value)
+                        agent._current = None
+                        yield turn, value
+            except BaseException as exc:
+                if turn._run is turn_run:
+                    await turn_run.finish(exc)
+                await _turn_failed(agent, turn, exc)
+                raise
+            agent._current = None
+            if agent._hooks or BUS.active:
+                await fire(AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
+            if done:
+                break
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        runner.watchdog.close()
+        try:
+            CURRENT.reset(frame_token)
+        except ValueError:
+            pass  # finalised in another context (an abandoned run)
+        agent._current = None
+        agent._run = None
+        run.error = error
+        run.stop_reason = stop_reason_for(error)
+        if run.ended is not None:
+            run.ended.set()
+        if run.observers:
+            BUS.end(run)
