@@ -16,7 +16,12 @@ from typing import Any, Final
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
+from pygents._errors import (
+    CompletionCheckReturnError,
+    SafeExecutionError,
+    UnregisteredAgentError,
+    brief,
+)
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
 from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
@@ -115,7 +120,7 @@ class Agent:
         tags: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"Agent(name=...) must be a non-empty string, got {name!r}")
+            raise TypeError(f"Agent(name=...) must be a non-empty string, got {brief(name)}")
         self._name = name
         self._uuid = new_uuid()
         self._description = _check_text(self, description)
@@ -187,7 +192,7 @@ class Agent:
 
     def __repr__(self) -> str:
         state = self._busy() or "idle"
-        return f"<Agent {self._name!r} {state}, {len(self._queue)} queued>"
+        return f"<Agent {brief(self._name, 60)} {state}, {len(self._queue)} queued>"
 
     async def __aenter__(self) -> Agent:
         return self
