@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
+from pygents._errors import brief
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
 from pygents._serial import Reader, hooks_to_data, json_value
@@ -28,11 +29,28 @@ _INHERIT: Any = object()
 
 @dataclass(frozen=True)
 class ContextItem(Generic[T]):
-    """An immutable piece of context. ``id`` set → it belongs in a pool."""
+    """An immutable piece of context. ``id`` set → it belongs in a pool.
+
+    ``id`` and ``description`` are strings (or ``None``), checked here: a pool keys
+    items by id and serializes them, so a number as id would be accepted now and
+    refused by ``from_dict`` later.
+    """
 
     content: T
     description: str | None = None
     id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.id is None or isinstance(self.id, str)):
+            raise TypeError(
+                f"ContextItem(id=...) must be a string or None, got {brief(self.id)}; "
+                "convert it, e.g. id=str(n)"
+            )
+        if not (self.description is None or isinstance(self.description, str)):
+            raise TypeError(
+                f"ContextItem(description=...) must be a string or None, got "
+                f"{brief(self.description)}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``TypeError`` if the content is not JSON-representable."""

@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any, Final, TypeVar
 
 from pygents._enums import parse_hook_type
+from pygents._errors import brief
 from pygents._hooks import Hook, HookRegistry
 
 __all__ = ["Reader", "from_timestamp", "hooks_from_data", "hooks_to_data", "json_value", "to_iso"]
@@ -80,7 +81,7 @@ class Reader:
 
     def _bad(self, key: str, expected: str, got: object) -> ValueError:
         return ValueError(
-            f"{self.owner}.from_dict(): {key!r} must be {expected}, got {got!r}; "
+            f"{self.owner}.from_dict(): {key!r} must be {expected}, got {brief(got, 50)}; "
             f"pass data produced by {self.owner}.to_dict()"
         )
 
@@ -155,7 +156,12 @@ class Reader:
             raise self._bad(key, "an ISO 8601 datetime string or null", value) from None
         if parsed.tzinfo is None:
             raise self._bad(key, "a datetime with a UTC offset (e.g. '...+00:00')", value)
-        return parsed.timestamp()
+        try:
+            stamp = parsed.timestamp()
+            datetime.fromtimestamp(stamp, UTC)  # in range once converted to UTC?
+        except (ValueError, OverflowError, OSError):
+            raise self._bad(key, "a datetime between years 1 and 9999 in UTC", value) from None
+        return stamp
 
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
         return hooks_from_data(self.items(key), f"{self.owner}.from_dict()")

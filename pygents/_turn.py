@@ -9,7 +9,6 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
@@ -19,7 +18,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from pygents._enums import StopReason, TurnHook
-from pygents._errors import SafeExecutionError, WrongRunMethodError
+from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags
 from pygents._observe import (
@@ -36,6 +35,12 @@ __all__ = ["Turn"]
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
 _NO_TAGS: Final[frozenset[str]] = frozenset()
+
+MAX_TIMEOUT: Final = 1_000_000_000
+"""The longest ``Turn(timeout=...)``, in seconds (about 31.7 years). Longer values
+would reach event-loop time arithmetic that overflows (``10**400`` cannot become a
+float; uvloop's millisecond timers overflow near ``1.8e13``); a turn always has a
+deadline, so pass this when you mean "as long as it takes"."""
 
 # Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
 # again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
@@ -81,10 +86,11 @@ def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
 
 def _check_timeout(turn: Turn, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {value!r}")
-    if not (value > 0 and math.isfinite(value)):
+        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {brief(value)}")
+    if not (0 < value <= MAX_TIMEOUT):  # NaN fails both comparisons
         raise ValueError(
-            f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
+            f"Turn(timeout=...) must be a positive number of seconds, at most {MAX_TIMEOUT:_} "
+            f"(about 31 years), got {brief(value)}; for no practical limit, pass {MAX_TIMEOUT:_}"
         )
     return value
 
@@ -148,7 +154,9 @@ class Turn:
         self._args = _check_args(self, args)
         self._kwargs = _check_kwargs(self, kwargs)
         self._timeout = (
-            timeout if type(timeout) is int and timeout > 0 else _check_timeout(self, timeout)
+            timeout
+            if type(timeout) is int and 0 < timeout <= MAX_TIMEOUT
+            else _check_timeout(self, timeout)
         )
         self._tags = _NO_TAGS if tags is None else check_tags(self, tags)
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -339,7 +347,7 @@ class Turn:
                 tags=r.strings("tags"),
                 metadata=r.mapping("metadata"),
             )
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise ValueError(f"Turn.from_dict(): {exc}") from None
         turn._uuid = r.text("uuid")
         hooks = r.hooks()
