@@ -79,7 +79,7 @@ def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
     if isinstance(value, Mapping):
         for key in value:
             if not isinstance(key, str):
-                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {key!r}")
+                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {brief(key)}")
         return dict(value)
     raise TypeError(f"Turn(kwargs=...) takes a dict, got {type(value).__name__}")
 
@@ -337,23 +337,24 @@ class Turn:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Turn:
         """Rebuild a turn; tool and hooks are resolved from their registries."""
-        r = Reader(data, "Turn")
-        try:
-            turn = cls(
-                r.text("tool_name"),
-                args=r.items("args"),
-                kwargs=r.mapping("kwargs"),
-                timeout=r.number("timeout"),
-                tags=r.strings("tags"),
-                metadata=r.mapping("metadata"),
-            )
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"Turn.from_dict(): {exc}") from None
+        return cls._read(Reader(data, "Turn"))
+
+    @classmethod
+    def _read(cls, r: Reader) -> Turn:
+        """The turn ``r`` holds (an agent reads its queued turns with this too)."""
+        turn = r.build(
+            cls,
+            r.text("tool_name"),
+            args=r.json("args", "list"),
+            kwargs=r.json("kwargs", "object"),
+            timeout=r.number("timeout"),
+            tags=r.strings("tags"),
+            metadata=r.json("metadata", "object"),
+        )
         turn._uuid = r.text("uuid")
-        hooks = r.hooks()
-        turn._hooks = hooks or None
+        turn._hooks = r.hooks() or None
         turn._start = r.time("start_time")
         turn._end = r.time("end_time")
         turn.stop_reason = r.enum(StopReason, "stop_reason")
-        turn.output = r.raw("output")
+        turn.output = r.json("output")
         return turn
