@@ -429,7 +429,8 @@ class Agent:
                 f"an agent named {brief(name, 50)} is already registered; unregister it "
                 "first (AgentRegistry.unregister) or rename the data",
             )
-        tools = [r.build(ToolRegistry.get, n) for n in r.strings("tool_names")]
+        tool_names = r.strings("tool_names")
+        tools = [r.lookup(ToolRegistry, f"tool_names[{i}]", n) for i, n in enumerate(tool_names)]
         parts = [r.maybe_child("current_turn", "Turn"), *r.children("queue", "Turn")]
         turns = [(part, Turn._read(part)) for part in parts if part is not None]
         queue: ContextQueue[Any] = ContextQueue._read(r.child("context_queue", "ContextQueue"))

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar
 from pygents._enums import parse_hook_type
 from pygents._errors import UnregisteredError, brief
 from pygents._hooks import Hook, HookRegistry
+from pygents._registry import Registry
 
 __all__ = ["MAX_DEPTH", "Reader", "from_timestamp", "hooks_to_data", "json_value", "to_iso"]
 
@@ -292,10 +293,15 @@ class Reader:
         """``factory(*args, **kwargs)``, its refusal reported at this reader's path."""
         try:
             return factory(*args, **kwargs)
-        except UnregisteredError as exc:
-            raise type(exc)(str(self.fail("", str(exc)))) from None
         except (TypeError, ValueError) as exc:
             raise self.fail("", str(exc)) from None
+
+    def lookup(self, registry: Registry[R], key: str, name: str) -> R:
+        """``registry.get(name)``; the registry's own error, located at ``key``."""
+        try:
+            return registry.get(name)
+        except UnregisteredError as exc:
+            raise type(exc)(f"{self.owner}.from_dict(): {self._at(key)}: {exc}") from None
 
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
         """Hooks stored by :func:`hooks_to_data`, resolved from ``HookRegistry``."""
@@ -308,7 +314,7 @@ class Reader:
                 raise entry.error(
                     "type", "must be a hook type such as 'TurnHook.ON_ERROR'", stored
                 ) from None
-            h = entry.build(HookRegistry.get, name)
+            h = entry.lookup(HookRegistry, "name", name)
             if event not in h.types:
                 raise entry.fail(
                     "",

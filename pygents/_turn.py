@@ -344,7 +344,7 @@ class Turn:
         """The turn ``r`` holds (an agent reads its queued turns with this too)."""
         turn = r.build(
             cls,
-            r.text("tool_name"),
+            r.lookup(ToolRegistry, "tool_name", r.text("tool_name")),
             args=r.json("args", "list"),
             kwargs=r.json("kwargs", "object"),
             timeout=r.number("timeout"),

@@ -3,6 +3,7 @@ every value is checked by the rules ``to_dict`` applies (hostile input included)
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -211,3 +212,26 @@ async def test_an_agent_refused_for_a_taken_name_quotes_it_briefly() -> None:
     with pytest.raises(ValueError, match="already registered") as info:
         Agent.from_dict(data)
     assert len(str(info.value)) < 300
+
+
+async def test_an_unknown_tool_or_hook_name_is_located_by_its_key_path() -> None:
+    valid = await _agent_data()
+    data = copy.deepcopy(valid)
+    data["tool_names"].append("vanished")
+    with pytest.raises(UnregisteredToolError, match=r"^Agent\.from_dict\(\): tool_names\[1\]: "):
+        Agent.from_dict(data)
+
+    data = copy.deepcopy(valid)
+    data["queue"][0]["tool_name"] = "vanished"
+    with pytest.raises(
+        UnregisteredToolError, match=r"^Agent\.from_dict\(\): queue\[0\]\.tool_name"
+    ):
+        Agent.from_dict(data)
+
+    data = copy.deepcopy(valid)
+    data["context_queue"]["hooks"].append({"type": "ContextQueueHook.ON_EVICT", "name": "gone"})
+    with pytest.raises(
+        UnregisteredHookError, match=r"^Agent\.from_dict\(\): context_queue\.hooks\[0\]\.name: "
+    ):
+        Agent.from_dict(data)
+    assert "strict" not in AgentRegistry
