@@ -18,7 +18,7 @@ from typing import Any, Final
 from pygents._agent_run import AgentRun, run_agent
 from pygents._context import ContextPool, ContextQueue
 from pygents._enums import AgentHook, TurnHook
-from pygents._errors import UnregisteredAgentError
+from pygents._errors import UnregisteredAgentError, brief
 from pygents._guard import guarded
 from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, check_tags, fire
@@ -118,7 +118,7 @@ class Agent:
         tags: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"Agent(name=...) must be a non-empty string, got {name!r}")
+            raise TypeError(f"Agent(name=...) must be a non-empty string, got {brief(name)}")
         self._name = name
         self._uuid = new_uuid()
         self._queue: deque[Turn] = deque()
@@ -199,7 +199,7 @@ class Agent:
 
     def __repr__(self) -> str:
         state = self._busy() or "idle"
-        return f"<Agent {self._name!r} {state}, {len(self._queue)} queued>"
+        return f"<Agent {brief(self._name, 60)} {state}, {len(self._queue)} queued>"
 
     async def __aenter__(self) -> Agent:
         return self
@@ -318,31 +318,33 @@ class Agent:
         name = r.text("name")
         agent_uuid = r.text("uuid")
         if name in AgentRegistry:
-            raise ValueError(
-                f"Agent.from_dict(): an agent named {name!r} is already registered; "
-                "unregister it first (AgentRegistry.unregister) or rename the data"
+            raise r.fail(
+                "",
+                f"an agent named {brief(name, 50)} is already registered; unregister it "
+                "first (AgentRegistry.unregister) or rename the data",
             )
-        tools = [ToolRegistry.get(n) for n in r.strings("tool_names")]
-        current = r.mapping("current_turn", optional=True)
-        turns = [Turn.from_dict(d) for d in ([current] if current else [])]
-        turns += [Turn.from_dict(d) for d in r.items("queue")]
-        queue: ContextQueue[Any] = ContextQueue.from_dict(r.mapping("context_queue"))
-        pool: ContextPool[Any] = ContextPool.from_dict(r.mapping("context_pool"))
+        tool_names = r.strings("tool_names")
+        tools = [r.lookup(ToolRegistry, f"tool_names[{i}]", n) for i, n in enumerate(tool_names)]
+        parts = [r.maybe_child("current_turn", "Turn"), *r.children("queue", "Turn")]
+        turns = [(part, Turn._read(part)) for part in parts if part is not None]
+        queue: ContextQueue[Any] = ContextQueue._read(r.child("context_queue", "ContextQueue"))
+        pool: ContextPool[Any] = ContextPool._read(r.child("context_pool", "ContextPool"))
         hooks, turn_hooks = r.hooks("hooks"), r.hooks("turn_hooks")
         paused = r.flag("is_paused")
         description = r.text("description")
         tags = r.strings("tags")
-        for turn in turns:
-            names = {t.name for root in tools for t in root.walk()}
+        names = {t.name for root in tools for t in root.walk()}
+        for part, turn in turns:
             if turn._tool.name not in names:
-                raise ValueError(
-                    f"Agent.from_dict(): queued turn for tool {turn._tool.name!r} is not "
-                    f"one of the agent's tools {sorted(names)}"
+                raise part.fail(
+                    "tool_name",
+                    f"{brief(turn._tool.name, 50)} is not one of the agent's tools "
+                    f"({brief(sorted(names), 80)}); add it to tool_names",
                 )
-        agent = cls(name, description, tools, queue, pool, tags)
+        agent = r.build(cls, name, description, tools, queue, pool, tags)
         agent._uuid = agent_uuid
         agent._hooks = HookList(Agent, "hooks", hooks)
         agent._turn_hooks = HookList(Agent, "turn_hooks", turn_hooks)
-        agent._queue.extend(turns)
+        agent._queue.extend(turn for _, turn in turns)
         agent._paused = paused
         return agent

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
+from pygents._errors import brief
 from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
@@ -28,25 +30,45 @@ S = TypeVar("S", bound="_Store[Any]")
 
 @dataclass(frozen=True)
 class ContextItem(Generic[T]):
-    """An immutable piece of context. ``id`` set → it belongs in a pool."""
+    """An immutable piece of context. ``id`` set → it belongs in a pool.
+
+    ``id`` and ``description`` are strings (or ``None``), checked here: a pool keys
+    items by id and serializes them, so a number as id would be accepted now and
+    refused by ``from_dict`` later.
+    """
 
     content: T
     description: str | None = None
     id: str | None = None
 
+    def __post_init__(self) -> None:
+        if not (self.id is None or isinstance(self.id, str)):
+            raise TypeError(
+                f"ContextItem(id=...) must be a string or None, got {brief(self.id)}; "
+                "convert it, e.g. id=str(n)"
+            )
+        if not (self.description is None or isinstance(self.description, str)):
+            raise TypeError(
+                f"ContextItem(description=...) must be a string or None, got "
+                f"{brief(self.description)}"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``TypeError`` if the content is not JSON-representable."""
         return {
-            "content": json_value(self.content, f"ContextItem(id={self.id!r}).content"),
+            "content": json_value(self.content, f"ContextItem(id={brief(self.id, 40)}).content"),
             "description": self.description,
             "id": self.id,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ContextItem[Any]:
-        r = Reader(data, "ContextItem")
+        return cls._read(Reader(data, "ContextItem"))
+
+    @classmethod
+    def _read(cls, r: Reader) -> ContextItem[Any]:
         return cls(
-            content=r.raw("content"),
+            content=r.json("content"),
             description=r.text("description", optional=True),
             id=r.text("id", optional=True),
         )
@@ -57,9 +79,9 @@ def _check_limit(owner: str, limit: object, optional: bool) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int):
         allowed = "an int >= 1 or None" if optional else "an int >= 1"
-        raise TypeError(f"{owner}(limit=...) must be {allowed}, got {limit!r}")
+        raise TypeError(f"{owner}(limit=...) must be {allowed}, got {brief(limit)}")
     if limit < 1:
-        raise ValueError(f"{owner}(limit=...) must be at least 1, got {limit}")
+        raise ValueError(f"{owner}(limit=...) must be at least 1, got {brief(limit)}")
     return limit
 
 
@@ -148,19 +170,24 @@ class _Store(Injectable, Generic[T]):
 
         Items are restored as they were: no hooks fire and nothing is evicted.
         """
-        r = Reader(data, cls.__name__)
-        limit = r.raw("limit")
-        try:
-            store = cls(limit=limit, tags=r.strings("tags"))
-            items = [store._check_item(ContextItem.from_dict(d)) for d in r.items("items")]
-        except TypeError as exc:
-            raise ValueError(f"{cls.__name__}.from_dict(): {exc}") from None
+        return cls._read(Reader(data, cls.__name__))
+
+    @classmethod
+    def _read(cls: type[S], r: Reader) -> S:
+        """The store ``r`` holds (an agent reads its two stores with this too)."""
+        store = r.build(cls, limit=r.raw("limit"), tags=r.strings("tags"))
+        r.json("limit")  # an int too long for JSON text
+        items = [
+            c.build(store._check_item, ContextItem._read(c))
+            for c in r.children("items", "ContextItem")
+        ]
         if store._limit is not None and len(items) > store._limit:
-            raise ValueError(
-                f"{cls.__name__}.from_dict(): {len(items)} items exceed the limit of "
-                f"{store._limit}; the data was not produced by to_dict()"
+            raise r.fail(
+                "items",
+                f"holds {len(items)} items, more than the limit of {store._limit}; "
+                f"pass data produced by {r.owner}.to_dict()",
             )
-        store._restore(items)
+        r.build(store._restore, items)
         store.hooks = r.hooks()
         return store
 
@@ -284,8 +311,9 @@ class ContextPool(_Store[T]):
             return self._items[item_id]
         except KeyError:
             raise KeyError(
-                f"no item with id {item_id!r} in the pool (ids: "
-                f"{', '.join(list(self._items)[:10]) or 'none'}); check catalogue() first"
+                f"no item with id {brief(item_id, 50)} in the pool (ids: "
+                f"{brief(list(islice(self._items, 10)), 100) if self._items else 'none'}); "
+                "check catalogue() first"
             ) from None
 
     async def remove(self, item_id: str) -> None:
@@ -309,5 +337,5 @@ class ContextPool(_Store[T]):
         for item in items:
             assert item.id is not None
             if item.id in self._items:
-                raise ValueError(f"ContextPool.from_dict(): the id {item.id!r} appears twice")
+                raise ValueError(f"two items have the id {brief(item.id, 50)}; ids are unique")
             self._items[item.id] = item

@@ -6,7 +6,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from pygents._errors import UnregisteredError
+from pygents._errors import UnregisteredError, brief
 
 __all__ = ["Registry"]
 
@@ -64,7 +64,8 @@ class Registry(Generic[T]):
         replaceable = existing is None or existing is obj or (same and same(existing, obj))
         if not replaceable:
             raise ValueError(
-                f"a {self._kind} named {name!r} is already registered ({existing!r}); "
+                f"a {self._kind} named {brief(name, 50)} is already registered "
+                f"({brief(existing, 60)}); "
                 f"give the new {self._kind} another name, or unregister the old one first"
             )
         if self._weak is not None and self._weak(obj):
@@ -85,8 +86,10 @@ class Registry(Generic[T]):
             if obj is not None:
                 return obj
             known = ", ".join(sorted(self.names())[:10]) or "none"
+            if len(known) > 80:
+                known = known[:77] + "..."
             raise self._error(
-                f"no {self._kind} is registered under {name!r} (registered: {known}); "
+                f"no {self._kind} is registered under {brief(name, 50)} (registered: {known}); "
                 f"define or register the {self._kind} before it is looked up"
             ) from None
         except TypeError:

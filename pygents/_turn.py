@@ -9,7 +9,6 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
@@ -19,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Generic, overload
 
 from pygents._enums import StopReason, TurnHook
-from pygents._errors import SafeExecutionError, WrongRunMethodError
+from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
@@ -48,6 +47,12 @@ else:
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
 _NO_TAGS: Final[frozenset[str]] = frozenset()
+
+MAX_TIMEOUT: Final = 1_000_000_000
+"""The longest ``Turn(timeout=...)``, in seconds (about 31.7 years). Longer values
+would reach event-loop time arithmetic that overflows (``10**400`` cannot become a
+float; uvloop's millisecond timers overflow near ``1.8e13``); a turn always has a
+deadline, so pass this when you mean "as long as it takes"."""
 
 # Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
 # again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
@@ -86,17 +91,18 @@ def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
     if isinstance(value, Mapping):
         for key in value:
             if not isinstance(key, str):
-                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {key!r}")
+                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {brief(key)}")
         return dict(value)
     raise TypeError(f"Turn(kwargs=...) takes a dict, got {type(value).__name__}")
 
 
 def _check_timeout(turn: Turn, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {value!r}")
-    if not (value > 0 and math.isfinite(value)):
+        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {brief(value)}")
+    if not (0 < value <= MAX_TIMEOUT):  # NaN fails both comparisons
         raise ValueError(
-            f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
+            f"Turn(timeout=...) must be a positive number of seconds, at most {MAX_TIMEOUT:_} "
+            f"(about 31 years), got {brief(value)}; for no practical limit, pass {MAX_TIMEOUT:_}"
         )
     return value
 
@@ -205,7 +211,9 @@ class Turn(Generic[T]):
         self._args = _check_args(self, args)
         self._kwargs = _check_kwargs(self, kwargs)
         self._timeout = (
-            timeout if type(timeout) is int and timeout > 0 else _check_timeout(self, timeout)
+            timeout
+            if type(timeout) is int and 0 < timeout <= MAX_TIMEOUT
+            else _check_timeout(self, timeout)
         )
         self._tags = _NO_TAGS if tags is None else check_tags(self, tags)
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -387,23 +395,25 @@ class Turn(Generic[T]):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Turn:
         """Rebuild a turn; tool and hooks are resolved from their registries."""
-        r = Reader(data, "Turn")
-        try:
-            turn = cls(
-                r.text("tool_name"),
-                args=r.items("args"),
-                kwargs=r.mapping("kwargs"),
-                timeout=r.number("timeout"),
-                tags=r.strings("tags"),
-                metadata=r.mapping("metadata"),
-            )
-        except TypeError as exc:
-            raise ValueError(f"Turn.from_dict(): {exc}") from None
+        return cls._read(Reader(data, "Turn"))
+
+    @classmethod
+    def _read(cls, r: Reader) -> Turn:
+        """The turn ``r`` holds (an agent reads its queued turns with this too)."""
+        turn = r.build(
+            cls,
+            r.lookup(ToolRegistry, "tool_name", r.text("tool_name")),
+            args=r.json("args", "list"),
+            kwargs=r.json("kwargs", "object"),
+            timeout=r.number("timeout"),
+            tags=r.strings("tags"),
+            metadata=r.json("metadata", "object"),
+        )
         turn._uuid = r.text("uuid")
         hooks = r.hooks()
         turn._hooks = HookList(Turn, "hooks", hooks) if hooks else None
         turn._start = r.time("start_time")
         turn._end = r.time("end_time")
         turn.stop_reason = r.enum(StopReason, "stop_reason")
-        turn.output = r.raw("output")
+        turn.output = r.json("output")
         return turn
