@@ -1,8 +1,8 @@
 """``configure()``: a one-call OpenTelemetry SDK for people without a distro.
 
-Reads the standard variables — ``OTEL_SERVICE_NAME``, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
-``OTEL_EXPORTER_OTLP_PROTOCOL`` (``grpc`` | ``http/protobuf``), ``OTEL_TRACES_EXPORTER``
-and ``OTEL_METRICS_EXPORTER`` (``otlp`` | ``console`` | ``none``),
+Reads the standard variables the way ``opentelemetry-instrument`` does (see
+``_exporters``) — ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` as comma lists,
+the general and per-signal ``OTEL_EXPORTER_OTLP_*`` settings, ``OTEL_SERVICE_NAME``,
 ``OTEL_RESOURCE_ATTRIBUTES`` — builds the providers, installs them globally unless the
 application already installed its own (those are kept, never replaced), and
 instruments pygents.
@@ -16,22 +16,18 @@ from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    ConsoleMetricExporter,
-    MetricExporter,
-    MetricReader,
-    PeriodicExportingMetricReader,
-)
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from pygents_otel._exporters import ExporterChoice, choose
 from pygents_otel._instrumentor import PygentsInstrumentor
 
 __all__ = ["Telemetry", "configure"]
 
-_PROTOCOLS = ("grpc", "http/protobuf")
-_EXPORTERS = ("otlp", "console", "none")
+METRIC_INTERVAL_ENV = "OTEL_METRIC_EXPORT_INTERVAL"
+_DEFAULT_METRIC_INTERVAL_SECONDS = 10.0
 
 
 @dataclass
@@ -55,45 +51,13 @@ class Telemetry:
         self.owned.clear()
 
 
-def _choice(value: str | None, env: str, default: str, allowed: tuple[str, ...]) -> str:
-    chosen = (value or os.environ.get(env) or default).strip().lower()
-    if chosen not in allowed:
-        raise ValueError(f"{env}={chosen!r} is not supported; use one of {', '.join(allowed)}")
-    return chosen
-
-
-def _span_exporter(kind: str, protocol: str, endpoint: str | None) -> SpanExporter | None:
-    if kind == "console":
-        return ConsoleSpanExporter()
-    if kind == "none":
-        return None
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        return OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-        OTLPSpanExporter as HTTPSpanExporter,
-    )
-
-    url = f"{endpoint.rstrip('/')}/v1/traces" if endpoint else None
-    return HTTPSpanExporter(endpoint=url) if url else HTTPSpanExporter()
-
-
-def _metric_exporter(kind: str, protocol: str, endpoint: str | None) -> MetricExporter | None:
-    if kind == "console":
-        return ConsoleMetricExporter()
-    if kind == "none":
-        return None
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-
-        return OTLPMetricExporter(endpoint=endpoint) if endpoint else OTLPMetricExporter()
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HTTPMetricExporter,
-    )
-
-    url = f"{endpoint.rstrip('/')}/v1/metrics" if endpoint else None
-    return HTTPMetricExporter(endpoint=url) if url else HTTPMetricExporter()
+def _metric_reader(built: Any, interval_seconds: float | None) -> MetricReader:
+    if isinstance(built, MetricReader):  # a pull exporter (Prometheus, ...) is a reader
+        return built
+    if interval_seconds is None and not os.environ.get(METRIC_INTERVAL_ENV, "").strip():
+        interval_seconds = _DEFAULT_METRIC_INTERVAL_SECONDS
+    millis = None if interval_seconds is None else interval_seconds * 1000
+    return PeriodicExportingMetricReader(built, export_interval_millis=millis)
 
 
 def configure(
@@ -104,39 +68,39 @@ def configure(
     traces_exporter: str | None = None,
     metrics_exporter: str | None = None,
     capture_content: bool | None = None,
-    metric_interval_seconds: float = 10.0,
+    metric_interval_seconds: float | None = None,
 ) -> Telemetry:
     """Set up tracing and metrics from arguments or the standard ``OTEL_*`` variables.
 
-    Arguments win over variables. A tracer or meter provider the application already
-    installed is kept (and used); only missing ones are created.
+    Arguments win over variables. ``traces_exporter`` and ``metrics_exporter`` take
+    what the variables take: a comma-separated list of exporter names, or ``"none"``.
+    A tracer or meter provider the application already installed is kept (and used);
+    only missing ones are created. Every setting is checked before anything is
+    installed, so a ``ValueError`` leaves the process as it was.
     """
-    protocol = _choice(protocol, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", _PROTOCOLS)
-    traces = _choice(traces_exporter, "OTEL_TRACES_EXPORTER", "otlp", _EXPORTERS)
-    metric_kind = _choice(metrics_exporter, "OTEL_METRICS_EXPORTER", "otlp", _EXPORTERS)
+    span_choices = choose("traces", traces_exporter, protocol)
+    metric_choices = choose("metrics", metrics_exporter, protocol)
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
     resource = Resource.create({"service.name": name})
     owned: list[Any] = []
 
     tracer_provider: Any = trace.get_tracer_provider()
-    if not isinstance(tracer_provider, TracerProvider):
+    new_tracer_provider = not isinstance(tracer_provider, TracerProvider)
+    meter_provider: Any = metrics.get_meter_provider()
+    new_meter_provider = not isinstance(meter_provider, MeterProvider)
+    # Build every exporter first: one that fails to build leaves nothing installed.
+    span_exporters = _build(span_choices, endpoint) if new_tracer_provider else []
+    metric_exporters = _build(metric_choices, endpoint) if new_meter_provider else []
+
+    if new_tracer_provider:
         tracer_provider = TracerProvider(resource=resource)
-        exporter = _span_exporter(traces, protocol, endpoint)
-        if exporter is not None:
+        for exporter in span_exporters:
             tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
         trace.set_tracer_provider(tracer_provider)
         owned.append(tracer_provider)
 
-    meter_provider: Any = metrics.get_meter_provider()
-    if not isinstance(meter_provider, MeterProvider):
-        readers: list[MetricReader] = []
-        metric_exporter = _metric_exporter(metric_kind, protocol, endpoint)
-        if metric_exporter is not None:
-            readers.append(
-                PeriodicExportingMetricReader(
-                    metric_exporter, export_interval_millis=metric_interval_seconds * 1000
-                )
-            )
+    if new_meter_provider:
+        readers = [_metric_reader(built, metric_interval_seconds) for built in metric_exporters]
         meter_provider = MeterProvider(resource=resource, metric_readers=readers)
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
@@ -150,3 +114,7 @@ def configure(
         capture_content=capture_content,
     )
     return Telemetry(tracer_provider, meter_provider, instrumentor, owned)
+
+
+def _build(choices: list[ExporterChoice], endpoint: str | None) -> list[Any]:
+    return [choice.build(endpoint) for choice in choices]
