@@ -10,7 +10,12 @@ instruments pygents.
 
 from __future__ import annotations
 
+import atexit
+import logging
+import math
 import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,32 +28,129 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from pygents_otel._exporters import ExporterChoice, choose
 from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._text import bounded
 
 __all__ = ["Telemetry", "configure"]
 
 METRIC_INTERVAL_ENV = "OTEL_METRIC_EXPORT_INTERVAL"
+SHUTDOWN_TIMEOUT_ENV = "PYGENTS_OTEL_SHUTDOWN_TIMEOUT"
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 _DEFAULT_METRIC_INTERVAL_SECONDS = 10.0
+# After the exporters were stopped, how long the shutdown thread gets to wind down.
+_GRACE_SECONDS = 1.0
+
+_log = logging.getLogger("pygents_otel")
 
 
-@dataclass
+@dataclass(eq=False)
 class Telemetry:
-    """What :func:`configure` set up; call :meth:`shutdown` before exiting."""
+    """What :func:`configure` set up; call :meth:`shutdown` before exiting.
+
+    ``shutdown_timeout`` is the most :meth:`shutdown` waits for the last exports, in
+    seconds. ``exporters`` are the exporters ``configure`` built: the ones shutdown
+    stops when that time is up.
+    """
 
     tracer_provider: Any
     meter_provider: Any
     instrumentor: PygentsInstrumentor
     owned: list[Any] = field(default_factory=list)
+    exporters: list[Any] = field(default_factory=list)
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
 
-    def force_flush(self) -> None:
+    def force_flush(self, timeout: float | None = None) -> bool:
+        """Ask the providers ``configure`` created to export what they hold, allowing
+        ``timeout`` seconds (default: ``shutdown_timeout``) in all. ``False`` if a
+        provider reported that it did not finish."""
+        seconds = self.shutdown_timeout if timeout is None else _seconds("timeout", timeout)
+        deadline = time.monotonic() + seconds
+        flushed = True
         for provider in self.owned:
-            provider.force_flush()
+            left = max(0.0, deadline - time.monotonic())
+            flushed = bool(provider.force_flush(timeout_millis=int(left * 1000))) and flushed
+        return flushed
 
-    def shutdown(self) -> None:
-        """Uninstrument, then flush and shut down the providers ``configure`` created."""
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Uninstrument, then flush and shut down the providers ``configure`` created,
+        waiting at most ``timeout`` seconds (default: ``shutdown_timeout``).
+
+        With the collector down, the SDK's exporters keep retrying each batch and
+        its shutdown waits for them (tens of seconds). Here, once the time is up the
+        exporters are shut down, which ends their retries; what was not exported is
+        dropped, a warning says so, and ``False`` is returned. Calling it again does
+        nothing. It also runs at interpreter exit if the application did not call it.
+        """
+        seconds = self.shutdown_timeout if timeout is None else _seconds("timeout", timeout)
+        atexit.unregister(self.shutdown)
         self.instrumentor.uninstrument()
-        for provider in self.owned:
-            provider.shutdown()
-        self.owned.clear()
+        owned, self.owned = self.owned, []
+        if not owned:
+            return True
+        worker = threading.Thread(
+            target=_shut_down, args=(owned, time.monotonic() + seconds), daemon=True
+        )
+        worker.name = "pygents-otel-shutdown"
+        worker.start()
+        worker.join(seconds)
+        if not worker.is_alive():
+            return True
+        for exporter in self.exporters:  # ends retries and waits on the network
+            _quietly(exporter.shutdown)
+        worker.join(_GRACE_SECONDS)
+        _log.warning(
+            "telemetry was not exported within %.3g s (is the collector down or slow?); "
+            "the rest was dropped. To wait longer, pass shutdown_timeout= to configure() "
+            "or set %s",
+            seconds,
+            SHUTDOWN_TIMEOUT_ENV,
+        )
+        return False
+
+
+def _shut_down(providers: list[Any], deadline: float) -> None:
+    """Shut the providers down (on the shutdown thread, which ``shutdown`` waits for)."""
+    for provider in providers:
+        if isinstance(provider, MeterProvider):
+            left = max(0.0, deadline - time.monotonic())
+            _quietly(provider.shutdown, timeout_millis=left * 1000)
+        else:
+            _quietly(provider.shutdown)
+
+
+def _quietly(call: Any, **kwargs: Any) -> None:
+    """``call(**kwargs)``; an error is logged in one line and the shutdown goes on (the
+    SDK raises, for instance, when a meter provider had no time left)."""
+    try:
+        call(**kwargs)
+    except Exception as error:
+        owner = type(getattr(call, "__self__", call)).__name__
+        _log.warning(
+            "%s did not shut down cleanly: %s", owner, bounded(" ".join(str(error).split()))
+        )
+
+
+def _seconds(name: str, value: object) -> float:
+    """A duration argument, checked: a finite number of seconds, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, got {bounded(repr(value))}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def _shutdown_timeout(value: float | None) -> float:
+    if value is not None:
+        return _seconds("shutdown_timeout", value)
+    raw = os.environ.get(SHUTDOWN_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHUTDOWN_TIMEOUT
+    try:
+        return _seconds(SHUTDOWN_TIMEOUT_ENV, float(raw))
+    except ValueError:
+        raise ValueError(
+            f"{SHUTDOWN_TIMEOUT_ENV}={bounded(raw)!r} is not a number of seconds >= 0; "
+            "set it to e.g. 5, or unset it for the default"
+        ) from None
 
 
 def _metric_reader(built: Any, interval_seconds: float | None) -> MetricReader:
@@ -69,6 +171,7 @@ def configure(
     metrics_exporter: str | None = None,
     capture_content: bool | None = None,
     metric_interval_seconds: float | None = None,
+    shutdown_timeout: float | None = None,
 ) -> Telemetry:
     """Set up tracing and metrics from arguments or the standard ``OTEL_*`` variables.
 
@@ -77,7 +180,12 @@ def configure(
     A tracer or meter provider the application already installed is kept (and used);
     only missing ones are created. Every setting is checked before anything is
     installed, so a ``ValueError`` leaves the process as it was.
+
+    ``shutdown_timeout`` (or ``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``; 5 s by default) bounds
+    how long :meth:`Telemetry.shutdown` waits for the last exports, so that a
+    collector that is down cannot hold up the program's exit.
     """
+    seconds = _shutdown_timeout(shutdown_timeout)
     span_choices = choose("traces", traces_exporter, protocol)
     metric_choices = choose("metrics", metrics_exporter, protocol)
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
@@ -93,7 +201,9 @@ def configure(
     metric_exporters = _build(metric_choices, endpoint) if new_meter_provider else []
 
     if new_tracer_provider:
-        tracer_provider = TracerProvider(resource=resource)
+        # Shut down by Telemetry.shutdown (bounded), at exit too: not by the SDK's own
+        # exit handler, which waits for every retry.
+        tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         for exporter in span_exporters:
             tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
         trace.set_tracer_provider(tracer_provider)
@@ -101,7 +211,9 @@ def configure(
 
     if new_meter_provider:
         readers = [_metric_reader(built, metric_interval_seconds) for built in metric_exporters]
-        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        meter_provider = MeterProvider(
+            resource=resource, metric_readers=readers, shutdown_on_exit=False
+        )
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
 
@@ -113,7 +225,13 @@ def configure(
         meter_provider=meter_provider,
         capture_content=capture_content,
     )
-    return Telemetry(tracer_provider, meter_provider, instrumentor, owned)
+    exporters = [
+        built for built in span_exporters + metric_exporters if not isinstance(built, MetricReader)
+    ]
+    telemetry = Telemetry(tracer_provider, meter_provider, instrumentor, owned, exporters, seconds)
+    if owned:
+        atexit.register(telemetry.shutdown)
+    return telemetry
 
 
 def _build(choices: list[ExporterChoice], endpoint: str | None) -> list[Any]:

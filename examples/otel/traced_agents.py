@@ -17,8 +17,8 @@ With no backend at all, printing the spans as JSON instead of sending them::
 The standard ``OTEL_*`` variables choose the exporter. ``otlp`` is the default and
 sends OTLP/gRPC to localhost:4317; ``OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf``
 sends to localhost:4318 instead. If nothing listens there the script still runs to
-the end: it says so, and the exporter gives up after its timeout
-(``OTEL_EXPORTER_OTLP_TIMEOUT``, 10 s by default) when the script exits.
+the end: it says so, and at exit ``telemetry.shutdown()`` gives up on the spans after
+at most 5 s (``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``).
 
 Neither Jaeger nor Tempo stores metrics, so this script turns metric export off
 unless ``OTEL_METRICS_EXPORTER`` is set (``console`` prints them).

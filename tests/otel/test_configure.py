@@ -2,15 +2,22 @@
 
 * exporters: comma lists, ``none``, any registered name, and the per-signal
   ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_*`` variables;
+* shutdown is bounded: a collector that is down cannot hold up the program's exit;
 
 Every scenario runs in a child interpreter (``configure()`` installs global
-providers), against real OTLP receivers on loopback.
+providers), against real OTLP receivers on loopback, a port where nothing listens,
+or an exporter registered by the test (``exporter_plugin``) that holds its exports
+until the test lets them go.
 """
 
 from __future__ import annotations
 
+import re
 import socket
+import textwrap
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from child import report_of, run_python
@@ -23,6 +30,52 @@ SPANS = {"execute_tool greet", "invoke_agent greeter", "turn greet"}
 def receivers() -> Iterator[tuple[OTLPHttpReceiver, OTLPGrpcReceiver]]:
     with OTLPHttpReceiver() as http, OTLPGrpcReceiver() as grpc:
         yield http, grpc
+
+
+# An exporter plugin, found through the same entry points as the SDK's own exporters.
+GATE_MODULE = """
+import threading
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+
+class GateExporter(SpanExporter):
+    \"\"\"Holds each export until its gate opens: ``gate.set()`` or ``shutdown()``.\"\"\"
+
+    last = None
+
+    def __init__(self):
+        self.entered = threading.Event()  # an export is waiting at the gate
+        self.gate = threading.Event()
+        self.closed = threading.Event()
+        self.received = 0
+        self.stopped_by_shutdown = False
+        GateExporter.last = self
+
+    def export(self, spans):
+        self.entered.set()
+        self.gate.wait(60)
+        self.received += len(spans)
+        self.stopped_by_shutdown = self.closed.is_set()
+        return SpanExportResult.FAILURE if self.closed.is_set() else SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        self.closed.set()
+        self.gate.set()
+"""
+
+
+@pytest.fixture
+def exporter_plugin(tmp_path: Path) -> str:
+    """A directory to put on ``PYTHONPATH``: it registers ``GateExporter`` as the traces
+    exporter ``gate`` (a module and its distribution metadata)."""
+    (tmp_path / "pygents_test_exporters.py").write_text(textwrap.dedent(GATE_MODULE))
+    info = tmp_path / "pygents_test_exporters-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pygents-test-exporters\n")
+    (info / "entry_points.txt").write_text(
+        "[opentelemetry_traces_exporter]\ngate = pygents_test_exporters:GateExporter\n"
+    )
+    return str(tmp_path)
 
 
 def closed_port_url() -> str:
@@ -138,3 +191,105 @@ def test_bad_exporter_settings_name_the_variable_and_install_nothing() -> None:
     assert "http/protobuf" in protocol
     assert seen["tracer_provider"] == "ProxyTracerProvider"
     assert seen["meter_provider"] == "_ProxyMeterProvider"
+
+
+# -- a bounded shutdown ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("protocol", "shutdown"),
+    [("grpc", "telemetry.shutdown()"), ("http/protobuf", "pass  # left to the exit handler")],
+    ids=["grpc-shutdown", "http-at-exit"],
+)
+def test_with_the_collector_down_the_program_exits_within_the_shutdown_timeout(
+    protocol: str, shutdown: str
+) -> None:
+    done = run_python(
+        f"""
+        import time
+        from pygents_otel import configure
+        telemetry = configure()
+        work(turns=1500)  # 3,001 spans: a full export queue, four batches to send
+        print("SHUTDOWN AT", time.time(), flush=True)
+        {shutdown}
+        """,
+        OTEL_EXPORTER_OTLP_PROTOCOL=protocol,
+        OTEL_EXPORTER_OTLP_ENDPOINT=closed_port_url(),
+    )
+    exited = time.time()
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r"^SHUTDOWN AT (\S+)$", done.stdout, flags=re.MULTILINE)
+    assert found is not None, done.stdout[-2000:]
+    # The exporters retry each batch for up to 10 s, and the SDK's own shutdown waits
+    # 30 s for its batches before it gives up (then the metrics): 30 s or more. The
+    # default budget is 5 s; 15 s leaves room for a slow interpreter exit.
+    assert exited - float(found[1]) < 15
+    assert "PYGENTS_OTEL_SHUTDOWN_TIMEOUT" in done.stderr  # the warning says how to wait longer
+
+
+def test_shutdown_stops_an_export_that_would_not_end_in_time(exporter_plugin: str) -> None:
+    done = run_python(
+        """
+        from pygents_otel import configure
+        from pygents_test_exporters import GateExporter
+
+        telemetry = configure(traces_exporter="gate", metrics_exporter="none",
+                              shutdown_timeout=0.2)
+        result = work()
+        finished = telemetry.shutdown()
+        gate = GateExporter.last
+        report(
+            result=result,
+            finished=finished,
+            waited_at_the_gate=gate.entered.is_set(),
+            received=gate.received,
+            stopped_by_shutdown=gate.stopped_by_shutdown,
+            again=telemetry.shutdown(),
+        )
+        """,
+        pythonpath=exporter_plugin,
+    )
+    seen = report_of(done)
+    assert seen["result"] == ["hello ada"]
+    assert seen["waited_at_the_gate"] is True
+    assert seen["received"] == 3  # the batch that was in flight ...
+    assert seen["stopped_by_shutdown"] is True  # ... ended by shutdown, not after 60 s
+    assert seen["finished"] is False
+    assert seen["again"] is True  # a second call has nothing left to do
+    assert "not exported within 0.2 s" in done.stderr
+
+
+def test_the_shutdown_budget_comes_from_the_argument_or_the_variable() -> None:
+    done = run_python(
+        """
+        import os
+        from pygents_otel import configure
+
+        def budget(**kwargs):
+            try:
+                return configure(traces_exporter="none", metrics_exporter="none",
+                                 **kwargs).shutdown_timeout
+            except (TypeError, ValueError) as exc:
+                return f"{type(exc).__name__}: {exc}"
+
+        seen = {"default": budget()}
+        os.environ["PYGENTS_OTEL_SHUTDOWN_TIMEOUT"] = "0.5"
+        seen["variable"] = budget()
+        seen["argument beats variable"] = budget(shutdown_timeout=2.5)
+        os.environ["PYGENTS_OTEL_SHUTDOWN_TIMEOUT"] = "soon"
+        seen["bad variable"] = budget()
+        del os.environ["PYGENTS_OTEL_SHUTDOWN_TIMEOUT"]
+        seen["negative"] = budget(shutdown_timeout=-1)
+        seen["infinite"] = budget(shutdown_timeout=float("inf"))
+        seen["text"] = budget(shutdown_timeout="5")
+        report(**seen)
+        """
+    )
+    seen = report_of(done)
+    assert seen["default"] == 5.0
+    assert seen["variable"] == 0.5
+    assert seen["argument beats variable"] == 2.5
+    assert seen["bad variable"].startswith("ValueError: PYGENTS_OTEL_SHUTDOWN_TIMEOUT='soon'")
+    assert seen["negative"].startswith("ValueError: shutdown_timeout")
+    assert seen["infinite"].startswith("ValueError: shutdown_timeout")
+    assert seen["text"].startswith("TypeError: shutdown_timeout")
