@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from pygents_otel._exporters import ExporterChoice, choose
 from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._tally import EndedSpans, SpanCounts, SpanTally, TallyingExporter
 from pygents_otel._text import bounded
 
 __all__ = ["Telemetry", "configure"]
@@ -48,7 +49,7 @@ class Telemetry:
 
     ``shutdown_timeout`` is the most :meth:`shutdown` waits for the last exports, in
     seconds. ``exporters`` are the exporters ``configure`` built: the ones shutdown
-    stops when that time is up.
+    stops when that time is up. ``tally`` counts their spans (:meth:`span_counts`).
     """
 
     tracer_provider: Any
@@ -57,6 +58,13 @@ class Telemetry:
     owned: list[Any] = field(default_factory=list)
     exporters: list[Any] = field(default_factory=list)
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    tally: SpanTally = field(default_factory=SpanTally)
+
+    def span_counts(self) -> dict[str, SpanCounts]:
+        """For each span exporter ``configure`` built (by name): the spans that ended,
+        were exported, failed to export, and were dropped because the export queue
+        was full. Empty when the application's own tracer provider was kept."""
+        return self.tally.counts()
 
     def force_flush(self, timeout: float | None = None) -> bool:
         """Ask the providers ``configure`` created to export what they hold, allowing
@@ -92,19 +100,35 @@ class Telemetry:
         worker.name = "pygents-otel-shutdown"
         worker.start()
         worker.join(seconds)
-        if not worker.is_alive():
-            return True
-        for exporter in self.exporters:  # ends retries and waits on the network
-            _quietly(exporter.shutdown)
-        worker.join(_GRACE_SECONDS)
-        _log.warning(
-            "telemetry was not exported within %.3g s (is the collector down or slow?); "
-            "the rest was dropped. To wait longer, pass shutdown_timeout= to configure() "
-            "or set %s",
-            seconds,
-            SHUTDOWN_TIMEOUT_ENV,
-        )
-        return False
+        finished = not worker.is_alive()
+        if not finished:
+            for exporter in self.exporters:  # ends retries and waits on the network
+                _quietly(exporter.shutdown)
+            worker.join(_GRACE_SECONDS)
+            _log.warning(
+                "telemetry was not exported within %.3g s (is the collector down or "
+                "slow?); the rest was dropped. To wait longer, pass shutdown_timeout= to "
+                "configure() or set %s",
+                seconds,
+                SHUTDOWN_TIMEOUT_ENV,
+            )
+        _report(self.span_counts())
+        return finished
+
+
+def _report(counts: dict[str, SpanCounts]) -> None:
+    """One warning per exporter that lost spans, with the exact numbers."""
+    for name, count in counts.items():
+        if count.dropped or count.failed:
+            _log.warning(
+                "%s exporter: %d of %d spans were not exported: %d dropped because the "
+                "export queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE), %d failed to send",
+                name,
+                count.dropped + count.failed,
+                count.ended,
+                count.dropped,
+                count.failed,
+            )
 
 
 def _shut_down(providers: list[Any], deadline: float) -> None:
@@ -200,12 +224,18 @@ def configure(
     span_exporters = _build(span_choices, endpoint) if new_tracer_provider else []
     metric_exporters = _build(metric_choices, endpoint) if new_meter_provider else []
 
+    tally = SpanTally()
     if new_tracer_provider:
         # Shut down by Telemetry.shutdown (bounded), at exit too: not by the SDK's own
         # exit handler, which waits for every retry.
         tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
-        for exporter in span_exporters:
-            tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+        if span_exporters:
+            tracer_provider.add_span_processor(EndedSpans(tally))
+        # The batch processors read the OTEL_BSP_* variables themselves.
+        for name, exporter in _named(span_choices, span_exporters):
+            tracer_provider.add_span_processor(
+                BatchSpanProcessor(TallyingExporter(exporter, name, tally))
+            )
         trace.set_tracer_provider(tracer_provider)
         owned.append(tracer_provider)
 
@@ -228,7 +258,9 @@ def configure(
     exporters = [
         built for built in span_exporters + metric_exporters if not isinstance(built, MetricReader)
     ]
-    telemetry = Telemetry(tracer_provider, meter_provider, instrumentor, owned, exporters, seconds)
+    telemetry = Telemetry(
+        tracer_provider, meter_provider, instrumentor, owned, exporters, seconds, tally
+    )
     if owned:
         atexit.register(telemetry.shutdown)
     return telemetry
@@ -236,3 +268,12 @@ def configure(
 
 def _build(choices: list[ExporterChoice], endpoint: str | None) -> list[Any]:
     return [choice.build(endpoint) for choice in choices]
+
+
+def _named(choices: list[ExporterChoice], built: list[Any]) -> list[tuple[str, Any]]:
+    """Each exporter with a name to count it under (``console#2`` for a second one)."""
+    named: list[tuple[str, Any]] = []
+    for choice, exporter in zip(choices, built, strict=True):
+        taken = sum(1 for name, _ in named if name.split("#")[0] == choice.name)
+        named.append((f"{choice.name}#{taken + 1}" if taken else choice.name, exporter))
+    return named

@@ -3,6 +3,8 @@
 * exporters: comma lists, ``none``, any registered name, and the per-signal
   ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_*`` variables;
 * shutdown is bounded: a collector that is down cannot hold up the program's exit;
+* the batch processor's ``OTEL_BSP_*`` variables are honoured, and the spans it drops
+  are counted and reported.
 
 Every scenario runs in a child interpreter (``configure()`` installs global
 providers), against real OTLP receivers on loopback, a port where nothing listens,
@@ -48,6 +50,7 @@ class GateExporter(SpanExporter):
         self.gate = threading.Event()
         self.closed = threading.Event()
         self.received = 0
+        self.batches = []
         self.stopped_by_shutdown = False
         GateExporter.last = self
 
@@ -55,6 +58,7 @@ class GateExporter(SpanExporter):
         self.entered.set()
         self.gate.wait(60)
         self.received += len(spans)
+        self.batches.append(len(spans))
         self.stopped_by_shutdown = self.closed.is_set()
         return SpanExportResult.FAILURE if self.closed.is_set() else SpanExportResult.SUCCESS
 
@@ -293,3 +297,53 @@ def test_the_shutdown_budget_comes_from_the_argument_or_the_variable() -> None:
     assert seen["negative"].startswith("ValueError: shutdown_timeout")
     assert seen["infinite"].startswith("ValueError: shutdown_timeout")
     assert seen["text"].startswith("TypeError: shutdown_timeout")
+
+
+# -- the export queue: its size, and the spans it drops ------------------------------------
+
+
+def test_spans_dropped_by_a_full_export_queue_are_counted_and_reported(
+    exporter_plugin: str,
+) -> None:
+    done = run_python(
+        """
+        from opentelemetry import trace
+        from pygents_otel import configure
+        from pygents_test_exporters import GateExporter
+
+        telemetry = configure(traces_exporter="gate", metrics_exporter="none")
+        gate = GateExporter.last
+        tracer = trace.get_tracer("burst")
+        for i in range(5):  # a full batch wakes the processor's thread ...
+            tracer.start_span(f"first {i}").end()
+        assert gate.entered.wait(30)  # ... which takes it and waits at the gate
+        for i in range(100):  # the queue holds 10 of these, 90 are dropped
+            tracer.start_span(f"burst {i}").end()
+        before = telemetry.span_counts()["gate"]
+        gate.gate.set()
+        finished = telemetry.shutdown()
+        after = telemetry.span_counts()["gate"]
+        report(
+            finished=finished,
+            batches=gate.batches,
+            before=[before.ended, before.exported, before.failed, before.dropped],
+            after=[after.ended, after.exported, after.failed, after.dropped],
+        )
+        """,
+        pythonpath=exporter_plugin,
+        OTEL_BSP_MAX_QUEUE_SIZE="10",
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE="5",
+        OTEL_BSP_SCHEDULE_DELAY="60000",
+    )
+    seen = report_of(done)
+    assert seen["finished"] is True
+    assert seen["batches"] == [5, 5, 5]  # the first batch, then the 10 the queue kept
+    # ended, exported, failed, dropped: while the gate was shut nothing was exported,
+    # and 100 spans were waiting or dropped ...
+    assert seen["before"] == [105, 0, 0, 105]
+    # ... after shutdown, the queue is empty: exactly 90 were dropped.
+    assert seen["after"] == [105, 15, 0, 90]
+    assert (
+        "gate exporter: 90 of 105 spans were not exported: 90 dropped because the export "
+        "queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE), 0 failed to send"
+    ) in done.stderr
