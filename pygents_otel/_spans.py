@@ -7,7 +7,6 @@ tool spans, status "Development"); what the conventions do not cover is namespac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -17,6 +16,7 @@ from opentelemetry.util.types import AttributeValue
 from pygents import (
     Agent,
     AgentHook,
+    ContextItem,
     ContextPool,
     ContextPoolHook,
     ContextQueue,
@@ -29,6 +29,7 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_otel._dump import dump
 
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
 
@@ -62,6 +63,7 @@ VALUE_INDEX: Final = "pygents.value.index"
 VALUE: Final = "pygents.value"
 QUEUE_DEPTH: Final = "pygents.agent.queue.depth"
 ITEM_ID: Final = "pygents.context.item.id"
+CONTEXT_CONTENT: Final = "pygents.context.content"
 STORE_SIZE: Final = "pygents.context.size"
 PYGENTS_TOOL: Final = "pygents.tool.name"
 
@@ -97,45 +99,20 @@ _OBJECT: Final[dict[type, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Content:
-    """Whether tool arguments, results and values are recorded, and how much."""
+    """Whether tool arguments, results, values and context item contents are
+    recorded, and how many characters of each (at least 1, checked by the
+    instrumentor)."""
 
     capture: bool = False
     max_length: int = 2048
 
     def dump(self, value: Any) -> str:
-        """``value`` as JSON (``repr`` for the rest), truncated; never raises.
+        """``value`` as JSON-ish text, cut to ``max_length`` characters; never raises.
 
-        Long lists (a stream's values) are encoded item by item only until the limit
-        is reached, so a million-value result costs no more than a short one.
+        Serialization stops at the limit, so a huge value costs no more than a short
+        one (see ``_dump``).
         """
-        if isinstance(value, (list, tuple)) and len(value) > 64:
-            parts: list[str] = []
-            size = 0
-            for item in value:
-                parts.append(self._one(item))
-                size += len(parts[-1]) + 2
-                if size > self.max_length:
-                    break
-            text = "[" + ", ".join(parts) + ("]" if len(parts) == len(value) else ", ")
-        else:
-            text = self._one(value)
-        if len(text) > self.max_length:
-            return text[: self.max_length] + "…"
-        return text
-
-    @staticmethod
-    def _one(value: Any) -> str:
-        try:
-            return json.dumps(value, default=_safe_repr, ensure_ascii=False)
-        except Exception:  # a value whose repr raises inside containers, and the like
-            return _safe_repr(value)
-
-
-def _safe_repr(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:
-        return f"<{type(value).__name__} (repr failed)>"
+        return dump(value, self.max_length)
 
 
 def tags(obj: Any) -> dict[str, AttributeValue]:
@@ -247,6 +224,8 @@ def _store(event: Event) -> dict[str, AttributeValue]:
     return attributes
 
 
+_STORE_HOOKS: Final = (ContextQueueHook, ContextPoolHook)
+
 _BUILDERS: Final[dict[HookType, Any]] = {
     TurnHook.ON_COMPLETE: _stop,
     TurnHook.ON_ERROR: _error,
@@ -282,6 +261,12 @@ def event_attributes(
         attributes[VALUE_INDEX] = index
         if content.capture:
             attributes[VALUE] = content.dump(event.args[-1])
+    elif content.capture and type(event.type) in _STORE_HOOKS:
+        # What the event is about: the item added, removed or evicted, the items
+        # appended, or the items about to be cleared (the dump stops at the limit).
+        about = next((a for a in event.args if isinstance(a, (ContextItem, list, dict))), None)
+        if about is not None:
+            attributes[CONTEXT_CONTENT] = content.dump(about)
     return attributes
 
 
