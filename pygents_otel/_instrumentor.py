@@ -24,13 +24,33 @@ from pygents_otel._version import __version__
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
 MAX_VALUE_EVENTS_ENV = "PYGENTS_OTEL_MAX_VALUE_EVENTS"
+EXCEPTION_MESSAGE_ENV = "OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 DEFAULT_CONTENT_MAX_LENGTH = 2048
 
 _log = logging.getLogger("pygents_otel")
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def _exception_messages(value: bool | None) -> bool:
+    """The argument, else the variable, else ``True`` (OpenTelemetry's default). A value
+    of the variable that is neither true nor false is refused rather than guessed:
+    it decides whether messages may leave the process."""
+    if value is not None:
+        return bool(value)
+    raw = os.environ.get(EXCEPTION_MESSAGE_ENV, "").strip()
+    if not raw or raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ValueError(
+        f"{EXCEPTION_MESSAGE_ENV}={bounded(raw)!r} is neither true nor false; set it to "
+        "'false' to record the exception type only, or 'true' (the default)"
+    )
 
 
 def _env_int(name: str, default: int) -> int:
@@ -67,7 +87,7 @@ def _content_max_length(value: object) -> int:
 
 
 @dataclass(frozen=True)
-class _Settings:
+class Settings:
     """What ``instrument()`` was given, checked once (before dormancy, if any)."""
 
     tracer_provider: Any
@@ -75,9 +95,10 @@ class _Settings:
     content: s.Content
     max_value_events: int
     max_span_events: int
+    exception_messages: bool
 
     @classmethod
-    def of(cls, kwargs: dict[str, Any]) -> _Settings:
+    def of(cls, kwargs: dict[str, Any]) -> Settings:
         capture = kwargs.get("capture_content")
         max_value_events = kwargs.get("max_value_events")
         max_span_events = kwargs.get("max_span_events")
@@ -92,6 +113,7 @@ class _Settings:
                 _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events
             ),
             max_span_events=96 if max_span_events is None else max_span_events,
+            exception_messages=_exception_messages(kwargs.get("capture_exception_message")),
         )
 
 
@@ -99,7 +121,8 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Traces and measures every agent run, turn and tool invocation.
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
-    max_value_events=None, max_span_events=None, content_max_length=None)``.
+    max_value_events=None, max_span_events=None, content_max_length=None,
+    capture_exception_message=None)``.
     Without explicit providers it
     uses the global ones. If no OpenTelemetry SDK is configured yet it stays dormant
     (costing nothing per event) and switches itself on at the first turn created
@@ -112,7 +135,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return ("pygents >= 0.1.0",)
 
     def _instrument(self, **kwargs: Any) -> None:
-        settings = _Settings.of(kwargs)  # bad arguments raise here, before anything
+        settings = Settings.of(kwargs)  # bad arguments raise here, before anything
         if settings.tracer_provider is None and not _sdk_installed():
             # No SDK yet: wait for one without costing anything per event. The first
             # turn created after an SDK is installed switches tracing on.
@@ -121,7 +144,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             return
         self._activate(settings)
 
-    def _activate(self, settings: _Settings) -> TelemetrySubscriber:
+    def _activate(self, settings: Settings) -> TelemetrySubscriber:
         tracer = trace.get_tracer(
             "pygents_otel", __version__, settings.tracer_provider, schema_url=s.SCHEMA_URL
         )
@@ -134,6 +157,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             settings.content,
             settings.max_value_events,
             settings.max_span_events,
+            settings.exception_messages,
         )
         if self._subscription is not None:
             self._subscription.close()
@@ -165,7 +189,7 @@ class _Waker(Subscriber):
     """Stands in while no SDK is configured: it only looks at turn creation, which is
     cheap and happens before any turn runs, and activates tracing once an SDK exists."""
 
-    def __init__(self, instrumentor: PygentsInstrumentor, settings: _Settings) -> None:
+    def __init__(self, instrumentor: PygentsInstrumentor, settings: Settings) -> None:
         self.instrumentor = instrumentor
         self.settings = settings
 

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from pygents_otel._exporters import ExporterChoice, choose
-from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._instrumentor import PygentsInstrumentor, Settings
 from pygents_otel._tally import EndedSpans, SpanCounts, SpanTally, TallyingExporter
 from pygents_otel._text import bounded
 
@@ -194,6 +194,7 @@ def configure(
     traces_exporter: str | None = None,
     metrics_exporter: str | None = None,
     capture_content: bool | None = None,
+    capture_exception_message: bool | None = None,
     metric_interval_seconds: float | None = None,
     shutdown_timeout: float | None = None,
 ) -> Telemetry:
@@ -208,8 +209,16 @@ def configure(
     ``shutdown_timeout`` (or ``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``; 5 s by default) bounds
     how long :meth:`Telemetry.shutdown` waits for the last exports, so that a
     collector that is down cannot hold up the program's exit.
+
+    ``capture_content`` and ``capture_exception_message`` go to
+    :meth:`PygentsInstrumentor.instrument`.
     """
     seconds = _shutdown_timeout(shutdown_timeout)
+    instrumenting = {
+        "capture_content": capture_content,
+        "capture_exception_message": capture_exception_message,
+    }
+    Settings.of(instrumenting)  # checks the instrumentor's variables before installing
     span_choices = choose("traces", traces_exporter, protocol)
     metric_choices = choose("metrics", metrics_exporter, protocol)
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
@@ -251,9 +260,7 @@ def configure(
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()  # re-instrument with these providers
     instrumentor.instrument(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        capture_content=capture_content,
+        tracer_provider=tracer_provider, meter_provider=meter_provider, **instrumenting
     )
     exporters = [
         built for built in span_exporters + metric_exporters if not isinstance(built, MetricReader)

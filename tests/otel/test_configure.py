@@ -152,7 +152,7 @@ def test_none_and_explicit_exporter_names_are_honoured(
     assert '"name"' not in done.stdout
 
 
-def test_bad_exporter_settings_name_the_variable_and_install_nothing() -> None:
+def test_bad_settings_name_the_variable_and_install_nothing() -> None:
     done = run_python(
         """
         import os
@@ -165,6 +165,8 @@ def test_bad_exporter_settings_name_the_variable_and_install_nothing() -> None:
             ("OTEL_METRICS_EXPORTER", "console,"),
             ("OTEL_TRACES_EXPORTER", "x" * 100_000),
             ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+            ("PYGENTS_OTEL_CONTENT_MAX_LENGTH", "-1"),
+            ("OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE", "sometimes"),
         ]:
             os.environ[variable] = value
             try:
@@ -182,7 +184,10 @@ def test_bad_exporter_settings_name_the_variable_and_install_nothing() -> None:
     )
     seen = report_of(done)
     errors = seen["errors"]
-    assert len(errors) == 4
+    assert len(errors) == 6
+    assert "PYGENTS_OTEL_CONTENT_MAX_LENGTH=-1" in errors["PYGENTS_OTEL_CONTENT_MAX_LENGTH=-1"]
+    exception = errors["OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE=sometimes"]
+    assert "'false' to record the exception type only" in exception
     pigeon = errors["OTEL_TRACES_EXPORTER=console,carrier-pige"]
     assert "OTEL_TRACES_EXPORTER" in pigeon
     assert "'carrier-pigeon'" in pigeon

@@ -2,7 +2,9 @@
 
 * ``content_max_length`` is at least 1, from the argument or the variable;
 * serializing stops at that length, whatever the size of the value: arguments,
-  results, streamed values and context item contents go through one budgeted dumper.
+  results, streamed values and context item contents go through one budgeted dumper;
+* exception messages, recorded by default as OpenTelemetry does, can be left out:
+  ``capture_exception_message=False`` records the exception type only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from pygents import Agent, ContextItem, ContextQueue, Turn, tool
 from pygents_otel import PygentsInstrumentor
@@ -25,6 +28,8 @@ SpansByName = Callable[[], dict[str, ReadableSpan]]
 Instrument = Callable[..., PygentsInstrumentor]
 
 MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
+EXCEPTION_MESSAGE_ENV = "OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE"
+SECRET = "hunter2-top-secret"
 ARGUMENTS = "gen_ai.tool.call.arguments"
 RESULT = "gen_ai.tool.call.result"
 VALUE = "pygents.value"
@@ -241,3 +246,126 @@ def test_deep_nesting_stops_at_the_depth_limit() -> None:
 def test_a_huge_string_or_bytes_is_encoded_only_up_to_the_budget() -> None:
     assert dump("x" * 10_000_000, 5) == '"xxxx…'
     assert dump(b"y" * 10_000_000, 5) == "\"b'yy…"
+
+
+# -- exception messages ---------------------------------------------------------------------
+
+
+async def fail_with_the_secret_in_the_message() -> None:
+    """An agent run whose tool fails with a message (and a chained one) quoting its
+    argument, and with a note."""
+
+    @tool
+    async def login(password: str) -> str:
+        try:
+            raise KeyError(f"no user with password {password}")
+        except KeyError as exc:
+            error = ValueError(f"bad password {password}")
+            error.add_note(f"note: {password}")
+            raise error from exc
+
+    agent = Agent("gate", "Checks passwords", [login])
+    await agent.put(Turn(login, args=[SECRET]))
+    with pytest.raises(ValueError, match="bad password"):
+        async for _ in agent.run():
+            pass
+
+
+FAILED_SPANS = ("execute_tool login", "turn login", "invoke_agent gate")
+
+
+def exception_event(span: ReadableSpan) -> dict[str, Any]:
+    (event,) = [e for e in span.events if e.name == "exception"]
+    return dict(event.attributes or {})
+
+
+async def test_exception_messages_are_recorded_by_default(
+    instrument_with: Instrument, spans_by_name: SpansByName
+) -> None:
+    instrument_with()
+    await fail_with_the_secret_in_the_message()
+
+    spans = spans_by_name()
+    for name in FAILED_SPANS:
+        span = spans[name]
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description == f"ValueError: bad password {SECRET}"
+        event = exception_event(span)
+        assert event["exception.type"] == "ValueError"
+        assert event["exception.message"] == f"bad password {SECRET}"
+        stack = event["exception.stacktrace"]
+        assert f"KeyError: 'no user with password {SECRET}'" in stack
+        assert f"ValueError: bad password {SECRET}" in stack
+        assert f"note: {SECRET}" in stack
+        assert "direct cause" in stack
+
+
+def capture_off_by_argument(instrument: Instrument, _: pytest.MonkeyPatch) -> None:
+    instrument(capture_exception_message=False)
+
+
+def capture_off_by_variable(instrument: Instrument, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(EXCEPTION_MESSAGE_ENV, " False ")
+    instrument()
+
+
+@pytest.mark.parametrize("turn_off", [capture_off_by_argument, capture_off_by_variable])
+async def test_exception_messages_can_be_left_out(
+    instrument_with: Instrument,
+    monkeypatch: pytest.MonkeyPatch,
+    spans_by_name: SpansByName,
+    turn_off: Callable[[Instrument, pytest.MonkeyPatch], None],
+) -> None:
+    turn_off(instrument_with, monkeypatch)
+    await fail_with_the_secret_in_the_message()
+
+    spans = spans_by_name()
+    for name in FAILED_SPANS:
+        span = spans[name]
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description == "ValueError"
+        event = exception_event(span)
+        assert event["exception.type"] == "ValueError"
+        assert "exception.message" not in event
+        stack = event["exception.stacktrace"]
+        # The same frames and chain, every exception reduced to its type.
+        assert "Traceback (most recent call last):" in stack
+        assert "in login" in stack
+        assert "\nKeyError\n" in stack
+        assert "direct cause" in stack
+        assert stack.endswith("\nValueError\n")
+    everything = [str(v) for span in spans.values() for v in span.attributes.values()]
+    everything += [span.status.description or "" for span in spans.values()]
+    everything += [
+        str(v) for span in spans.values() for e in span.events for v in e.attributes.values()
+    ]
+    assert everything
+    assert [text for text in everything if SECRET in text] == []
+
+
+async def test_a_capture_exception_message_variable_that_is_not_a_boolean_is_refused(
+    instrument_with: Instrument, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(EXCEPTION_MESSAGE_ENV, "sometimes")
+    with pytest.raises(ValueError, match=f"{EXCEPTION_MESSAGE_ENV}='sometimes'"):
+        instrument_with()
+    assert PygentsInstrumentor().subscriber is None
+
+
+async def test_a_huge_exception_message_is_bounded(
+    instrument_with: Instrument, spans_by_name: SpansByName
+) -> None:
+    instrument_with()
+
+    @tool
+    async def shout() -> None:
+        raise RuntimeError("A" * 1_000_000)
+
+    with pytest.raises(RuntimeError):
+        await Turn(shout).returning()
+
+    span = spans_by_name()["execute_tool shout"]
+    event = exception_event(span)
+    assert len(event["exception.message"]) == 1025  # 1,024 characters and an ellipsis
+    assert len(event["exception.stacktrace"]) == 8193
+    assert len(span.status.description or "") == 257
