@@ -2,7 +2,8 @@
 
 Names and attributes follow the OpenTelemetry GenAI semantic conventions (agent and
 tool spans, status "Development"); what the conventions do not cover is namespaced
-``pygents.*``.
+``pygents.*``. Every piece of user text (agent and tool names, descriptions, tags,
+item ids, exception class names) goes through ``bounded`` on its way in.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pygents import (
     TurnHook,
 )
 from pygents_otel._dump import dump
+from pygents_otel._text import TEXT_LIMIT, bounded
 
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
 
@@ -115,52 +117,64 @@ class Content:
         return dump(value, self.max_length)
 
 
+MAX_TAGS: Final = 64
+"""Tags recorded per span (the first ones in sorted order)."""
+
+
 def tags(obj: Any) -> dict[str, AttributeValue]:
     found = getattr(obj, "tags", None)
-    return {TAGS: sorted(found)} if found else {}
+    return {TAGS: [bounded(tag) for tag in sorted(found)[:MAX_TAGS]]} if found else {}
+
+
+def error_type(error: object) -> str:
+    """``error.type``: the exception's class name, bounded."""
+    return bounded(type(error).__qualname__)
 
 
 # -- spans -------------------------------------------------------------------------------
 
 
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(agent.name)
     attributes: dict[str, AttributeValue] = {
         OPERATION: INVOKE_AGENT,
         PROVIDER: "pygents",
-        AGENT_NAME: agent.name,
+        AGENT_NAME: name,
         AGENT_ID: agent.uuid,
         **tags(agent),
     }
     if agent.description:
-        attributes[AGENT_DESCRIPTION] = agent.description
-    return f"{INVOKE_AGENT} {agent.name}", attributes
+        attributes[AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
+    return f"{INVOKE_AGENT} {name}", attributes
 
 
 def turn_span(turn: Turn) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(turn.tool.name)
     attributes: dict[str, AttributeValue] = {
         TURN_UUID: turn.uuid,
         TURN_TIMEOUT: float(turn.timeout),
-        PYGENTS_TOOL: turn.tool.name,
+        PYGENTS_TOOL: name,
         **tags(turn),
     }
-    return f"turn {turn.tool.name}", attributes
+    return f"turn {name}", attributes
 
 
 def tool_span(
     tool: DecoratedTool[..., Any], turn: Turn | None
 ) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
         OPERATION: EXECUTE_TOOL,
         PROVIDER: "pygents",
-        TOOL_NAME: tool.name,
+        TOOL_NAME: name,
         TOOL_TYPE: "function",
         **tags(tool),
     }
     if tool.metadata.description:
-        attributes[TOOL_DESCRIPTION] = tool.metadata.description
+        attributes[TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
     if turn is not None:
         attributes[TOOL_CALL_ID] = turn.uuid
-    return f"{EXECUTE_TOOL} {tool.name}", attributes
+    return f"{EXECUTE_TOOL} {name}", attributes
 
 
 def end_attributes(
@@ -173,7 +187,7 @@ def end_attributes(
     if stop_reason is StopReason.TIMEOUT:
         attributes[ERROR_TYPE] = "TurnTimeoutError"
     elif isinstance(error, Exception):
-        attributes[ERROR_TYPE] = type(error).__qualname__
+        attributes[ERROR_TYPE] = error_type(error)
     return attributes
 
 
@@ -190,27 +204,30 @@ def _stop(event: Event) -> dict[str, AttributeValue]:
 
 def _error(event: Event) -> dict[str, AttributeValue]:
     exc = event.args[-1] if event.args else event.kwargs.get("exc")
-    return {ERROR_TYPE: type(exc).__qualname__}
+    return {ERROR_TYPE: error_type(exc)}
 
 
 def _queued(event: Event) -> dict[str, AttributeValue]:
     agent: Agent = event.args[0]
-    attributes: dict[str, AttributeValue] = {AGENT_NAME: agent.name, QUEUE_DEPTH: agent.queue_depth}
+    attributes: dict[str, AttributeValue] = {
+        AGENT_NAME: bounded(agent.name),
+        QUEUE_DEPTH: agent.queue_depth,
+    }
     if len(event.args) > 1:
         turn: Turn = event.args[1]
         attributes[TURN_UUID] = turn.uuid
-        attributes[PYGENTS_TOOL] = turn.tool.name
+        attributes[PYGENTS_TOOL] = bounded(turn.tool.name)
     return attributes
 
 
 def _turn_of_agent(event: Event) -> dict[str, AttributeValue]:
     turn: Turn = event.args[1]
-    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: turn.tool.name}
+    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: bounded(turn.tool.name)}
 
 
 def _agent_error(event: Event) -> dict[str, AttributeValue]:
     attributes = _turn_of_agent(event)
-    attributes[ERROR_TYPE] = type(event.args[2]).__qualname__
+    attributes[ERROR_TYPE] = error_type(event.args[2])
     return attributes
 
 
@@ -220,7 +237,7 @@ def _store(event: Event) -> dict[str, AttributeValue]:
     attributes: dict[str, AttributeValue] = {STORE_SIZE: len(store)}
     item_id = getattr(event.args[1], "id", None) if len(event.args) > 1 else None
     if isinstance(item_id, str):
-        attributes[ITEM_ID] = item_id
+        attributes[ITEM_ID] = bounded(item_id)
     return attributes
 
 
