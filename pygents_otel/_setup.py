@@ -94,17 +94,17 @@ class Telemetry:
         owned, self.owned = self.owned, []
         if not owned:
             return True
-        worker = threading.Thread(
-            target=_shut_down, args=(owned, time.monotonic() + seconds), daemon=True
-        )
-        worker.name = "pygents-otel-shutdown"
-        worker.start()
+        worker = _daemon(_shut_down, owned, time.monotonic() + seconds)
         worker.join(seconds)
         finished = not worker.is_alive()
         if not finished:
-            for exporter in self.exporters:  # ends retries and waits on the network
-                _quietly(exporter.shutdown)
-            worker.join(_GRACE_SECONDS)
+            # Stopping the exporters ends their retries and waits on the network. Some
+            # SDK versions make exporter.shutdown() itself wait for the export in
+            # flight, so it runs on its own daemon thread too, and both get a moment.
+            stopper = _daemon(_stop, self.exporters)
+            grace = time.monotonic() + _GRACE_SECONDS
+            stopper.join(_GRACE_SECONDS)
+            worker.join(max(0.0, grace - time.monotonic()))
             _log.warning(
                 "telemetry was not exported within %.3g s (is the collector down or "
                 "slow?); the rest was dropped. To wait longer, pass shutdown_timeout= to "
@@ -112,23 +112,41 @@ class Telemetry:
                 seconds,
                 SHUTDOWN_TIMEOUT_ENV,
             )
-        _report(self.span_counts())
+        _report(self.span_counts(), finished)
         return finished
 
 
-def _report(counts: dict[str, SpanCounts]) -> None:
+def _report(counts: dict[str, SpanCounts], finished: bool) -> None:
     """One warning per exporter that lost spans, with the exact numbers."""
+    why = (
+        "because the export queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE)"
+        if finished
+        else "because the export queue was full or shutdown ran out of time"
+    )
     for name, count in counts.items():
         if count.dropped or count.failed:
             _log.warning(
-                "%s exporter: %d of %d spans were not exported: %d dropped because the "
-                "export queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE), %d failed to send",
+                "%s exporter: %d of %d spans were not exported: %d dropped %s, %d failed to send",
                 name,
                 count.dropped + count.failed,
                 count.ended,
                 count.dropped,
+                why,
                 count.failed,
             )
+
+
+def _daemon(target: Any, *args: Any) -> threading.Thread:
+    """A started daemon thread: one the interpreter does not wait for at exit."""
+    thread = threading.Thread(target=target, args=args, name="pygents-otel-shutdown")
+    thread.daemon = True
+    thread.start()
+    return thread
+
+
+def _stop(exporters: list[Any]) -> None:
+    for exporter in exporters:
+        _quietly(exporter.shutdown)
 
 
 def _shut_down(providers: list[Any], deadline: float) -> None:
