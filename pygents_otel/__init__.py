@@ -11,10 +11,12 @@ from __future__ import annotations
 from pygents_otel._instrumentor import PygentsInstrumentor, trace_id_of
 from pygents_otel._setup import Telemetry, configure
 from pygents_otel._subscriber import TelemetrySubscriber
+from pygents_otel._tally import SpanCounts
 from pygents_otel._version import __version__
 
 __all__ = [
     "PygentsInstrumentor",
+    "SpanCounts",
     "Telemetry",
     "TelemetrySubscriber",
     "__version__",

@@ -4,6 +4,7 @@ and an instrumentor that is always uninstrumented afterwards."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -48,6 +49,23 @@ def instrument(
     instrumentor = PygentsInstrumentor()
     instrumentor.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     yield instrumentor
+    instrumentor.uninstrument()
+
+
+@pytest.fixture
+def instrument_with(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider
+) -> Iterator[Callable[..., PygentsInstrumentor]]:
+    """Instrument with the in-memory SDK and extra options; always uninstrumented after."""
+    instrumentor = PygentsInstrumentor()
+
+    def instrument(**options: Any) -> PygentsInstrumentor:
+        instrumentor.instrument(
+            tracer_provider=tracer_provider, meter_provider=meter_provider, **options
+        )
+        return instrumentor
+
+    yield instrument
     instrumentor.uninstrument()
 
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
@@ -83,23 +82,6 @@ def all_attribute_values(spans: Iterator[ReadableSpan] | tuple[ReadableSpan, ...
         for link in span.links:
             found.extend(str(v) for v in (link.attributes or {}).values())
     return found
-
-
-@pytest.fixture
-def instrument_with(
-    tracer_provider: TracerProvider, meter_provider: MeterProvider
-) -> Iterator[Callable[..., PygentsInstrumentor]]:
-    """Instrument with the in-memory SDK and extra options; always uninstrumented after."""
-    instrumentor = PygentsInstrumentor()
-
-    def instrument(**options: Any) -> PygentsInstrumentor:
-        instrumentor.instrument(
-            tracer_provider=tracer_provider, meter_provider=meter_provider, **options
-        )
-        return instrumentor
-
-    yield instrument
-    instrumentor.uninstrument()
 
 
 async def drain(agent: Agent) -> list[Any]:
