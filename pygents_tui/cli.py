@@ -6,12 +6,16 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
+import pygents_tui
+from pygents._extras import MissingExtraError
 from pygents_tui import __version__
 from pygents_tui._target import TargetError, load_target
-from pygents_tui.app import Dashboard, Workload
 from pygents_tui.demo import build_demo
+
+if TYPE_CHECKING:
+    from pygents_tui.app import Workload
 
 __all__ = ["main"]
 
@@ -82,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         title = args.target
     telemetry, trace_id = _telemetry()
-    app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
+    app = pygents_tui.Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
     try:
         app.run()
     finally:
@@ -96,5 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> NoReturn:
-    """Console-script wrapper."""
+    """Console-script wrapper. This module imports without Textual, so that without the
+    'tui' extra the command says, in one line, which extra to install (exit 2), even
+    for ``--help``."""
+    try:
+        pygents_tui.dashboard_module()
+    except MissingExtraError as error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
     sys.exit(main())
