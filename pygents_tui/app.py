@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -112,6 +113,7 @@ class Dashboard(App[int]):
                 title="the workload failed",
                 severity="error",
                 timeout=30,
+                markup=False,
             )
             raise
         finally:
@@ -121,7 +123,7 @@ class Dashboard(App[int]):
     @on(Worker.StateChanged)
     def _workload_state(self, event: Worker.StateChanged) -> None:
         if event.worker.name == "workload" and event.state is WorkerState.SUCCESS:
-            self.notify("the workload finished; press q to quit", timeout=10)
+            self.notify("the workload finished; press q to quit", timeout=10, markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(return_code=1 if self.workload_error is not None else 0)
@@ -143,6 +145,7 @@ class Dashboard(App[int]):
                     title="the dashboard failed to refresh",
                     severity="error",
                     timeout=30,
+                    markup=False,
                 )
 
     def _refresh_view(self) -> None:
@@ -156,18 +159,20 @@ class Dashboard(App[int]):
         status = self._main.query_one("#status", Static)
         if self.frozen:
             fresh = self.model.processed - self._frozen_at
-            status.update(f" FROZEN · +{fresh} new record(s) · space to resume", layout=False)
+            status.update(Text(f" FROZEN · +{fresh} new record(s) · space to resume"), layout=False)
             status.add_class("frozen")
             return
         status.remove_class("frozen")
         model = self.model
         running = len(model.running)
         status.update(
-            f"{len(AgentRegistry)} agent(s) · {running} turn(s) running · "
-            f"{sum(s.completed for s in model.agents.values())} done · "
-            f"{model.log_total} event(s)"
-            + (f" · {model.dropped} dropped" if model.dropped else "")
-            + (" · workload failed" if self.workload_error else ""),
+            Text(
+                f"{len(AgentRegistry)} agent(s) · {running} turn(s) running · "
+                f"{sum(s.completed for s in model.agents.values())} done · "
+                f"{model.log_total} event(s)"
+                + (f" · {model.dropped} dropped" if model.dropped else "")
+                + (" · workload failed" if self.workload_error else "")
+            ),
             layout=False,
         )
         with self.batch_update():
@@ -207,14 +212,14 @@ class Dashboard(App[int]):
         name = self.selected_agent
         agent = AgentRegistry.find(name) if name else None
         if agent is None:
-            self.notify("select an agent first", severity="warning")
+            self.notify("select an agent first", severity="warning", markup=False)
             return
         if agent.is_paused:
             agent.resume()
-            self.notify(f"{name} resumed")
+            self.notify(f"{name} resumed", markup=False)
         else:
             agent.pause()
-            self.notify(f"{name} will pause before its next turn")
+            self.notify(f"{name} will pause before its next turn", markup=False)
         self.refresh_view()
 
     def action_freeze(self) -> None:
@@ -249,7 +254,11 @@ class Dashboard(App[int]):
             uuid = self._main.query_one(TimelineTable).selected_uuid
         record = self.model.find_turn(uuid) if uuid else None
         if record is None:
-            self.notify("no turn selected: pick one in the Timeline panel (6)", severity="warning")
+            self.notify(
+                "no turn selected: pick one in the Timeline panel (6)",
+                severity="warning",
+                markup=False,
+            )
             return
         self.push_screen(InspectorScreen(record, self.trace_url, now=self.model.clock()))
 
