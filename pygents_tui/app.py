@@ -189,7 +189,7 @@ class Dashboard(App[int]):
                 self._main.query_one(ValuesLog).refresh_from(name)
             elif active == "tab-context":
                 panel = self._main.query_one(ContextPanel)
-                panel.agent = agent
+                panel.agent = name
                 panel.refresh()
             elif active == "tab-events":
                 self._main.query_one(EventsPanel).refresh_from_model()

@@ -11,7 +11,6 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pygents_tui._preview import preview
 from pygents_tui.model import TurnRecord
 
 _LABEL = 10  # the width of the label column
@@ -45,9 +44,9 @@ def trace_link(trace_url: str, trace_id: str) -> str:
 
 def describe(record: TurnRecord, trace_url: str | None = None, now: float | None = None) -> Text:
     """The inspector's text for ``record``: plain text with bold labels."""
-    turn = record.turn
-    started = turn.start_time.isoformat(timespec="milliseconds") if turn.start_time else "—"
-    ended = turn.end_time.isoformat(timespec="milliseconds") if turn.end_time else "running"
+    details = record.inspect()
+    started = details.started.isoformat(timespec="milliseconds") if details.started else "—"
+    ended = details.ended.isoformat(timespec="milliseconds") if details.ended else "running"
     elapsed = record.elapsed_at(now) if now is not None else record.elapsed
     lines = _Lines()
     lines.add("turn", record.uuid)
@@ -58,29 +57,28 @@ def describe(record: TurnRecord, trace_url: str | None = None, now: float | None
     )
     if record.error:
         lines.add("exception", record.error)
-    output = turn.output
-    if isinstance(output, list) and record.streaming:
-        lines.add("output", f"{len(output)} value(s)")
-        for value in output[-10:]:
-            lines.add(value=preview(value, 100), indent="  ")
+    if record.streaming:
+        lines.add("output", f"{details.values} value(s)")
+        for value in details.last_values:
+            lines.add(value=value, indent="  ")
     elif not record.error:
-        lines.add("output", preview(output, 100))
+        lines.add("output", details.output or "")
     if record.trace_id:
         lines.add("trace", record.trace_id)
         if trace_url:
             lines.add(value=trace_link(trace_url, record.trace_id), indent=" " * _LABEL)
     lines.add()
     lines.add("arguments")
-    for index, arg in enumerate(turn.args):
-        lines.add(value=f"{index}: {preview(arg, 100)}", indent="  ")
-    for key, value in turn.kwargs.items():
-        lines.add(value=f"{preview(key, 40)} = {preview(value, 100)}", indent="  ")
+    for index, arg in enumerate(details.args):
+        lines.add(value=f"{index}: {arg}", indent="  ")
+    for key, value in details.kwargs:
+        lines.add(value=f"{key} = {value}", indent="  ")
     lines.add("metadata")
-    for key, value in turn.metadata.items():
-        lines.add(value=f"{preview(key, 40)} = {preview(value, 100)}", indent="  ")
+    for key, value in details.metadata:
+        lines.add(value=f"{key} = {value}", indent="  ")
     lines.add("started", started)
     lines.add("ended", ended)
-    lines.add("tags", preview(", ".join(sorted(turn.tags)), 200) or "—")
+    lines.add("tags", details.tags or "—")
     return lines.text
 
 

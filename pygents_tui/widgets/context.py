@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widget import Widget
 
-from pygents import Agent
+from pygents import AgentRegistry
 from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 
@@ -21,10 +21,12 @@ class ContextPanel(Widget):
     def __init__(self, model: DashboardModel, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.model = model
-        self.agent: Agent | None = None
+        # The agent's name, not the agent: a panel must not keep an agent (and its
+        # context) alive after the program has let go of it.
+        self.agent: str | None = None
 
     def render(self) -> Group:
-        agent = self.agent
+        agent = AgentRegistry.find(self.agent) if self.agent is not None else None
         if agent is None:
             return Group("no agent selected")
         state = self.model.agents.get(agent.name)
