@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
+from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
 from pygents_tui.screens.main import TABS
@@ -34,9 +35,24 @@ from pygents_tui.widgets import (
     ValuesLog,
 )
 
-__all__ = ["Dashboard", "Workload"]
+__all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
+INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+
+
+def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
+    """The process exit status ``exc`` asks for, and what happened in a few words.
+
+    ``SystemExit`` follows Python's own rules: no code is 0, an int is passed through,
+    anything else is a message, shown, with status 1. ``KeyboardInterrupt`` is 130.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED, "interrupted"
+    code = exc.code
+    if code is None or isinstance(code, int):
+        return code or 0, f"exited with status {code or 0}"
+    return 1, f"exited: {preview(str(code), 200)}"
 
 
 class Dashboard(App[int]):
@@ -46,6 +62,7 @@ class Dashboard(App[int]):
     TITLE = "pygents"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("p", "toggle_pause", "Pause"),
         Binding("space", "freeze", "Freeze"),
@@ -79,6 +96,7 @@ class Dashboard(App[int]):
         self.frozen = False
         self._frozen_at = 0
         self.workload_error: BaseException | None = None
+        self.exit_reason: str | None = None  # why the app ended itself, for the CLI
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
@@ -106,27 +124,45 @@ class Dashboard(App[int]):
             await self.workload()
         except asyncio.CancelledError:
             raise
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # The program asked to end (sys.exit(), or Ctrl-C reached it): end the
+            # dashboard with its status. Raised on, they would burst out of the event
+            # loop past the app's own shutdown.
+            status, what = exit_status(exc)
+            self._end(status, what if status == INTERRUPTED else f"the workload {what}")
         except BaseException as exc:
             self.workload_error = exc
             self.notify(
-                f"{type(exc).__name__}: {exc}",
+                f"{type(exc).__name__}: {preview(str(exc), 300)}",
                 title="the workload failed",
                 severity="error",
                 timeout=30,
                 markup=False,
             )
-            raise
+            if isinstance(exc, Exception):
+                raise  # the worker records it; other BaseExceptions would end the loop
         finally:
             self.workload_done.set()
             self.refresh_view()
 
     @on(Worker.StateChanged)
     def _workload_state(self, event: Worker.StateChanged) -> None:
-        if event.worker.name == "workload" and event.state is WorkerState.SUCCESS:
+        ended_well = self.workload_error is None and self.exit_reason is None
+        if event.worker.name == "workload" and event.state is WorkerState.SUCCESS and ended_well:
             self.notify("the workload finished; press q to quit", timeout=10, markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(return_code=1 if self.workload_error is not None else 0)
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: end the dashboard (and the workload) as an interrupted program."""
+        self._end(INTERRUPTED, "interrupted")
+
+    def _end(self, status: int, reason: str) -> None:
+        """Exit with ``status`` once the screen is up: a workload may end before the
+        first paint, and exiting while the screen still mounts breaks Textual's header."""
+        self.exit_reason = reason
+        self.call_after_refresh(self.exit, return_code=status)
 
     # -- refreshing -------------------------------------------------------------------
 

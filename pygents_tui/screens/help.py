@@ -23,7 +23,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("end", "values and events: follow the newest again"),
     ("?", "this help"),
     ("ctrl+p", "command palette"),
-    ("q", "quit"),
+    ("q  ctrl+c", "quit; ctrl+c interrupts (exit status 130)"),
 )
 
 
