@@ -32,12 +32,13 @@ def missing_extra(
 ) -> MissingExtraError | None:
     """The error to raise instead of ``error`` when the missing module is one that
     ``extra`` installs (its top-level name is in ``provides``); ``None`` otherwise,
-    so that any other missing module keeps its own error."""
+    so that any other missing module keeps its own error. The message names the
+    extra's main package (``provides[0]``), whichever of its modules was imported first."""
     missing = error.name or ""
     if missing.split(".")[0] not in provides:
         return None
     return MissingExtraError(
-        f"{part} needs the {extra!r} extra ({missing} is not installed): {install_hint(extra)}",
+        f"{part} needs the {extra!r} extra ({provides[0]} is not installed): {install_hint(extra)}",
         name=missing,
     )
 

@@ -37,51 +37,19 @@ from pygents import (
     TurnHook,
 )
 from pygents_tui._preview import preview
+from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
 
-__all__ = ["AgentState", "DashboardModel", "LogEntry", "TurnRecord", "ValueRecord"]
+__all__ = [
+    "AgentState",
+    "DashboardModel",
+    "LogEntry",
+    "TurnDetails",
+    "TurnRecord",
+    "ValueRecord",
+]
 
 _START, _END, _EVENT = 0, 1, 2
 THROUGHPUT_SECONDS: Final = 60
-
-
-@dataclass(slots=True)
-class TurnRecord:
-    """One turn the dashboard saw start (and maybe end)."""
-
-    turn: Turn
-    agent: str | None
-    tool: str
-    uuid: str
-    started: float
-    timeout: float
-    streaming: bool
-    ended: float | None = None
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    values: int = 0
-    trace_id: str | None = None
-
-    @property
-    def elapsed(self) -> float:
-        return (self.ended if self.ended is not None else time.monotonic()) - self.started
-
-    def elapsed_at(self, now: float) -> float:
-        return (self.ended if self.ended is not None else now) - self.started
-
-
-@dataclass(slots=True)
-class ValueRecord:
-    at: float
-    tool: str
-    text: str
-
-
-@dataclass(slots=True)
-class LogEntry:
-    at: float
-    agent: str
-    kind: str
-    text: str
 
 
 @dataclass
@@ -251,12 +219,18 @@ class DashboardModel(Subscriber):
         record.stop_reason = scope.stop_reason
         if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
             record.error = preview(scope.error, 200)
-        if not record.streaming and scope.stop_reason is StopReason.COMPLETED:
-            output = record.turn.output
-            routed = isinstance(output, (Turn, ContextItem))
-            check = record.turn.tool.type is ToolType.COMPLETION_CHECK
-            if not routed and not check and record.agent is not None:
-                self._value(record, output, at)
+        turn: Turn = scope.target
+        output = None
+        if not record.streaming and not record.error:
+            output = preview(turn.output, 200)
+            if scope.stop_reason is StopReason.COMPLETED and record.agent is not None:
+                routed = isinstance(turn.output, (Turn, ContextItem))
+                if not routed and turn.tool.type is not ToolType.COMPLETION_CHECK:
+                    self._value(record, output, at)
+        # From here on, previews only: the turn, its output and its values are freed
+        # when the program lets go of them.
+        record.details = TurnDetails.of(turn, record.streaming, output)
+        record.turn = None
         self.recent.append(record)
         if record.agent is None:
             return
@@ -291,16 +265,17 @@ class DashboardModel(Subscriber):
             state.bucket = second
         state.throughput[-1] += 1
 
-    def _value(self, record: TurnRecord, value: Any, at: float) -> None:
+    def _value(self, record: TurnRecord, text: str, at: float) -> None:
+        """Count a value of ``record``'s turn, and keep ``text``, its preview."""
         if record.agent is None:
             return
         state = self.agent(record.agent)
         state.values += 1
         record.values += 1
-        state.values_tail.append(ValueRecord(at, record.tool, preview(value, 200)))
+        state.values_tail.append(ValueRecord(at, record.tool, text))
 
     def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
-        output = record.turn.output
+        output = record.turn.output if record.turn is not None else None
         if not record.streaming or not isinstance(output, list):
             return False
         seen = self._seen_values.get(scope, 0)
@@ -318,7 +293,7 @@ class DashboardModel(Subscriber):
             record.values += skipped
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
-                self._value(record, value, at)
+                self._value(record, preview(value, 200), at)
         self._seen_values[scope] = total
         return True
 

@@ -4,21 +4,30 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets._text import sparkline
 
 _STATE_STYLE = {
-    "running": "[green]running[/]",
-    "paused": "[yellow]paused[/]",
-    "finished": "[blue]done[/]",
-    "failed": "[red]failed[/]",
-    "idle": "[dim]idle[/]",
+    "running": ("running", "green"),
+    "paused": ("paused", "yellow"),
+    "finished": ("done", "blue"),
+    "failed": ("failed", "red"),
+    "idle": ("idle", "dim"),
 }
 
 
-class AgentsTable(DataTable[str]):
+def _cell(column: str, value: str) -> Text:
+    """A cell as plain text: agent and tool names are data, never markup."""
+    if column == "state":
+        label, style = _STATE_STYLE.get(value, (value, ""))
+        return Text(label, style=style)
+    return Text(value)
+
+
+class AgentsTable(DataTable[Text]):
     """Agents with state, queue, current turn, counts, context sizes and throughput."""
 
     # Fits 80 columns: widths plus one cell of padding on each side.
@@ -63,7 +72,7 @@ class AgentsTable(DataTable[str]):
             counts = f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0"
             cells = (
                 agent.name,
-                _STATE_STYLE.get(model.phase(agent), model.phase(agent)),
+                model.phase(agent),
                 str(agent.queue_depth),
                 current.tool.name if current is not None else "",
                 counts,
@@ -73,11 +82,17 @@ class AgentsTable(DataTable[str]):
             )
             previous = self._cells.get(agent.name)
             if previous is None:
-                self.add_row(*cells, key=agent.name)
+                self.add_row(
+                    *(
+                        _cell(key, value)
+                        for (key, _, _), value in zip(self.COLUMNS, cells, strict=True)
+                    ),
+                    key=agent.name,
+                )
             elif previous != cells:
                 for (column, _label, _width), old, new in zip(
                     self.COLUMNS, previous, cells, strict=True
                 ):
                     if old != new:
-                        self.update_cell(agent.name, column, new)
+                        self.update_cell(agent.name, column, _cell(column, new))
             self._cells[agent.name] = cells

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from itertools import islice
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from pygents import Agent
@@ -12,7 +13,7 @@ from pygents_tui._preview import preview
 _SHOWN = 200
 
 
-class QueueTable(DataTable[str]):
+class QueueTable(DataTable[Text]):
     """Pending turns of one agent: position, tool, arguments preview, timeout."""
 
     def __init__(self, **kwargs: object) -> None:
@@ -41,5 +42,5 @@ class QueueTable(DataTable[str]):
             return
         self.clear()
         for index, row in enumerate(rows):
-            self.add_row(*row, key=str(index))
+            self.add_row(*map(Text, row), key=str(index))  # data, never markup
         self._shown = rows

@@ -50,15 +50,15 @@ class RunningPanel(Widget):
             remaining = max(record.timeout - elapsed, 0.0)
             table.add_row(
                 Text(record.agent or "—", style="bold" if record.agent == self.agent else ""),
-                record.tool,
+                Text(record.tool),
                 Text(bar(fraction, width), style=colour),
                 Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour),
             )
         timed_out = [r for r in model.recent if r.stop_reason is StopReason.TIMEOUT][-5:]
         for record in reversed(timed_out):
             table.add_row(
-                record.agent or "—",
-                record.tool,
+                Text(record.agent or "—"),
+                Text(record.tool),
                 Text(bar(1.0, width), style="red dim"),
                 Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),
             )

@@ -48,8 +48,8 @@ class TimelineTable(DataTable[object]):
         self.clear()
         for record in records:
             self.add_row(
-                record.agent or "—",
-                record.tool,
+                Text(record.agent or "—"),  # names are data, never markup
+                Text(record.tool),
                 f"{record.elapsed_at(now):.2f}s",
                 self._bar(record, now),
                 key=record.uuid,

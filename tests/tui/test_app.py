@@ -299,7 +299,7 @@ async def test_running_panel_bars_remaining_time_and_timeouts(until: Any, clock:
         clock.now = 1002.0  # 2 s of 10 s: green
         agents, tools, bars, times = cells()
         assert [str(a) for a in agents] == ["worker", "stuck"]
-        assert tools == ["long_job", "hangs"]
+        assert [str(t) for t in tools] == ["long_job", "hangs"]  # plain Text, never markup
         assert isinstance(times[0], Text)
         assert times[0].plain == "  2.0s   8.0s left"
         assert str(times[0].style) == "green"
