@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType, StopReason
+from pygents._errors import brief
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -149,6 +150,11 @@ class Event:
         scope: the innermost scope running when the event fired, if any.
         agent: the enclosing agent, if any.
         turn: the enclosing turn, if any.
+
+    Read an argument by the name its event declares (``type.arg_names``):
+    ``event["output"]`` for ``TurnHook.AFTER_RUN``, ``event["exc"]`` for
+    ``ToolHook.ON_ERROR``. Names, unlike positions, say what an observer means and
+    cannot silently shift; the lookup is one dictionary access on the member.
     """
 
     __slots__ = ("args", "kwargs", "scope", "source", "type")
@@ -176,6 +182,45 @@ class Event:
     def turn(self) -> Any:
         """The enclosing turn, if any."""
         return None if self.scope is None else self.scope.turn
+
+    def __getitem__(self, name: str) -> Any:
+        """The argument called ``name``; ``KeyError`` naming the event's arguments if none is.
+
+        ``ToolHook.BEFORE_INVOKE`` declares no names (its arguments are the tool's
+        own): there, names read the tool's keyword arguments.
+        """
+        index = self.type._positions.get(name)
+        if index is not None:
+            return self.args[index]
+        if name in self.kwargs:
+            return self.kwargs[name]
+        raise KeyError(self._no_argument(name))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The argument called ``name``, or ``default`` when this event has none.
+
+        For code that handles several events at once, some of which carry the
+        argument: ``event.get("turn")`` is the turn for ``AgentHook.AFTER_TURN``
+        and ``None`` for ``AgentHook.BEFORE_TURN``.
+        """
+        index = self.type._positions.get(name)
+        if index is not None:
+            return self.args[index]
+        return self.kwargs.get(name, default)
+
+    def _no_argument(self, name: str) -> str:
+        event = self.type.qualified
+        if self.type.arg_names is None:
+            return (
+                f"{event} has no keyword argument {brief(name, 40)}: it passes the tool's "
+                f"own arguments, here {brief(list(self.kwargs), 120)} by keyword and "
+                f"{len(self.args)} by position in event.args"
+            )
+        names = ", ".join(self.type.arg_names)
+        return (
+            f"{event} has no argument {brief(name, 40)}: its arguments are ({names}); "
+            f"read one of those, e.g. event[{self.type.arg_names[0]!r}]"
+        )
 
     def __repr__(self) -> str:
         return f"<Event {self.type.qualified} from {type(self.source).__name__}>"
