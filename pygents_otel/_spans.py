@@ -17,7 +17,6 @@ from opentelemetry.util.types import AttributeValue
 from pygents import (
     Agent,
     AgentHook,
-    ContextItem,
     ContextPool,
     ContextPoolHook,
     ContextQueue,
@@ -199,35 +198,38 @@ def _none(event: Event) -> dict[str, AttributeValue]:
 
 
 def _stop(event: Event) -> dict[str, AttributeValue]:
-    return {STOP_REASON: event.args[1].value}
+    return {STOP_REASON: event["stop_reason"].value}
 
 
-def _error(event: Event) -> dict[str, AttributeValue]:
-    exc = event.args[-1] if event.args else event.kwargs.get("exc")
-    return {ERROR_TYPE: error_type(exc)}
+def _turn_error(event: Event) -> dict[str, AttributeValue]:
+    return {ERROR_TYPE: error_type(event["exception"])}
+
+
+def _tool_error(event: Event) -> dict[str, AttributeValue]:
+    return {ERROR_TYPE: error_type(event["exc"])}
 
 
 def _queued(event: Event) -> dict[str, AttributeValue]:
-    agent: Agent = event.args[0]
+    agent: Agent = event["agent"]
     attributes: dict[str, AttributeValue] = {
         AGENT_NAME: bounded(agent.name),
         QUEUE_DEPTH: agent.queue_depth,
     }
-    if len(event.args) > 1:
-        turn: Turn = event.args[1]
+    turn: Turn | None = event.get("turn")  # BEFORE_TURN has none yet
+    if turn is not None:
         attributes[TURN_UUID] = turn.uuid
         attributes[PYGENTS_TOOL] = bounded(turn.tool.name)
     return attributes
 
 
 def _turn_of_agent(event: Event) -> dict[str, AttributeValue]:
-    turn: Turn = event.args[1]
+    turn: Turn = event["turn"]
     return {TURN_UUID: turn.uuid, PYGENTS_TOOL: bounded(turn.tool.name)}
 
 
 def _agent_error(event: Event) -> dict[str, AttributeValue]:
     attributes = _turn_of_agent(event)
-    attributes[ERROR_TYPE] = error_type(event.args[2])
+    attributes[ERROR_TYPE] = error_type(event["exception"])
     return attributes
 
 
@@ -235,18 +237,31 @@ def _store(event: Event) -> dict[str, AttributeValue]:
     store = event.source
     assert isinstance(store, (ContextQueue, ContextPool))
     attributes: dict[str, AttributeValue] = {STORE_SIZE: len(store)}
-    item_id = getattr(event.args[1], "id", None) if len(event.args) > 1 else None
+    item_id = getattr(event.get("item"), "id", None)
     if isinstance(item_id, str):
         attributes[ITEM_ID] = bounded(item_id)
     return attributes
 
 
-_STORE_HOOKS: Final = (ContextQueueHook, ContextPoolHook)
+# What a context event is about, by argument name: the item added, removed or evicted,
+# the items appended, or the items about to be cleared.
+_ABOUT: Final[dict[HookType, str]] = {
+    ContextQueueHook.BEFORE_APPEND: "incoming",
+    ContextQueueHook.AFTER_APPEND: "appended_items",
+    ContextQueueHook.BEFORE_CLEAR: "items",
+    ContextQueueHook.ON_EVICT: "item",
+    ContextPoolHook.BEFORE_ADD: "item",
+    ContextPoolHook.AFTER_ADD: "item",
+    ContextPoolHook.BEFORE_REMOVE: "item",
+    ContextPoolHook.AFTER_REMOVE: "item",
+    ContextPoolHook.ON_EVICT: "item",
+    ContextPoolHook.BEFORE_CLEAR: "snapshot",
+}
 
 _BUILDERS: Final[dict[HookType, Any]] = {
     TurnHook.ON_COMPLETE: _stop,
-    TurnHook.ON_ERROR: _error,
-    ToolHook.ON_ERROR: _error,
+    TurnHook.ON_ERROR: _turn_error,
+    ToolHook.ON_ERROR: _tool_error,
     AgentHook.BEFORE_PUT: _queued,
     AgentHook.AFTER_PUT: _queued,
     AgentHook.BEFORE_TURN: _queued,
@@ -277,13 +292,10 @@ def event_attributes(
     if index is not None:
         attributes[VALUE_INDEX] = index
         if content.capture:
-            attributes[VALUE] = content.dump(event.args[-1])
-    elif content.capture and type(event.type) in _STORE_HOOKS:
-        # What the event is about: the item added, removed or evicted, the items
-        # appended, or the items about to be cleared (the dump stops at the limit).
-        about = next((a for a in event.args if isinstance(a, (ContextItem, list, dict))), None)
-        if about is not None:
-            attributes[CONTEXT_CONTENT] = content.dump(about)
+            attributes[VALUE] = content.dump(event["value"])
+    elif content.capture and event.type in _ABOUT:
+        # The dump stops at the content limit, however many items there are.
+        attributes[CONTEXT_CONTENT] = content.dump(event[_ABOUT[event.type]])
     return attributes
 
 

@@ -177,7 +177,7 @@ class TelemetrySubscriber(Subscriber):
     def on_event(self, event: Event) -> None:
         kind = event.type
         if kind is AgentHook.BEFORE_PUT:
-            _remember_origin(event.args[1])
+            _remember_origin(event["turn"])
         state = self._event_state(event)
         span = state.span if state is not None else trace.get_current_span()
         if not span.is_recording():
@@ -203,7 +203,7 @@ class TelemetrySubscriber(Subscriber):
                     s.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
                 )
             elif kind is ToolHook.AFTER_INVOKE:
-                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event.args[0]))
+                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event["result"]))
         span.add_event(s.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
 
     def _event_state(self, event: Event) -> _SpanState | None:

@@ -310,7 +310,7 @@ class DashboardModel(Subscriber):
         if isinstance(source, Agent):
             name = source.name
             if kind is AgentHook.AFTER_PUT:
-                turn: Turn = event.args[1]
+                turn: Turn = event["turn"]
                 self._note(at, name, "put", f"← {turn.tool.name} queued")
             elif kind is AgentHook.ON_PAUSE:
                 self.agent(name).phase = "paused"
@@ -321,16 +321,16 @@ class DashboardModel(Subscriber):
             return
         owner = event.agent.name if event.agent is not None else "—"
         if kind in (ContextPoolHook.ON_EVICT, ContextQueueHook.ON_EVICT):
-            item = event.args[1]
+            item = event["item"]
             if event.agent is not None:
                 self.agent(owner).evictions += 1
             store = "pool" if kind is ContextPoolHook.ON_EVICT else "queue"
             label = item.id if getattr(item, "id", None) else preview(item.content, 30)
             self._note(at, owner, "evict", f"♻ {store} evicted {label}")
         elif kind is ContextPoolHook.AFTER_ADD:
-            self._note(at, owner, "context", f"+ pool {event.args[1].id}")
+            self._note(at, owner, "context", f"+ pool {event['item'].id}")
         elif kind is ContextQueueHook.AFTER_APPEND:
-            self._note(at, owner, "context", f"+ queue {len(event.args[0])} item(s)")
+            self._note(at, owner, "context", f"+ queue {len(event['appended_items'])} item(s)")
         elif kind in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT):
             return  # reported by the turn's end
         elif kind in COLD_EVENTS and not kind.name.startswith("BEFORE_"):
