@@ -19,18 +19,21 @@ BIG = 200_000
 
 
 class Spy(list[int]):
-    """A list that counts the calls of its repr and the items taken from it."""
+    """A list that counts the calls of its repr, the items taken from it, and the most
+    items any single walk over it took."""
 
     reprs = 0
     taken = 0
+    most = 0
 
     def __repr__(self) -> str:
         Spy.reprs += 1
         return super().__repr__()
 
     def __iter__(self) -> Iterator[int]:
-        for item in super().__iter__():
+        for walked, item in enumerate(super().__iter__(), start=1):
             Spy.taken += 1
+            Spy.most = max(Spy.most, walked)
             yield item
 
 
@@ -65,7 +68,7 @@ class Result:
 
 
 def fresh_spy() -> Spy:
-    Spy.reprs = Spy.taken = 0
+    Spy.reprs = Spy.taken = Spy.most = 0
     return Spy(range(BIG))
 
 
@@ -179,8 +182,8 @@ async def test_big_results_are_previewed_everywhere_without_their_repr(until: An
         await until(pilot, app.workload_done.is_set)
         assert model.agents["big-0"].values_tail[-1].text.startswith("Spy([0, 1, 2")
         assert Spy.reprs == 0
-        # A handful of items per preview, never the whole list: 30 turns ended, plus
-        # the queue, the inspector and each refresh of the panels.
-        assert Spy.taken < 100 * 12
+        # A handful of items per preview, never the whole list — however many times the
+        # panels were refreshed meanwhile (that depends on the machine's speed).
+        assert 0 < Spy.most <= 12
         await pilot.press("q")
     assert app.return_code == 0
