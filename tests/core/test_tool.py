@@ -25,6 +25,7 @@ from pygents import (
     hook,
     tool,
 )
+from pygents.testing import collect
 
 # --------------------------------------------------------------------------- helpers
 
@@ -33,10 +34,6 @@ async def spin(rounds: int = 100) -> None:
     """Let every ready task run as far as it can (yields control, never waits on time)."""
     for _ in range(rounds):
         await asyncio.sleep(0)
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
-    return [value async for value in stream]
 
 
 class Overlap:

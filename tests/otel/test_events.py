@@ -32,6 +32,7 @@ from pygents import (
     TurnTimeoutError,
     tool,
 )
+from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 
 SpansByName = Callable[[], dict[str, ReadableSpan]]
@@ -82,10 +83,6 @@ def all_attribute_values(spans: Iterator[ReadableSpan] | tuple[ReadableSpan, ...
         for link in span.links:
             found.extend(str(v) for v in (link.attributes or {}).values())
     return found
-
-
-async def drain(agent: Agent) -> list[Any]:
-    return [value async for _, value in agent.run()]
 
 
 # -- every hook event, on the span of the object that fired it ----------------------------
