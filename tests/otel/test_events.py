@@ -493,7 +493,7 @@ async def test_an_explicit_capture_content_false_beats_the_environment(
     exporter: InMemorySpanExporter,
 ) -> None:
     monkeypatch.setenv(CAPTURE_ENV, "true")
-    instrument_with(capture_content=False)
+    instrumentor = instrument_with(capture_content=False)
 
     @tool
     async def whisper(text: str) -> str:
@@ -501,7 +501,17 @@ async def test_an_explicit_capture_content_false_beats_the_environment(
 
     await Turn(whisper, args=[SECRET]).returning()
 
-    assert [t for t in all_attribute_values(exporter.get_finished_spans()) if SECRET in t] == []
+    quiet = exporter.get_finished_spans()
+    assert {span.name for span in quiet} >= {"execute_tool whisper"}  # there was a span to read
+    assert [t for t in all_attribute_values(quiet) if SECRET in t] == []
+
+    # Positive control: the same environment without the explicit False does record the
+    # secret, so the check above would have caught it had the argument lost.
+    instrumentor.uninstrument()
+    exporter.clear()
+    instrument_with()
+    await Turn(whisper, args=[SECRET]).returning()
+    assert [t for t in all_attribute_values(exporter.get_finished_spans()) if SECRET in t] != []
 
 
 async def test_captured_content_is_truncated_with_an_ellipsis(
