@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import math
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -651,16 +651,21 @@ async def test_yielding_timeout_before_the_first_value() -> None:
     assert turn.output == []
 
 
-async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
-    started = asyncio.Event()
+def _blocking_tool(started: asyncio.Event) -> Any:
+    """A coroutine tool that sets ``started`` and then waits until something stops it."""
     never = asyncio.Event()
 
     @tool
-    async def waits_long() -> None:
+    async def blocks() -> None:
         started.set()
         await never.wait()
 
-    turn = Turn(waits_long, timeout=30)
+    return blocks
+
+
+async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
+    started = asyncio.Event()
+    turn = Turn(_blocking_tool(started), timeout=30)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
     task = await cancel_once_reached(turn.returning(), started)
     assert task.cancelled()
@@ -692,14 +697,7 @@ def _let_the_clock_pass(seconds: float) -> None:
 
 async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     started = asyncio.Event()
-    never = asyncio.Event()
-
-    @tool
-    async def doubly_stopped() -> None:
-        started.set()
-        await never.wait()
-
-    turn = Turn(doubly_stopped, timeout=0.05)
+    turn = Turn(_blocking_tool(started), timeout=0.05)
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()
@@ -1021,15 +1019,7 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     never = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def plenty():
-        try:
-            for i in range(100):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(plenty)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(100)))
     log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
 
     async def consume() -> None:
@@ -1046,12 +1036,14 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
 
 
-def _streaming_tool_with_cleanup(finalized: list[bool]) -> Any:
+def _streaming_tool_with_cleanup(finalized: list[bool], items: Iterable[Any] = "abcdef") -> Any:
+    """A streaming tool yielding ``items`` that notes in ``finalized`` when it is closed."""
+
     @tool
     async def letters():
         try:
-            for ch in "abcdef":
-                yield ch
+            for item in items:
+                yield item
         finally:
             finalized.append(True)
 
@@ -1529,15 +1521,7 @@ async def test_abandoned_stream_still_ends_the_turn() -> None:
     completed = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def abandoned():
-        try:
-            for i in range(10):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(abandoned)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(10)))
     reasons: list[StopReason] = []
 
     @turn.on_complete
