@@ -4,6 +4,8 @@
   forgotten when it ends, so tests can reuse names; what existed before stays.
 * :class:`RecordingSubscriber` — records every event and scope, and lets a test
   *wait* for one (no sleeps).
+* :func:`collect` and :func:`drain` — consume a stream or an agent's run into a list,
+  so tests do not each write the same ``async for`` comprehension.
 
 For pytest, add ``pytest_plugins = ["pygents.pytest_plugin"]`` to ``conftest.py``
 to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
@@ -12,19 +14,28 @@ to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pygents._agent import AgentRegistry
+from pygents._agent import Agent, AgentRegistry
 from pygents._enums import HookType
 from pygents._hooks import HookRegistry
 from pygents._observe import Event, Scope, ScopeKind, Subscriber, subscribe
 from pygents._registry import Registry
 from pygents._tool import ToolRegistry
 
-__all__ = ["RecordingSubscriber", "ScopeRecord", "isolated_registries", "registries"]
+__all__ = [
+    "RecordingSubscriber",
+    "ScopeRecord",
+    "collect",
+    "drain",
+    "isolated_registries",
+    "registries",
+]
+
+T = TypeVar("T")
 
 
 def registries() -> list[Registry[Any]]:
@@ -117,3 +128,23 @@ class RecordingSubscriber(Subscriber):
         """Subscribe for the duration of a ``with`` block."""
         with subscribe(self):
             yield self
+
+
+async def collect(stream: AsyncIterable[T]) -> list[T]:
+    """Every item of ``stream``, in order: ``await collect(agent.run())`` keeps the turns.
+
+    Written once here because nearly every test of a streaming tool or an agent needs it,
+    and a hand-rolled loop per test module drifts (one swallows errors, one does not).
+    Errors from the stream propagate; nothing is swallowed.
+    """
+    return [item async for item in stream]
+
+
+async def drain(agent: Agent) -> list[Any]:
+    """Run ``agent`` until its queue is empty and return the values it yielded, in order.
+
+    The turns are dropped, which is what most tests want; use :func:`collect` on
+    ``agent.run()`` when the ``(turn, value)`` pairs matter. A failing turn's error
+    propagates, as it does from ``agent.run()``.
+    """
+    return [value async for _, value in agent.run()]

@@ -30,18 +30,9 @@ from pygents import (
     hook,
     tool,
 )
+from pygents.testing import collect, drain
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-async def drain(agent: Agent) -> list[tuple[Turn, Any]]:
-    """Every ``(turn, value)`` one ``run()`` yields."""
-    return [pair async for pair in agent.run()]
-
-
-async def values(agent: Agent) -> list[Any]:
-    """Every value one ``run()`` yields."""
-    return [value for _, value in await drain(agent)]
 
 
 async def reached(event: asyncio.Event, task: asyncio.Task[Any]) -> None:
@@ -184,7 +175,7 @@ async def test_async_with_unregisters_the_agent_on_exit() -> None:
     async with Agent("scoped", "", [echo]) as agent:
         assert AgentRegistry.get("scoped") is agent
         await agent.put(Turn(echo, kwargs={"x": "in"}))
-        assert await values(agent) == ["echo:in"]
+        assert await drain(agent) == ["echo:in"]
     assert "scoped" not in AgentRegistry
 
 
@@ -238,7 +229,7 @@ async def test_put_accepts_turns_for_subtools_of_a_root_tool() -> None:
     await agent.put(Turn(audit))
     await agent.put(Turn(manage))
 
-    assert await values(agent) == ["created alice", "audited", "root"]
+    assert await drain(agent) == ["created alice", "audited", "root"]
 
 
 async def test_setting_tools_changes_which_turns_put_accepts_and_survives_to_dict() -> None:
@@ -264,7 +255,7 @@ async def test_setting_tools_changes_which_turns_put_accepts_and_survives_to_dic
     AgentRegistry.unregister("a")
     restored = Agent.from_dict(data)
     assert [t.name for t in restored.tools] == ["manage"]
-    assert await values(restored) == ["root", "created"]
+    assert await drain(restored) == ["root", "created"]
 
 
 async def test_tools_that_would_strand_queued_turns_are_refused() -> None:
@@ -281,7 +272,7 @@ async def test_tools_that_would_strand_queued_turns_are_refused() -> None:
         agent.tools = [other]
     assert list(agent.tools) == [echo, other]  # unchanged
 
-    assert await values(agent) == ["echo:queued"]
+    assert await drain(agent) == ["echo:queued"]
     agent.tools = [other]  # nothing queued any more
     assert list(agent.tools) == [other]
 
@@ -320,7 +311,7 @@ async def test_run_takes_turns_in_fifo_order() -> None:
     for turn in turns:
         await agent.put(turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert ran == list(range(6))
     assert pairs == [(turn, i) for i, turn in enumerate(turns)]
@@ -344,7 +335,7 @@ async def test_a_returned_turn_is_queued_and_runs_later_in_the_same_run() -> Non
     await agent.put(Turn(spawn))
     await agent.put(Turn(echo, kwargs={"x": "queued-before"}))
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert [value for _, value in pairs] == ["echo:queued-before", "echo:child"]
     assert pairs[1][0] is spawned[0]
@@ -361,7 +352,7 @@ async def test_a_returned_context_item_without_id_goes_to_the_context_queue() ->
     agent = Agent("a", "", [remember])
     await agent.put(Turn(remember, kwargs={"text": "hello"}))
 
-    assert await drain(agent) == []
+    assert await collect(agent.run()) == []
     assert agent.context_queue.items == [ContextItem(content="hello")]
     assert len(agent.context_pool) == 0
 
@@ -374,7 +365,7 @@ async def test_a_returned_context_item_with_id_goes_to_the_context_pool() -> Non
     agent = Agent("a", "", [store])
     await agent.put(Turn(store, kwargs={"doc_id": "d1"}))
 
-    assert await drain(agent) == []
+    assert await collect(agent.run()) == []
     assert agent.context_pool.get("d1") == ContextItem(
         content="body of d1", description="a document", id="d1"
     )
@@ -395,10 +386,10 @@ async def test_a_completion_check_returning_true_ends_run_and_leaves_turns_queue
     for turn in rest:
         await agent.put(turn)
 
-    assert await values(agent) == ["echo:before"]
+    assert await drain(agent) == ["echo:before"]
     assert agent.turns == rest
     assert not agent.is_running
-    assert await values(agent) == ["echo:after"]  # the next run carries on
+    assert await drain(agent) == ["echo:after"]  # the next run carries on
     assert agent.turns == []
 
 
@@ -416,7 +407,7 @@ async def test_a_completion_check_returning_false_lets_run_continue() -> None:
     await agent.put(Turn(echo, kwargs={"x": "after"}))
     await agent.put(Turn(not_yet))
 
-    assert await values(agent) == ["echo:after"]  # False is not yielded either
+    assert await drain(agent) == ["echo:after"]  # False is not yielded either
     assert checks == [False, False]
     assert agent.turns == []
 
@@ -432,7 +423,7 @@ async def test_a_completion_check_returning_a_non_bool_is_an_error(returned: obj
     await agent.put(turn)
 
     with pytest.raises(CompletionCheckReturnError, match="sloppy"):
-        await drain(agent)
+        await collect(agent.run())
     assert turn.stop_reason is StopReason.ERROR
     assert not agent.is_running
 
@@ -451,7 +442,7 @@ async def test_any_other_value_is_yielded_with_its_turn(plain: object) -> None:
     turn = Turn(give)
     await agent.put(turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert len(pairs) == 1
     assert pairs[0][0] is turn
@@ -484,7 +475,7 @@ async def test_each_streamed_value_is_routed_as_it_is_produced() -> None:
     stream_turn = Turn(mixed)
     await agent.put(stream_turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert pairs == [
         (stream_turn, "first"),
@@ -533,7 +524,7 @@ async def test_a_context_queue_parameter_receives_the_agents_queue() -> None:
     agent = Agent("a", "", [think])
     await agent.put(Turn(think, kwargs={"question": "q"}))
 
-    assert await values(agent) == ["q"]
+    assert await drain(agent) == ["q"]
     assert got == [agent.context_queue]
     assert got[0] is agent.context_queue
 
@@ -549,7 +540,7 @@ async def test_an_optional_pool_parameter_is_the_pool_inside_and_none_outside() 
     assert await Turn(answer).returning() == "ok"
     agent = Agent("a", "", [answer])
     await agent.put(Turn(answer))
-    assert await values(agent) == ["ok"]
+    assert await drain(agent) == ["ok"]
 
     assert got[0] is None
     assert got[1] is agent.context_pool
@@ -577,7 +568,7 @@ async def test_an_explicit_argument_wins_over_injection() -> None:
 
     agent = Agent("a", "", [think])
     await agent.put(Turn(think, kwargs={"memory": mine}))
-    await drain(agent)
+    await collect(agent.run())
 
     assert got[0] is mine
     assert got[1] is agent.context_pool
@@ -602,7 +593,7 @@ async def test_hooks_with_context_parameters_receive_the_agents_instances() -> N
         seen.append(("agent turn hook", None, pool))
 
     await agent.put(Turn(echo, kwargs={"x": "1"}))
-    assert await values(agent) == ["echo:1"]
+    assert await drain(agent) == ["echo:1"]
 
     queue, pool = agent.context_queue, agent.context_pool
     assert len(seen) == 3
@@ -638,7 +629,7 @@ async def test_a_turn_error_propagates_after_its_hooks_fired() -> None:
 
     await agent.put(turn)
     with pytest.raises(ValueError, match="boom") as info:
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [
         ("turn ON_ERROR", turn, info.value),
@@ -675,7 +666,7 @@ async def test_a_turn_timeout_propagates_after_its_hooks_fired() -> None:
 
     await agent.put(turn)
     with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [("turn ON_TIMEOUT", turn), ("agent ON_TURN_TIMEOUT", agent, turn)]
     assert turn.stop_reason is StopReason.TIMEOUT
@@ -770,7 +761,7 @@ async def test_before_turn_fires_once_per_turn_taken(queued: int) -> None:
     for i in range(queued):
         await agent.put(Turn(echo, kwargs={"x": str(i)}))
 
-    assert len(await drain(agent)) == queued
+    assert len(await collect(agent.run())) == queued
     assert depths == list(range(queued, 0, -1))  # each time with the next turn still queued
 
 
@@ -812,7 +803,7 @@ async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
     for turn in (Turn(mixed), Turn(remember), Turn(finished)):
         await agent.put(turn)
 
-    assert await values(agent) == ["plain", "echo:child"]
+    assert await drain(agent) == ["plain", "echo:child"]
     assert seen == [
         ("mixed", note, True),  # each routed value is already where it was routed to
         ("mixed", doc, True),
@@ -862,14 +853,14 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
 
     await agent.put(Turn(ok))
     await agent.put(Turn(spawn))
-    assert await values(agent) == ["ok", "ok"]
+    assert await drain(agent) == ["ok", "ok"]
     await agent.put(Turn(bad))
     with pytest.raises(RuntimeError, match="bad"):
-        await drain(agent)
+        await collect(agent.run())
     slow_turn = Turn(slow, timeout=0.05)
     await agent.put(slow_turn)
     with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [
         ("complete", "ok", StopReason.COMPLETED),
@@ -938,7 +929,7 @@ async def test_attributes_are_read_only_inside_a_running_tool() -> None:
 
     agent = Agent("a", "original", [meddle])
     await agent.put(Turn(meddle))
-    await drain(agent)
+    await collect(agent.run())
 
     assert len(errors) == 1
     assert agent.description == "original"
@@ -1049,7 +1040,7 @@ async def test_pause_and_resume_are_idempotent() -> None:
     assert agent.is_paused
 
     await agent.put(Turn(step, kwargs={"i": 1}))
-    task = asyncio.create_task(drain(agent))
+    task = asyncio.create_task(collect(agent.run()))
     await reached(at_gate, task)
     assert ran == []  # paused before the first turn
 
@@ -1080,7 +1071,7 @@ async def test_a_paused_agent_with_nothing_queued_ends_its_run() -> None:
     at_gate = gate_watch(agent)
     agent.pause()
 
-    assert await drain(agent) == []
+    assert await collect(agent.run()) == []
 
     assert not at_gate.is_set()  # no next turn, so nothing to hold at the gate
     assert agent.is_paused  # the pause still holds the next run's first turn
@@ -1097,7 +1088,7 @@ async def test_pausing_during_the_last_turn_ends_the_run_after_it() -> None:
     at_gate = gate_watch(agent)
     await agent.put(Turn(last))
 
-    assert await values(agent) == ["done"]
+    assert await drain(agent) == ["done"]
     assert not at_gate.is_set()
     assert agent.is_paused
 
@@ -1126,7 +1117,7 @@ async def test_a_paused_agent_still_holds_a_queued_turn_at_the_gate() -> None:
     agent.pause()
     await agent.put(Turn(echo, kwargs={"x": "held"}))
 
-    assert await values(agent) == ["echo:held"]
+    assert await drain(agent) == ["echo:held"]
     assert at_gate.is_set()  # the queued turn waited at the gate until the hook resumed
 
 
@@ -1159,7 +1150,7 @@ async def test_send_puts_a_turn_on_another_agent() -> None:
 
     assert receiver.turns == [turn]
     assert sender.turns == []
-    assert await values(receiver) == ["echo:mail"]
+    assert await drain(receiver) == ["echo:mail"]
 
 
 async def test_send_from_inside_a_running_tool_reaches_the_other_agent() -> None:
@@ -1174,8 +1165,8 @@ async def test_send_from_inside_a_running_tool_reaches_the_other_agent() -> None
     receiver = Agent("receiver", "", [echo])
     await sender.put(Turn(forward, kwargs={"x": "hi"}))
 
-    assert await values(sender) == ["forwarded"]
-    assert await values(receiver) == ["echo:hi"]
+    assert await drain(sender) == ["forwarded"]
+    assert await drain(receiver) == ["echo:hi"]
 
 
 async def test_send_to_an_unknown_agent_is_an_unregistered_agent_error() -> None:
@@ -1263,11 +1254,11 @@ async def test_a_branch_is_independent_afterwards() -> None:
     assert [i.id for i in parent.context_pool] == ["shared", "parent"]
     assert [i.id for i in child.context_pool] == ["shared", "child"]
 
-    assert await values(child) == ["echo:mutated"]
+    assert await drain(child) == ["echo:mutated"]
     assert parent.turns == [original]  # running the branch consumed only its own queue
     assert original.kwargs == {"x": "a"}
     assert original.stop_reason is None
-    assert await values(parent) == ["echo:a"]
+    assert await drain(parent) == ["echo:a"]
 
 
 async def test_branch_keeps_the_limits_of_empty_context_stores() -> None:
@@ -1314,7 +1305,7 @@ async def test_branch_overrides_description_tools_and_hooks() -> None:
     assert list(parent.tools) == [echo]
     assert parent.hooks == [parents_hook]
     await child.put(Turn(extra))
-    assert await values(child) == ["extra"]
+    assert await drain(child) == ["extra"]
     with pytest.raises(ValueError, match="extra"):
         await parent.put(Turn(extra))
 

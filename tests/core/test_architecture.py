@@ -1,11 +1,13 @@
 """Structural promises: the core stays standard-library only and acyclic."""
 
 from __future__ import annotations
+import __future__
 
 import ast
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pygents
 import pygents_otel
@@ -56,9 +58,21 @@ def test_private_modules_import_each_other_without_cycles() -> None:
     assert graph["_errors"] == set()
 
 
-def test_every_public_name_is_exported_and_importable() -> None:
-    for name in pygents.__all__:
-        assert getattr(pygents, name) is not None, name
+def test_the_public_namespace_is_exactly_what_all_lists() -> None:
+    """Every name ``pygents`` binds publicly is in ``__all__`` and every listed name is bound,
+    so a helper imported into ``__init__`` cannot leak out unlisted and a removed name
+    cannot linger in ``__all__`` (``from pygents import *`` would then fail)."""
+    bound = {
+        name
+        for name, value in vars(pygents).items()
+        if not name.startswith("_")
+        and not isinstance(value, ModuleType)  # submodules such as pygents.testing
+        and value is not __future__.annotations
+    }
+    listed = set(pygents.__all__)
+    assert len(pygents.__all__) == len(listed), "a name is listed twice"
+    assert sorted(bound - listed) == []  # public but not listed
+    assert sorted(name for name in listed if name not in vars(pygents)) == []  # listed, unbound
 
 
 def test_the_tests_import_the_packages_of_this_checkout() -> None:

@@ -19,10 +19,7 @@ from pygents import (
     hook,
     tool,
 )
-
-
-async def drain(agent: Agent) -> list[object]:
-    return [value async for _, value in agent.run()]
+from pygents.testing import drain
 
 
 async def test_tool_receives_the_running_agents_queue_and_pool() -> None:

@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -65,6 +65,19 @@ async def collect(stream: Any, into: list[Any]) -> None:
     """Consume ``stream``, appending each value to ``into`` (kept if the stream raises)."""
     async for value in stream:
         into.append(value)
+
+
+async def cancel_once_reached(
+    run: Coroutine[Any, Any, Any], reached: asyncio.Event
+) -> asyncio.Task[Any]:
+    """Run ``run`` in a task, cancel it once ``reached`` is set, and check it ends cancelled."""
+    task = asyncio.create_task(run)
+    async with asyncio.timeout(GUARD):
+        await reached.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return task
 
 
 def assert_aware(value: datetime | None) -> None:
@@ -638,23 +651,23 @@ async def test_yielding_timeout_before_the_first_value() -> None:
     assert turn.output == []
 
 
-async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
-    started = asyncio.Event()
+def _blocking_tool(started: asyncio.Event) -> Any:
+    """A coroutine tool that sets ``started`` and then waits until something stops it."""
     never = asyncio.Event()
 
     @tool
-    async def waits_long() -> None:
+    async def blocks() -> None:
         started.set()
         await never.wait()
 
-    turn = Turn(waits_long, timeout=30)
+    return blocks
+
+
+async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
+    started = asyncio.Event()
+    turn = Turn(_blocking_tool(started), timeout=30)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    task = await cancel_once_reached(turn.returning(), started)
     assert task.cancelled()
     assert turn.stop_reason is StopReason.CANCELLED
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
@@ -684,14 +697,7 @@ def _let_the_clock_pass(seconds: float) -> None:
 
 async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     started = asyncio.Event()
-    never = asyncio.Event()
-
-    @tool
-    async def doubly_stopped() -> None:
-        started.set()
-        await never.wait()
-
-    turn = Turn(doubly_stopped, timeout=0.05)
+    turn = Turn(_blocking_tool(started), timeout=0.05)
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()
@@ -923,12 +929,7 @@ async def test_cancelling_returning() -> None:
 
     turn = Turn(cancellable)
     log = record(turn, [])
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(turn.returning(), started)
 
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
@@ -940,30 +941,39 @@ async def test_cancelling_returning() -> None:
     assert log[-1] == (TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)
 
 
-async def test_cancelling_during_before_run_hook() -> None:
+@pytest.mark.parametrize("point", [TurnHook.BEFORE_RUN, TurnHook.AFTER_RUN, TurnHook.ON_VALUE])
+async def test_cancelling_while_a_turn_hook_blocks_ends_the_turn_cancelled(point: TurnHook) -> None:
     in_hook = asyncio.Event()
     never = asyncio.Event()
     ran: list[bool] = []
+    finalized: list[bool] = []
 
     @tool
-    async def never_reached() -> None:
+    async def returns_first() -> str:
         ran.append(True)
+        return "result"
 
-    turn = Turn(never_reached)
+    @tool
+    async def values():
+        ran.append(True)
+        try:
+            yield 1
+            yield 2
+        finally:
+            finalized.append(True)
 
-    @turn.before_run
-    async def blocks_before(turn: Turn) -> None:
+    async def blocks(*_: Any) -> None:
         in_hook.set()
         await never.wait()
 
+    turn = Turn(values if point is TurnHook.ON_VALUE else returns_first)
+    getattr(turn, point.value)(blocks)
     log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert ran == []
+    run = collect(turn.yielding(), []) if point is TurnHook.ON_VALUE else turn.returning()
+    await cancel_once_reached(run, in_hook)
+
+    assert ran == ([] if point is TurnHook.BEFORE_RUN else [True])
+    assert finalized == ([True] if point is TurnHook.ON_VALUE else [])
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
@@ -992,12 +1002,7 @@ async def test_cancelling_a_task_iterating_yielding() -> None:
             seen.append(value)
             got_first.set()
 
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await got_first.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(consume(), got_first)
 
     assert seen == [1]
     assert turn.output == [1]
@@ -1014,15 +1019,7 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     never = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def plenty():
-        try:
-            for i in range(100):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(plenty)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(100)))
     log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
 
     async def consume() -> None:
@@ -1031,12 +1028,7 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
                 got_first.set()
                 await never.wait()
 
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await got_first.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(consume(), got_first)
     assert turn.stop_reason is StopReason.CANCELLED
     assert turn.output == [0]
     assert finalized == [True]
@@ -1044,12 +1036,14 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
 
 
-def _streaming_tool_with_cleanup(finalized: list[bool]) -> Any:
+def _streaming_tool_with_cleanup(finalized: list[bool], items: Iterable[Any] = "abcdef") -> Any:
+    """A streaming tool yielding ``items`` that notes in ``finalized`` when it is closed."""
+
     @tool
     async def letters():
         try:
-            for ch in "abcdef":
-                yield ch
+            for item in items:
+                yield item
         finally:
             finalized.append(True)
 
@@ -1522,85 +1516,12 @@ async def test_stream_timeout_when_each_step_runs_in_its_own_task() -> None:
     assert not turn.is_running
 
 
-async def test_cancelling_during_after_run_hook() -> None:
-    in_hook = asyncio.Event()
-    never = asyncio.Event()
-
-    @tool
-    async def returns_first() -> str:
-        return "result"
-
-    turn = Turn(returns_first)
-
-    @turn.after_run
-    async def slow_after(turn: Turn, output: str) -> None:
-        in_hook.set()
-        await never.wait()
-
-    log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert turn.stop_reason is StopReason.CANCELLED
-    assert not turn.is_running
-    assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
-
-
-async def test_cancelling_during_on_value_hook() -> None:
-    in_hook = asyncio.Event()
-    never = asyncio.Event()
-    finalized: list[bool] = []
-
-    @tool
-    async def values():
-        try:
-            yield 1
-            yield 2
-        finally:
-            finalized.append(True)
-
-    turn = Turn(values)
-
-    @turn.on_value
-    async def slow_value(turn: Turn, value: int) -> None:
-        in_hook.set()
-        await never.wait()
-
-    log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-
-    async def consume() -> None:
-        async for _ in turn.yielding():
-            pass
-
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert turn.stop_reason is StopReason.CANCELLED
-    assert finalized == [True]
-    assert not turn.is_running
-    assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
-
-
 async def test_abandoned_stream_still_ends_the_turn() -> None:
     """``break`` without ``aclosing``: the stream is finalised by the event loop."""
     completed = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def abandoned():
-        try:
-            for i in range(10):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(abandoned)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(10)))
     reasons: list[StopReason] = []
 
     @turn.on_complete

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,23 +98,15 @@ class Counted:
 
 
 async def test_capture_stops_serializing_at_the_length_limit(
-    instrument_with: Instrument, spans_by_name: SpansByName
+    instrument_with: Instrument,
+    spans_by_name: SpansByName,
+    pass_through: Callable[[Any], Awaitable[None]],
 ) -> None:
     instrument_with(capture_content=True)
     Counted.calls = 0
     huge = {f"key {i}": Counted() for i in range(200_000)}
 
-    @tool
-    async def identity(thing: Any) -> Any:
-        return thing
-
-    @tool
-    async def relay(thing: Any) -> AsyncIterator[Any]:
-        yield thing
-        yield thing
-
-    assert await Turn(identity, args=[huge]).returning() is huge
-    assert [v async for v in Turn(relay, args=[huge]).yielding()] == [huge, huge]
+    await pass_through(huge)
 
     # Eight dumps (two arguments, two results, four value events) of 2,048 characters
     # each write about a hundred entries; serializing everything would call repr()

@@ -32,6 +32,7 @@ from pygents import (
     TurnTimeoutError,
     tool,
 )
+from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 
 SpansByName = Callable[[], dict[str, ReadableSpan]]
@@ -82,10 +83,6 @@ def all_attribute_values(spans: Iterator[ReadableSpan] | tuple[ReadableSpan, ...
         for link in span.links:
             found.extend(str(v) for v in (link.attributes or {}).values())
     return found
-
-
-async def drain(agent: Agent) -> list[Any]:
-    return [value async for _, value in agent.run()]
 
 
 # -- every hook event, on the span of the object that fired it ----------------------------
@@ -496,7 +493,7 @@ async def test_an_explicit_capture_content_false_beats_the_environment(
     exporter: InMemorySpanExporter,
 ) -> None:
     monkeypatch.setenv(CAPTURE_ENV, "true")
-    instrument_with(capture_content=False)
+    instrumentor = instrument_with(capture_content=False)
 
     @tool
     async def whisper(text: str) -> str:
@@ -504,7 +501,17 @@ async def test_an_explicit_capture_content_false_beats_the_environment(
 
     await Turn(whisper, args=[SECRET]).returning()
 
-    assert [t for t in all_attribute_values(exporter.get_finished_spans()) if SECRET in t] == []
+    quiet = exporter.get_finished_spans()
+    assert {span.name for span in quiet} >= {"execute_tool whisper"}  # there was a span to read
+    assert [t for t in all_attribute_values(quiet) if SECRET in t] == []
+
+    # Positive control: the same environment without the explicit False does record the
+    # secret, so the check above would have caught it had the argument lost.
+    instrumentor.uninstrument()
+    exporter.clear()
+    instrument_with()
+    await Turn(whisper, args=[SECRET]).returning()
+    assert [t for t in all_attribute_values(exporter.get_finished_spans()) if SECRET in t] != []
 
 
 async def test_captured_content_is_truncated_with_an_ellipsis(
@@ -559,21 +566,12 @@ AWKWARD_VALUES = {
 async def test_awkward_values_never_break_the_run(
     instrument_with: Callable[..., PygentsInstrumentor],
     spans_by_name: SpansByName,
+    pass_through: Callable[[Any], Awaitable[None]],
     value: Any,
 ) -> None:
     instrument_with(capture_content=True, content_max_length=200)
 
-    @tool
-    async def identity(thing: Any) -> Any:
-        return thing
-
-    @tool
-    async def relay(thing: Any) -> AsyncIterator[Any]:
-        yield thing
-        yield thing
-
-    assert await Turn(identity, args=[value]).returning() is value
-    assert [v async for v in Turn(relay, args=[value]).yielding()] == [value, value]
+    await pass_through(value)
 
     spans = spans_by_name()
     for name in ("execute_tool identity", "execute_tool relay"):
