@@ -45,7 +45,6 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
-R_co = TypeVar("R_co", covariant=True)
 
 
 def _iso(ts: float | None) -> str | None:
