@@ -45,6 +45,9 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
+# A subtool's own signature: P and R inside DecoratedTool are its parent's.
+SubP = ParamSpec("SubP")
+SubR = TypeVar("SubR")
 
 
 def _iso(ts: float | None) -> str | None:
@@ -219,7 +222,7 @@ class DecoratedTool(Generic[P, R]):
         return cast(R, call_directly(self, args, kwargs, parent))
 
     @overload
-    def subtool(self, fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
+    def subtool(self, fn: Callable[SubP, SubR], /) -> DecoratedTool[SubP, SubR]: ...
     @overload
     def subtool(
         self,
@@ -229,17 +232,17 @@ class DecoratedTool(Generic[P, R]):
         tags: Iterable[str] | None = ...,
         type: ToolType = ...,
         **fixed_kwargs: Any,
-    ) -> Callable[[Callable[P, R]], DecoratedTool[P, R]]: ...
+    ) -> Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]: ...
     def subtool(
         self,
-        fn: Callable[P, R] | None = None,
+        fn: Callable[SubP, SubR] | None = None,
         /,
         *,
         lock: bool = False,
         tags: Iterable[str] | None = None,
         type: ToolType = ToolType.ACTION,
         **fixed_kwargs: Any,
-    ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
+    ) -> DecoratedTool[SubP, SubR] | Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]:
         """Register a full tool under the scoped name ``"<this tool>.<function>"``.
 
         It takes the options of ``@tool``, checked the same way: a completion-check
@@ -249,7 +252,7 @@ class DecoratedTool(Generic[P, R]):
         _check_type(type, where)
         tag_set = normalize_tags(tags, where)
 
-        def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:
+        def decorate(f: Callable[SubP, SubR]) -> DecoratedTool[SubP, SubR]:
             return _create(f, self, lock, tag_set, type, fixed_kwargs)
 
         return decorate if fn is None else decorate(fn)
