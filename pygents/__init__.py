@@ -44,6 +44,7 @@ from pygents._observe import (
     subscribe,
     unsubscribe,
 )
+from pygents._public import publish
 from pygents._tool import (
     CompletionCheckTool,
     DecoratedTool,
@@ -53,8 +54,7 @@ from pygents._tool import (
     tool,
 )
 from pygents._turn import Turn
-
-__version__ = "0.1.0"
+from pygents._version import __version__
 
 __all__ = [
     "COLD_EVENTS",
@@ -104,3 +104,7 @@ __all__ = [
     "tool",
     "unsubscribe",
 ]
+
+# Tracebacks and reprs name ``pygents.TurnTimeoutError``, not the private module that
+# defines it (see pygents/_public.py for why, and why pickle still works).
+publish(__name__, __all__, globals())

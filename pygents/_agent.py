@@ -28,7 +28,7 @@ from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn import Turn, new_uuid
 
-__all__ = ["Agent", "AgentRegistry", "AgentRun"]
+__all__ = ["Agent", "AgentRegistry"]
 
 
 def _names(tools: Iterable[DecoratedTool[..., Any]]) -> frozenset[str]:

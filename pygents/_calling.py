@@ -31,10 +31,7 @@ __all__ = [
     "CallShape",
     "Injectable",
     "LoopLock",
-    "is_thunk",
     "resolve_arguments",
-    "resolve_hints",
-    "resolve_value",
 ]
 
 _P = inspect.Parameter

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from pygents import __version__
+from pygents._version import __version__
 
 
 class MissingExtraError(ModuleNotFoundError):

@@ -33,7 +33,6 @@ from pygents._observe import BUS, Scope
 from pygents._registry import Registry
 
 __all__ = [
-    "GLOBAL_HOOKS",
     "Hook",
     "HookMetadata",
     "HookRegistry",

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-__all__ = ["Definitions", "hoist_model_schema", "json_value"]
+__all__ = ["hoist_model_schema", "json_value"]
 
 _REF: Final = "#/$defs/"
 _SECTIONS: Final = ("$defs", "definitions")  # pydantic 2 and pydantic 1

@@ -26,7 +26,7 @@ from typing import (
 
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HookType, ToolHook, ToolType
-from pygents._errors import UnregisteredToolError
+from pygents._errors import UnregisteredToolError, brief
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
@@ -45,7 +45,9 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
-R_co = TypeVar("R_co", covariant=True)
+# A subtool's own signature: P and R inside DecoratedTool are its parent's.
+SubP = ParamSpec("SubP")
+SubR = TypeVar("SubR")
 
 
 def _iso(ts: float | None) -> str | None:
@@ -220,25 +222,38 @@ class DecoratedTool(Generic[P, R]):
         return cast(R, call_directly(self, args, kwargs, parent))
 
     @overload
-    def subtool(self, fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
+    def subtool(self, fn: Callable[SubP, SubR], /) -> DecoratedTool[SubP, SubR]: ...
     @overload
     def subtool(
-        self, /, *, lock: bool = ..., tags: Iterable[str] | None = ..., **fixed_kwargs: Any
-    ) -> Callable[[Callable[P, R]], DecoratedTool[P, R]]: ...
+        self,
+        /,
+        *,
+        lock: bool = ...,
+        tags: Iterable[str] | None = ...,
+        type: ToolType = ...,
+        **fixed_kwargs: Any,
+    ) -> Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]: ...
     def subtool(
         self,
-        fn: Callable[P, R] | None = None,
+        fn: Callable[SubP, SubR] | None = None,
         /,
         *,
         lock: bool = False,
         tags: Iterable[str] | None = None,
+        type: ToolType = ToolType.ACTION,
         **fixed_kwargs: Any,
-    ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
-        """Register a full tool under the scoped name ``"<this tool>.<function>"``."""
-        tag_set = normalize_tags(tags, f"{self.name}.subtool()")
+    ) -> DecoratedTool[SubP, SubR] | Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]:
+        """Register a full tool under the scoped name ``"<this tool>.<function>"``.
 
-        def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:
-            return _create(f, self, lock, tag_set, ToolType.ACTION, fixed_kwargs)
+        It takes the options of ``@tool``, checked the same way: a completion-check
+        subtool must be a coroutine annotated ``-> bool``.
+        """
+        where = f"{self.name}.subtool()"
+        _check_type(type, where)
+        tag_set = normalize_tags(tags, where)
+
+        def decorate(f: Callable[SubP, SubR]) -> DecoratedTool[SubP, SubR]:
+            return _create(f, self, lock, tag_set, type, fixed_kwargs)
 
         return decorate if fn is None else decorate(fn)
 
@@ -267,6 +282,15 @@ class _ToolRegistry(Registry[DecoratedTool[..., Any]]):
 
 ToolRegistry: Final = _ToolRegistry("tool", UnregisteredToolError)
 """Every tool by name (scoped ``"parent.child"`` names for subtools)."""
+
+
+def _check_type(type: object, where: str) -> None:
+    """``type=`` of ``@tool`` and ``subtool()``: a ``ToolType`` member, checked before
+    the function is even seen."""
+    if not isinstance(type, ToolType):
+        raise TypeError(
+            f"{where} takes type=ToolType.ACTION or ToolType.COMPLETION_CHECK, got {brief(type)}"
+        )
 
 
 def _create(
@@ -315,8 +339,7 @@ def tool(
     **fixed_kwargs: Any,
 ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
     """Declare a tool. Use as ``@tool`` or ``@tool(lock=..., tags=..., type=..., **fixed)``."""
-    if not isinstance(type, ToolType):
-        raise TypeError(f"@tool(type=...) takes a ToolType, got {type!r}")
+    _check_type(type, "@tool")
     tag_set = normalize_tags(tags, "@tool")
 
     def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:

@@ -8,13 +8,13 @@ turn and tool invocation, following the GenAI semantic conventions.
 
 from __future__ import annotations
 
+from pygents import __version__
 from pygents._extras import missing_extra
-from pygents_otel._version import __version__
+from pygents._public import publish
 
 try:
     from pygents_otel._instrumentor import PygentsInstrumentor, trace_id_of
     from pygents_otel._setup import Telemetry, configure
-    from pygents_otel._subscriber import TelemetrySubscriber
     from pygents_otel._tally import SpanCounts
 except ModuleNotFoundError as error:
     # Without the 'otel' extra: one line naming it, not "No module named 'opentelemetry'".
@@ -27,8 +27,10 @@ __all__ = [
     "PygentsInstrumentor",
     "SpanCounts",
     "Telemetry",
-    "TelemetrySubscriber",
     "__version__",
     "configure",
     "trace_id_of",
 ]
+
+# Tracebacks and reprs name ``pygents_otel.Telemetry``, not its private module.
+publish(__name__, __all__, globals())

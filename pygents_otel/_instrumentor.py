@@ -14,12 +14,11 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
-from pygents import Scope, Subscriber, Subscription, Turn, subscribe
+from pygents import Scope, Subscriber, Subscription, Turn, __version__, subscribe
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 from pygents_otel._subscriber import TelemetrySubscriber
 from pygents_otel._text import bounded
-from pygents_otel._version import __version__
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
@@ -132,7 +131,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     _subscription: Subscription | None = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
-        return ("pygents >= 0.1.0",)
+        return (f"pygents >= {__version__}",)
 
     def _instrument(self, **kwargs: Any) -> None:
         settings = Settings.of(kwargs)  # bad arguments raise here, before anything

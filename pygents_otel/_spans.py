@@ -280,10 +280,6 @@ EVENT_NAMES: Final[dict[HookType, str]] = {
 }
 
 
-def event_name(event: Event) -> str:
-    return EVENT_NAMES[event.type]
-
-
 def event_attributes(
     event: Event, index: int | None, content: Content
 ) -> dict[str, AttributeValue]:

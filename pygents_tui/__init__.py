@@ -13,13 +13,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pygents import __version__
 from pygents._extras import import_from_extra
 from pygents_tui.model import DashboardModel
 
 if TYPE_CHECKING:
     from pygents_tui.app import Dashboard, Workload
-
-__version__ = "0.1.0"
 
 # The top-level modules the 'tui' extra installs (Textual brings Rich).
 TUI_PROVIDES = ("textual", "rich")

@@ -893,6 +893,57 @@ async def test_subtool_options_lock_tags_and_fixed_kwargs() -> None:
     assert insert.type is ToolType.ACTION
 
 
+async def test_a_completion_check_subtool_is_registered_with_its_type() -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    @jobs.subtool(type=ToolType.COMPLETION_CHECK)
+    async def finished(count: int) -> bool:
+        return count > 3
+
+    assert finished.type is ToolType.COMPLETION_CHECK
+    assert ToolRegistry.get("jobs.finished") is finished
+    assert jobs.subtools == [finished]
+    assert await finished(count=4) is True
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_returns_int, _unannotated, _bool_generator, _optional_bool],
+    ids=["int", "no-annotation", "async-generator", "optional-bool"],
+)
+def test_a_completion_check_subtool_is_checked_like_a_completion_check_tool(
+    fn: Callable[..., Any],
+) -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    with pytest.raises(TypeError, match="completion") as raised:
+        jobs.subtool(type=ToolType.COMPLETION_CHECK)(fn)
+    assert f"'jobs.{fn.__name__}'" in str(raised.value)  # the same check as @tool's
+    assert jobs.subtools == []
+    assert_not_registered(f"jobs.{fn.__name__}")
+
+
+@pytest.mark.parametrize("decorator", ["tool", "subtool"])
+def test_a_type_that_is_not_a_tool_type_is_refused_naming_the_choices(decorator: str) -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    async def finished() -> bool:
+        return True
+
+    make = tool if decorator == "tool" else jobs.subtool
+    with pytest.raises(TypeError, match=r"ToolType\.COMPLETION_CHECK, got 'completion_check'"):
+        make(type="completion_check")(finished)  # type: ignore[call-overload]  # wrong on purpose
+    assert jobs.subtools == []
+    assert_not_registered("finished")
+    assert_not_registered("jobs.finished")
+
+
 async def test_subtool_lock_serializes() -> None:
     gate = asyncio.Event()
     overlap = Overlap()
