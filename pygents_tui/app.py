@@ -240,7 +240,10 @@ class Dashboard(App[int]):
                 markup=False,
             )
             return
-        self.push_screen(InspectorScreen(record, self.trace_url, now=self.model.clock()))
+        model = self.model
+        self.push_screen(
+            InspectorScreen(record, self.trace_url, now=model.clock(), wall_time=model.wall_time)
+        )
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:
