@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import islice
 from typing import Any, Final
 
@@ -50,8 +49,6 @@ class TurnDetails:
     kwargs: tuple[tuple[str, str], ...]
     metadata: tuple[tuple[str, str], ...]
     tags: str
-    started: datetime | None
-    ended: datetime | None
     output: str | None  # a coroutine's output (None for a stream)
     values: int  # a stream's count of values
     last_values: tuple[str, ...]  # ... and the last few
@@ -72,8 +69,6 @@ class TurnDetails:
             kwargs=_pairs(turn.kwargs),
             metadata=_pairs(turn.metadata),
             tags=preview(", ".join(sorted(tags)), 200) if (tags := turn.tags) else "",
-            started=turn.start_time,
-            ended=turn.end_time,
             output=None if stream is not None else output,
             values=len(stream) if stream is not None else 0,
             last_values=tuple(preview(v, 100) for v in stream[-_LAST_VALUES:]) if stream else (),

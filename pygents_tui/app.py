@@ -12,12 +12,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static, TabbedContent
+from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
@@ -25,15 +24,7 @@ from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
 from pygents_tui.screens.main import TABS
-from pygents_tui.widgets import (
-    AgentsTable,
-    ContextPanel,
-    EventsPanel,
-    QueueTable,
-    RunningPanel,
-    TimelineTable,
-    ValuesLog,
-)
+from pygents_tui.widgets import AgentsTable, TimelineTable
 
 __all__ = ["Dashboard", "Workload", "exit_status"]
 
@@ -68,8 +59,6 @@ class Dashboard(App[int]):
         Binding("space", "freeze", "Freeze"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "back", "Back"),
-        Binding("j", "cursor('down')", "Down", show=False),
-        Binding("k", "cursor('up')", "Up", show=False),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -93,8 +82,6 @@ class Dashboard(App[int]):
         self.trace_url = trace_url
         if title:
             self.sub_title = title
-        self.frozen = False
-        self._frozen_at = 0
         self.workload_error: BaseException | None = None
         self.exit_reason: str | None = None  # why the app ended itself, for the CLI
         self.view_error: Exception | None = None
@@ -192,53 +179,19 @@ class Dashboard(App[int]):
             self.screen, (HelpScreen, InspectorScreen)
         ):
             return
-        status = self._main.query_one("#status", Static)
-        if self.frozen:
-            fresh = self.model.processed - self._frozen_at
-            status.update(Text(f" FROZEN · +{fresh} new record(s) · space to resume"), layout=False)
-            status.add_class("frozen")
-            return
-        status.remove_class("frozen")
-        model = self.model
-        running = len(model.running)
-        status.update(
-            Text(
-                f"{len(AgentRegistry)} agent(s) · {running} turn(s) running · "
-                f"{sum(s.completed for s in model.agents.values())} done · "
-                f"{model.log_total} event(s)"
-                + (f" · {model.dropped} dropped" if model.dropped else "")
-                + (" · workload failed" if self.workload_error else "")
-            ),
-            layout=False,
-        )
-        with self.batch_update():
-            agents = self._main.query_one(AgentsTable)
-            agents.refresh_from_model()
-            name = agents.selected
-            agent = AgentRegistry.find(name) if name else None
-            self._main.query_one(RunningPanel).refresh()
-            self._main.query_one(RunningPanel).agent = name
-            active = self._main.query_one(TabbedContent).active
-            if active == "tab-queue":
-                self._main.query_one(QueueTable).refresh_from(agent)
-            elif active == "tab-values":
-                self._main.query_one(ValuesLog).refresh_from(name)
-            elif active == "tab-context":
-                panel = self._main.query_one(ContextPanel)
-                panel.agent = name
-                panel.refresh()
-            elif active == "tab-events":
-                self._main.query_one(EventsPanel).refresh_from_model()
-            elif active == "tab-timeline":
-                # Rebuilt when the model changed or the selection did; every tick while
-                # turns run, since their bars grow.
-                self._main.query_one(TimelineTable).refresh_from(name, force=bool(running))
+        self._main.refresh_view(workload_failed=self.workload_error is not None)
 
     # -- actions ----------------------------------------------------------------------
 
     @property
     def selected_agent(self) -> str | None:
-        return self._main.query_one(AgentsTable).selected
+        """The agent the main screen shows (its name)."""
+        return self._main.selected
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the view is frozen (``space``): data keeps arriving, unshown."""
+        return self._main.frozen
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -259,8 +212,7 @@ class Dashboard(App[int]):
         self.refresh_view()
 
     def action_freeze(self) -> None:
-        self.frozen = not self.frozen
-        self._frozen_at = self.model.processed
+        self._main.toggle_freeze()
         self.refresh_view()
 
     def action_filter(self) -> None:
@@ -268,7 +220,7 @@ class Dashboard(App[int]):
         self._main.query_one("#filter", Input).focus()
 
     def action_show_tab(self, tab: str) -> None:
-        self._main.query_one(TabbedContent).active = tab
+        self._main.show_tab(tab)
         self.refresh_view()
 
     async def action_back(self) -> None:
@@ -276,14 +228,6 @@ class Dashboard(App[int]):
             await self.pop_screen()
         else:
             self._main.query_one(AgentsTable).focus()
-
-    def action_cursor(self, direction: str) -> None:
-        focused = self.focused
-        if isinstance(focused, DataTable):
-            if direction == "down":
-                focused.action_cursor_down()
-            else:
-                focused.action_cursor_up()
 
     def action_inspect(self, uuid: str | None = None) -> None:
         if uuid is None:
@@ -296,23 +240,14 @@ class Dashboard(App[int]):
                 markup=False,
             )
             return
-        self.push_screen(InspectorScreen(record, self.trace_url, now=self.model.clock()))
+        model = self.model
+        self.push_screen(
+            InspectorScreen(record, self.trace_url, now=model.clock(), wall_time=model.wall_time)
+        )
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:
         self.action_inspect(str(event.row_key.value))
-
-    @on(DataTable.RowSelected, "#agents")
-    def _agent_chosen(self, event: DataTable.RowSelected) -> None:
-        self.refresh_view()
-
-    @on(DataTable.RowHighlighted, "#agents")
-    def _agent_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.refresh_view()
-
-    @on(TabbedContent.TabActivated)
-    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
-        self.refresh_view()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

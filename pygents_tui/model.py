@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
 from pygents import (
@@ -74,7 +75,11 @@ class AgentState:
 
 
 class DashboardModel(Subscriber):
-    """See the module docstring. ``clock`` is injectable for deterministic tests."""
+    """See the module docstring.
+
+    ``clock`` (monotonic seconds) times everything the model records; ``wall_clock``
+    (seconds since the epoch) is read once, to show those times as dates. Both are the
+    seam that makes a test's timings, bars and dates exact."""
 
     event_types: ClassVar[frozenset[HookType] | None] = COLD_EVENTS
     scope_kinds: ClassVar[frozenset[ScopeKind] | None] = frozenset(
@@ -88,9 +93,11 @@ class DashboardModel(Subscriber):
         max_log: int = 2000,
         max_inbox: int = 1_000_000,
         trace_id: Callable[[Scope], str | None] | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.epoch = clock()  # times are shown as seconds since the dashboard started
+        self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
         self.received = 0
         self.processed = 0
@@ -337,6 +344,10 @@ class DashboardModel(Subscriber):
             self._note(at, owner, "event", f"{kind.qualified}")
 
     # -- reading, for the widgets -----------------------------------------------------------
+
+    def wall_time(self, at: float) -> datetime:
+        """The date (UTC) of ``at``, a time read from :attr:`clock`."""
+        return datetime.fromtimestamp(self.wall_epoch + (at - self.epoch), UTC)
 
     def live_agents(self) -> list[Agent]:
         """The registered agents, by name."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
@@ -42,11 +44,19 @@ def trace_link(trace_url: str, trace_id: str) -> str:
         return trace_url
 
 
-def describe(record: TurnRecord, trace_url: str | None = None, now: float | None = None) -> Text:
+def describe(
+    record: TurnRecord,
+    trace_url: str | None = None,
+    now: float | None = None,
+    wall_time: Callable[[float], datetime] | None = None,
+) -> Text:
     """The inspector's text for ``record``: plain text with bold labels."""
     details = record.inspect()
-    started = details.started.isoformat(timespec="milliseconds") if details.started else "—"
-    ended = details.ended.isoformat(timespec="milliseconds") if details.ended else "running"
+    started, ended = "—", "running"
+    if wall_time is not None:  # the dates of the model's own start and end times
+        started = wall_time(record.started).isoformat(timespec="milliseconds")
+        if record.ended is not None:
+            ended = wall_time(record.ended).isoformat(timespec="milliseconds")
     elapsed = record.elapsed_at(now) if now is not None else record.elapsed
     lines = _Lines()
     lines.add("turn", record.uuid)
@@ -88,14 +98,20 @@ class InspectorScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Back")]
 
     def __init__(
-        self, record: TurnRecord, trace_url: str | None = None, now: float | None = None
+        self,
+        record: TurnRecord,
+        trace_url: str | None = None,
+        now: float | None = None,
+        wall_time: Callable[[float], datetime] | None = None,
     ) -> None:
         super().__init__()
         self.record = record
         self.trace_url = trace_url
         self.now = now
+        self.wall_time = wall_time
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspector-dialog"):
-            yield Static(describe(self.record, self.trace_url, self.now), id="inspector-body")
+            text = describe(self.record, self.trace_url, self.now, self.wall_time)
+            yield Static(text, id="inspector-body")
             yield Static(Text("esc to go back", style="dim"))

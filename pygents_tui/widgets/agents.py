@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual.widgets import DataTable
 
+from pygents import Agent
 from pygents_tui.model import DashboardModel
+from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import sparkline
 
 _STATE_STYLE = {
@@ -27,8 +28,10 @@ def _cell(column: str, value: str) -> Text:
     return Text(value)
 
 
-class AgentsTable(DataTable[Text]):
-    """Agents with state, queue, current turn, counts, context sizes and throughput."""
+class AgentsTable(NavigableTable[Text]):
+    """Agents with state, queue, current turn, counts, context sizes and throughput.
+
+    The list that chooses the selected agent: the main screen follows its cursor."""
 
     # Fits 80 columns: widths plus one cell of padding on each side.
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
@@ -42,8 +45,8 @@ class AgentsTable(DataTable[Text]):
         ("rate", "Rate", 8),
     )
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
         self._cells: dict[str, tuple[str, ...]] = {}
 
@@ -58,9 +61,13 @@ class AgentsTable(DataTable[Text]):
             return None
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
-    def refresh_from_model(self) -> None:
+    def refresh_from(self, agent: str | None = None) -> None:
+        """Every live agent's row; ``agent`` is unused (this table *makes* the choice)."""
+        self._show(self.model.live_agents())
+
+    def _show(self, live: list[Agent]) -> None:
+        """Add, update (changed cells only) and remove rows to match ``live``."""
         model = self.model
-        live = model.live_agents()
         names = {agent.name for agent in live}
         for gone in [name for name in self._cells if name not in names]:
             self.remove_row(gone)

@@ -18,12 +18,17 @@ class ContextPanel(Widget):
 
     DEFAULT_CSS = "ContextPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.model = model
         # The agent's name, not the agent: a panel must not keep an agent (and its
         # context) alive after the program has let go of it.
         self.agent: str | None = None
+
+    def refresh_from(self, agent: str | None) -> None:
+        """Repaint: :meth:`render` reads the model and the agent when it runs."""
+        self.agent = agent
+        self.refresh()
 
     def render(self) -> Group:
         agent = AgentRegistry.find(self.agent) if self.agent is not None else None

@@ -933,7 +933,7 @@ async def test_a_failing_panel_neither_stops_the_app_nor_the_agents(
     gate = asyncio.Event()
     broken_refreshes = 0
 
-    def broken(self: AgentsTable) -> None:
+    def broken(self: AgentsTable, agent: str | None = None) -> None:
         nonlocal broken_refreshes
         broken_refreshes += 1
         raise RuntimeError("panel bug")
@@ -957,7 +957,7 @@ async def test_a_failing_panel_neither_stops_the_app_nor_the_agents(
     app = dashboard(workload, model=model)
     async with app.run_test(size=SIZE, message_hook=notes) as pilot:
         await until(pilot, lambda: agent.current_turn is not None)
-        monkeypatch.setattr(AgentsTable, "refresh_from_model", broken)
+        monkeypatch.setattr(AgentsTable, "refresh_from", broken)
         await until(pilot, lambda: broken_refreshes >= 3)  # the timer keeps ticking
         gate.set()
         await until(pilot, lambda: results == [0, 1, 2])
