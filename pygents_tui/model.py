@@ -51,6 +51,16 @@ __all__ = [
 
 _START, _END, _EVENT = 0, 1, 2
 THROUGHPUT_SECONDS: Final = 60
+SHOWN_EVENTS: Final = frozenset(
+    kind
+    for kind in COLD_EVENTS
+    if not kind.name.startswith("BEFORE_")
+    and kind not in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT)
+)
+"""The events the model records: cold ones only (so every per-turn path of the runtime
+stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
+``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
+TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
 
 
 @dataclass
@@ -67,7 +77,7 @@ class AgentState:
     evictions: int = 0
     last_error: str | None = None
     values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=500))
-    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=200))
+    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
     throughput: deque[int] = field(
         default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
     )
@@ -81,7 +91,7 @@ class DashboardModel(Subscriber):
     (seconds since the epoch) is read once, to show those times as dates. Both are the
     seam that makes a test's timings, bars and dates exact."""
 
-    event_types: ClassVar[frozenset[HookType] | None] = COLD_EVENTS
+    event_types: ClassVar[frozenset[HookType] | None] = SHOWN_EVENTS
     scope_kinds: ClassVar[frozenset[ScopeKind] | None] = frozenset(
         (ScopeKind.AGENT_RUN, ScopeKind.TURN)
     )
@@ -109,6 +119,7 @@ class DashboardModel(Subscriber):
         self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
+        self._settling: list[tuple[TurnRecord, str | None]] = []
 
     # -- the seam: one append (and one count) each, nothing else -----------------------
 
@@ -158,6 +169,7 @@ class DashboardModel(Subscriber):
             else:
                 self._event(obj, at)
         self.processed += count
+        self._settle()
         if self._tail_streams():
             changed = True
         if self._roll_throughput(int(self.clock())):
@@ -165,6 +177,30 @@ class DashboardModel(Subscriber):
         if changed:
             self.version += 1
         return changed
+
+    def _settle(self) -> None:
+        """Previews for the turns that ended in this drain and are still kept; then
+        every one of them lets go of its turn (its output and values are the program's
+        to free).
+
+        Done once per drain, newest first, rather than as each turn ends: in a busy drain
+        most ended turns are already pushed out of the bounded rings, and previews built
+        for them would be thrown away unseen.
+        """
+        settling = self._settling
+        recent_left = self.recent.maxlen or 0
+        agent_left: dict[str, int] = {}
+        for record, output in reversed(settling):
+            kept = recent_left > 0
+            recent_left -= 1
+            if record.agent is not None:
+                left = agent_left.get(record.agent, TURNS_KEPT)
+                kept = kept or left > 0
+                agent_left[record.agent] = left - 1
+            if kept and record.turn is not None:
+                record.details = TurnDetails.of(record.turn, record.streaming, output)
+            record.turn = None
+        settling.clear()
 
     def _roll_throughput(self, second: int) -> bool:
         """Quiet seconds count as zero: move every agent's buckets up to now."""
@@ -227,17 +263,18 @@ class DashboardModel(Subscriber):
         if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
             record.error = preview(scope.error, 200)
         turn: Turn = scope.target
-        output = None
-        if not record.streaming and not record.error:
+        output = None  # its preview, made here only when the values tail needs it
+        if (
+            not record.streaming
+            and not record.error
+            and scope.stop_reason is StopReason.COMPLETED
+            and record.agent is not None
+            and not isinstance(turn.output, (Turn, ContextItem))
+            and turn.tool.type is not ToolType.COMPLETION_CHECK
+        ):
             output = preview(turn.output, 200)
-            if scope.stop_reason is StopReason.COMPLETED and record.agent is not None:
-                routed = isinstance(turn.output, (Turn, ContextItem))
-                if not routed and turn.tool.type is not ToolType.COMPLETION_CHECK:
-                    self._value(record, output, at)
-        # From here on, previews only: the turn, its output and its values are freed
-        # when the program lets go of them.
-        record.details = TurnDetails.of(turn, record.streaming, output)
-        record.turn = None
+            self._value(record, output, at)
+        self._settling.append((record, output))  # see _settle
         self.recent.append(record)
         if record.agent is None:
             return
@@ -338,9 +375,7 @@ class DashboardModel(Subscriber):
             self._note(at, owner, "context", f"+ pool {event['item'].id}")
         elif kind is ContextQueueHook.AFTER_APPEND:
             self._note(at, owner, "context", f"+ queue {len(event['appended_items'])} item(s)")
-        elif kind in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT):
-            return  # reported by the turn's end
-        elif kind in COLD_EVENTS and not kind.name.startswith("BEFORE_"):
+        else:
             self._note(at, owner, "event", f"{kind.qualified}")
 
     # -- reading, for the widgets -----------------------------------------------------------

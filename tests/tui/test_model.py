@@ -670,3 +670,33 @@ async def test_five_hundred_agents_at_once(model: DashboardModel) -> None:
     assert sum(s.completed for s in model.agents.values()) == 500
     assert {model.phase(a) for a in agents} == {"finished"}
     assert len(model.recent) == 500
+
+
+async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
+    model: DashboardModel,
+) -> None:
+    previewed: list[int] = []
+
+    class Counted:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __repr__(self) -> str:
+            previewed.append(self.n)
+            return f"Counted({self.n})"
+
+    @tool()
+    async def make(n: int) -> Counted:
+        return Counted(n)
+
+    kept = model.recent.maxlen or 0
+    for n in range(kept + 100):  # bare turns: only the ring of recent turns keeps them
+        await Turn(make, args=[n]).returning()
+    assert model.drain() is True
+    records = list(model.recent)
+
+    assert len(records) == kept
+    assert all(r.turn is None for r in records)
+    assert [r.inspect().output for r in records[:2]] == ["Counted(100)", "Counted(101)"]
+    # The 100 turns pushed out of the ring within the same drain got no details built.
+    assert set(previewed) == set(range(100, kept + 100))
