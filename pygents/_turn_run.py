@@ -95,11 +95,15 @@ class TurnRun(Scope):
         self.entered: tuple[Subscriber, ...] = ()
 
     def hooks(self) -> Sequence[Hook[Any]]:
-        """The turn's own hooks, then those the running agent adds for every turn."""
+        """The turn's own hooks, then those the running agent adds for every turn.
+
+        A hook in both lists runs once, in the turn's place: attaching an agent's
+        hook to one of its turns as well must not make it fire twice.
+        """
         own = self.target._hooks
         extra = self.extra_hooks
         if extra:
-            return [*own, *extra] if own else extra
+            return [*own, *(h for h in extra if h not in own)] if own else extra
         return own or _NO_HOOKS
 
     def timeout_error(self) -> TurnTimeoutError:
