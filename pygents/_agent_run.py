@@ -12,14 +12,13 @@ ends the run, paused or not.
 from __future__ import annotations
 
 import asyncio
-import reprlib
 import weakref
 from collections.abc import AsyncGenerator, Coroutine
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError
+from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
 from pygents._hooks import fire
 from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._turn import Turn
@@ -175,8 +174,8 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     value = await turn_run.call()
                     if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
                         raise CompletionCheckReturnError(
-                            f"completion check {tool.name!r} returned {type(value).__name__} "
-                            f"{reprlib.repr(value)}; it must return True or False"
+                            f"completion check {brief(tool.name, 60)} returned "
+                            f"{type(value).__name__} {brief(value)}; it must return True or False"
                         )
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)

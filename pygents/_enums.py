@@ -5,6 +5,8 @@ from __future__ import annotations
 from enum import Enum, StrEnum
 from typing import TypeAlias
 
+from pygents._errors import brief
+
 __all__ = [
     "COLD_EVENTS",
     "HOT_EVENTS",
@@ -142,7 +144,7 @@ def parse_hook_type(text: str) -> HookType:
             return enum.__members__[member]  # type: ignore[return-value]
     choices = ", ".join(e.__name__ for e in HOOK_ENUMS)
     raise ValueError(
-        f"unknown hook type {text!r}: expected '<Enum>.<MEMBER>' with Enum one of {choices}"
+        f"unknown hook type {brief(text)}: expected '<Enum>.<MEMBER>' with Enum one of {choices}"
     )
 
 

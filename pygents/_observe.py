@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType, StopReason
+from pygents._errors import brief
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -112,7 +113,7 @@ class Scope:
 
     def __repr__(self) -> str:
         name = getattr(self.target, "name", None) or type(self.target).__name__
-        return f"<Scope {self.kind.value} {name!r}>"
+        return f"<Scope {self.kind.value} {brief(name, 60)}>"
 
     @property
     def state(self) -> dict[object, Any]:
