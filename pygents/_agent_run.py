@@ -20,7 +20,8 @@ from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
 from pygents._hooks import fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._observe import BUS
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 
@@ -42,13 +43,13 @@ class AgentRun(Scope):
     and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
     """
 
-    __slots__ = ("ended", "stream")
+    __slots__ = ("_ended", "_stream")
 
     def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
-        self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
-        self.stream = stream
-        self.ended: asyncio.Event | None = None
+        self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
+        self._stream = stream
+        self._ended: asyncio.Event | None = None
 
 
 def run_agent(agent: Agent) -> Stream:
@@ -67,16 +68,16 @@ async def _claim(agent: Agent) -> None:
     still running: rather than fail, the next run waits for that close.
     """
     while (previous := agent._run) is not None:
-        if previous.stream() is not None:
+        if previous._stream() is not None:
             raise SafeExecutionError(
                 f"{agent!r} is already running; consume its current run() instead of "
                 "starting another, or end it first: leave it with 'break' inside "
                 "'async with contextlib.aclosing(agent.run()) as stream:', or call "
                 "'await stream.aclose()'"
             )
-        if previous.ended is None:
-            previous.ended = asyncio.Event()
-        await previous.ended.wait()
+        if previous._ended is None:
+            previous._ended = asyncio.Event()
+        await previous._ended.wait()
 
 
 def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
@@ -213,7 +214,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         agent._run = None
         run.error = error
         run.stop_reason = stop_reason_for(error)
-        if run.ended is not None:
-            run.ended.set()
-        if run.observers:
+        if run._ended is not None:
+            run._ended.set()
+        if run._observers:
             BUS.end(run)

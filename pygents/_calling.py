@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from pygents._errors import FixedKwargOverrideWarning, brief
-from pygents._observe import Scope, current_scope
+from pygents._scope import Scope, current_scope
 
 __all__ = [
     "CallShape",

@@ -29,8 +29,9 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HOOK_ENUMS, HookType, parse_hook_type
 from pygents._errors import UnregisteredHookError, brief
-from pygents._observe import BUS, Scope
+from pygents._observe import BUS
 from pygents._registry import Registry
+from pygents._scope import Scope
 
 __all__ = [
     "GLOBAL_HOOKS",

@@ -30,9 +30,9 @@ from pygents._errors import UnregisteredToolError, brief
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
-from pygents._observe import current_scope
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
+from pygents._scope import current_scope
 
 __all__ = [
     "CompletionCheckTool",

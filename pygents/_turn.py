@@ -22,11 +22,8 @@ from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
-from pygents._observe import (
-    BUS,
-    Scope,
-    current_scope,
-)
+from pygents._observe import BUS
+from pygents._scope import Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn_run import Runner, TurnRun
