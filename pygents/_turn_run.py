@@ -15,7 +15,6 @@ decided and are not cut, so that they always run to their end exactly once.
 from __future__ import annotations
 
 import asyncio
-import time
 from asyncio import current_task
 from collections.abc import AsyncGenerator, Sequence
 from contextvars import Token
@@ -285,10 +284,8 @@ class TurnRun(Scope):
             return False
         assert self._deadline is not None
         self._deadline.close()
-        turn.output = result
-        turn._end = time.time()
-        turn.stop_reason = self.stop_reason = StopReason.COMPLETED
-        turn._run = None
+        turn._settle(result, StopReason.COMPLETED, None, detach=True)
+        self.stop_reason = StopReason.COMPLETED
         if self._observers:
             BUS.end(self)
         return True
@@ -332,10 +329,7 @@ class TurnRun(Scope):
                     raised = error = self._release(exc) if bounded else exc
                     bounded = False
                     reason = self._reason(error)
-            turn.output = self._inv._values if turn._tool.streaming else result
-            turn._end = time.time()
-            turn.stop_reason = reason
-            turn.error = error
+            turn._settle(self._inv._values if turn._tool.streaming else result, reason, error)
             if reason is StopReason.COMPLETED and (hooks or BUS.active):
                 try:
                     await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
@@ -345,9 +339,8 @@ class TurnRun(Scope):
             if bounded:  # a closing hook swallowed the deadline's cancellation
                 raised = error = self._release(None)
             if error is not turn.error:  # a closing hook changed the outcome
-                turn._end = time.time()
-                turn.stop_reason = reason = self._reason(error)
-                turn.error = error
+                reason = self._reason(error)
+                turn._settle(turn.output, reason, error)
             hooks = self.hooks()  # closing hooks may have attached more
             if hooks or BUS.listening:
                 if reason is StopReason.TIMEOUT:
@@ -355,7 +348,7 @@ class TurnRun(Scope):
                 elif reason is StopReason.ERROR:
                     await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
         finally:
-            turn._run = None
+            turn._detach()
             self.stop_reason = turn.stop_reason
             self.error = turn.error
             try:
