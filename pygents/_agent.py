@@ -234,7 +234,7 @@ class Agent:
                 f"(its tools: {_listed(names)}); give the agent that tool "
                 "or send the turn to an agent that has it"
             )
-        if self._hooks or BUS.listening:
+        if self._hooks or BUS.any:
             await fire(AgentHook.BEFORE_PUT, self, self._hooks, (self, turn), None, self._run)
             self._queue.append(turn)
             await fire(AgentHook.AFTER_PUT, self, self._hooks, (self, turn), None, self._run)

@@ -92,7 +92,7 @@ def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Corouti
 
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
     """A cold agent event (pause, resume, turn failure)."""
-    if agent._hooks or BUS.listening:
+    if agent._hooks or BUS.any:
         await fire(event, agent, agent._hooks, args, None, agent._run)
 
 
@@ -141,7 +141,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if agent._hooks or BUS.active:
+            if agent._hooks or BUS.hot:
                 await fire(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
             turn = queue.popleft()
             agent._current = turn
@@ -158,9 +158,9 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                                 await turn_run.value_hooks(value)
                             if isinstance(value, _ROUTED):
                                 await _route(agent, run, value)
-                                if agent._hooks or BUS.active:
+                                if agent._hooks or BUS.hot:
                                     await _value_event(agent, run, turn, value)
-                            elif agent._hooks or BUS.active:
+                            elif agent._hooks or BUS.hot:
                                 await _value_event(agent, run, turn, value)
                                 yield turn, value
                             else:
@@ -184,10 +184,10 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         done = value
                     elif isinstance(value, _ROUTED):
                         await _route(agent, run, value)
-                        if agent._hooks or BUS.active:
+                        if agent._hooks or BUS.hot:
                             await _value_event(agent, run, turn, value)
                     else:
-                        if agent._hooks or BUS.active:
+                        if agent._hooks or BUS.hot:
                             await _value_event(agent, run, turn, value)
                         agent._current = None
                         yield turn, value
@@ -197,7 +197,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                 await _turn_failed(agent, turn, exc)
                 raise
             agent._current = None
-            if agent._hooks or BUS.active:
+            if agent._hooks or BUS.hot:
                 await fire(AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
             if done:
                 break

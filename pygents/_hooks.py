@@ -314,7 +314,7 @@ async def fire(
 ) -> None:
     """Run every hook for ``event`` fired by ``source``; see the module docstring.
 
-    Callers skip the call entirely when ``not hooks and not BUS.active``.
+    Callers skip the call entirely when ``not hooks and not BUS.hot``.
     """
     if BUS.listeners:
         BUS.emit(event, source, args, kwargs, scope)

@@ -62,7 +62,7 @@ class Invocation(Scope):
         tool.metadata._start = time.time()
         tool.metadata._end = None
         self._args, self._kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.active or bool(tool._hooks)
+        return BUS.hot or bool(tool._hooks)
 
     async def before(self) -> None:
         """Fire ``BEFORE_INVOKE`` with the bound arguments."""
@@ -114,7 +114,7 @@ class Invocation(Scope):
         """End a successful coroutine invocation that has no hooks to fire, without
         awaiting; False (and nothing done) if :meth:`finish` is needed."""
         tool: DecoratedTool[..., Any] = self.target
-        if self._agen is not None or BUS.active or tool._hooks:
+        if self._agen is not None or BUS.hot or tool._hooks:
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
@@ -144,9 +144,9 @@ class Invocation(Scope):
             self.error = error
             self.stop_reason = reason if reason is not None else stop_reason_for(error)
             if isinstance(error, Exception):
-                if tool._hooks or BUS.listening:
+                if tool._hooks or BUS.any:
                     await fire(ToolHook.ON_ERROR, tool, tool._hooks, (), {"exc": error}, self)
-            elif (error is None or self._agen is not None) and (tool._hooks or BUS.active):
+            elif (error is None or self._agen is not None) and (tool._hooks or BUS.hot):
                 await fire(ToolHook.AFTER_INVOKE, tool, tool._hooks, (result,), None, self)
         finally:
             if self._observers:
@@ -190,7 +190,7 @@ async def stream_directly(
             finally:
                 BUS.exit(inv, entered)
             inv._values.append(value)
-            if tool._hooks or BUS.active:
+            if tool._hooks or BUS.hot:
                 await inv.value(value)
             yield value
     except BaseException as exc:

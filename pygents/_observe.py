@@ -11,7 +11,7 @@ A :class:`Subscriber` sees
 
 Subscribers are telemetry: an exception they raise is logged once per subscriber
 and method and otherwise ignored. With nobody subscribed and no global hooks the
-runtime pays a single attribute check per event (:attr:`Bus.active`).
+runtime pays a single attribute check per event (:attr:`Bus.hot` or :attr:`Bus.any`).
 """
 
 from __future__ import annotations
@@ -129,23 +129,33 @@ def _overrides(subscriber: Subscriber, method: str) -> bool:
 class Bus:
     """Holds the subscribers and the flag the runtime checks before doing any work.
 
-    There is one instance, :data:`BUS`. ``active`` is true when per-turn (hot) hook
-    events must be dispatched: a subscriber listens to them, or a global hook exists
-    (maintained by the hook module); ``listening`` is the same for any event, and
-    guards the cold ones. Subscribers that only follow scopes, steps or
+    There is one instance, :data:`BUS`. The runtime guards every event with one of
+    two flags, so that an event nobody needs costs a single attribute check:
+
+    ``hot``
+        someone needs the per-turn events (:data:`~pygents.HOT_EVENTS`): a
+        subscriber listens to at least one of them, or a global hook exists. It
+        guards the events fired for every turn and every streamed value.
+    ``any``
+        someone needs events at all: any event listener, or a global hook. It
+        guards the cold events (puts, pauses, errors, timeouts, context changes).
+
+    Both are kept up to date as subscribers come and go and global hooks are
+    registered (by the hook module); an object's own hooks are checked next to the
+    flag (``if hooks or BUS.hot``). Subscribers that only follow scopes, steps or
     turn creation are reached through ``scopers``, ``enterers`` and ``creators``, and
     leave the event paths as fast as with nobody subscribed.
     """
 
     __slots__ = (
         "_reported",
-        "active",
+        "any",
         "creators",
         "enterers",
         "global_hooks",
+        "hot",
         "listeners",
         "listeners_for",
-        "listening",
         "scopers",
         "scopers_by_kind",
         "subscribers",
@@ -160,8 +170,8 @@ class Bus:
         self.listeners_for: dict[HookType, tuple[Subscriber, ...]] = {}
         self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
-        self.active = False
-        self.listening = False
+        self.hot = False
+        self.any = False
         self._reported: set[tuple[int, str]] = set()
 
     def _rebuild(self) -> None:
@@ -194,8 +204,8 @@ class Bus:
             s.event_types is None or not s.event_types.isdisjoint(HOT_EVENTS)
             for s in self.listeners
         )
-        self.active = hot or self.global_hooks
-        self.listening = bool(self.listeners) or self.global_hooks
+        self.hot = hot or self.global_hooks
+        self.any = bool(self.listeners) or self.global_hooks
 
     def set_global_hooks(self, present: bool) -> None:
         self.global_hooks = present

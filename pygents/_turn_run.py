@@ -124,7 +124,7 @@ class TurnRun(Scope):
         turn: Turn = self.target
         self._arm()
         hooks = self.hooks()
-        if hooks or BUS.active:
+        if hooks or BUS.hot:
             await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
         self._started = True
         if self._inv.prepare(turn._args, turn._kwargs):
@@ -134,7 +134,7 @@ class TurnRun(Scope):
         """Run a coroutine turn up to its result, under the deadline."""
         try:
             turn: Turn = self.target
-            if turn._hooks or self._extra_hooks or BUS.active:
+            if turn._hooks or self._extra_hooks or BUS.hot:
                 await self._begin()
             else:  # nothing to fire before the call: the same steps, without awaiting
                 self._arm()
@@ -244,7 +244,7 @@ class TurnRun(Scope):
             self._end_step()
         self._keep(value)
         turn: Turn = self.target
-        return BUS.active or bool(turn._hooks or self._extra_hooks or self._inv.target._hooks)
+        return BUS.hot or bool(turn._hooks or self._extra_hooks or self._inv.target._hooks)
 
     def step_failed(self, exc: BaseException | None) -> None:
         """After the stream ended (``None``) or raised; raises this turn's timeout if
@@ -267,7 +267,7 @@ class TurnRun(Scope):
         try:
             await self._inv.value(value)
             hooks = self.hooks()
-            if hooks or BUS.active:
+            if hooks or BUS.hot:
                 await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
         except BaseException as exc:
             self._settle(exc)
@@ -311,7 +311,7 @@ class TurnRun(Scope):
         bounded = False  # closing hooks run under the deadline
         deadline = self._deadline
         if deadline is not None:
-            if error is None and (hooks or BUS.active or self._inv.target.hooks):
+            if error is None and (hooks or BUS.hot or self._inv.target.hooks):
                 if deadline.expired:  # it passed just as the tool finished
                     deadline.close()
                     raised = error = self.timeout_error()
@@ -330,7 +330,7 @@ class TurnRun(Scope):
                     bounded = False
                     reason = self._reason(error)
             turn._settle(self._inv._values if turn._tool.streaming else result, reason, error)
-            if reason is StopReason.COMPLETED and (hooks or BUS.active):
+            if reason is StopReason.COMPLETED and (hooks or BUS.hot):
                 try:
                     await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
                 except BaseException as exc:
@@ -342,7 +342,7 @@ class TurnRun(Scope):
                 reason = self._reason(error)
                 turn._settle(turn.output, reason, error)
             hooks = self.hooks()  # closing hooks may have attached more
-            if hooks or BUS.listening:
+            if hooks or BUS.any:
                 if reason is StopReason.TIMEOUT:
                     await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
                 elif reason is StopReason.ERROR:
@@ -353,7 +353,7 @@ class TurnRun(Scope):
             self.error = turn.error
             try:
                 hooks = self.hooks()
-                if hooks or BUS.active:
+                if hooks or BUS.hot:
                     await fire(
                         TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
                     )

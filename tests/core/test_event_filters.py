@@ -61,8 +61,8 @@ async def test_a_cold_listener_gets_cold_events_only_and_keeps_the_fast_paths() 
 
     recorder = ColdRecorder()
     with subscribe(recorder):
-        assert BUS.listening
-        assert not BUS.active  # per-turn events are not dispatched at all
+        assert BUS.any
+        assert not BUS.hot  # per-turn events are not dispatched at all
         agent = Agent("a", "", [note, stuck])
         await agent.put(Turn(note))
         await agent.put(Turn(stuck, timeout=0.05))
@@ -79,7 +79,7 @@ async def test_a_cold_listener_gets_cold_events_only_and_keeps_the_fast_paths() 
         AgentHook.ON_TURN_TIMEOUT,
     ):
         assert expected in recorder.seen, expected
-    assert not BUS.listening
+    assert not BUS.any
 
 
 async def test_a_listener_of_some_hot_event_turns_the_event_paths_on() -> None:
@@ -99,7 +99,7 @@ async def test_a_listener_of_some_hot_event_turns_the_event_paths_on() -> None:
 
     counter = CompletionCounter()
     with subscribe(counter):
-        assert BUS.active
+        assert BUS.hot
         for _ in range(3):
             assert await Turn(work).returning() == 1
     assert counter.count == 3
