@@ -14,6 +14,7 @@ from pygents import (
     Agent,
     AgentHook,
     ContextItem,
+    ContextPoolHook,
     ContextQueueHook,
     Event,
     HookType,
@@ -40,11 +41,15 @@ class ColdRecorder(Subscriber):
 
 def test_hot_and_cold_events_partition_every_hook_type() -> None:
     everything = {
-        member for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook) for member in enum
+        member
+        for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
+        for member in enum
     }
-    assert everything <= HOT_EVENTS | COLD_EVENTS
+    assert everything == HOT_EVENTS | COLD_EVENTS
+    assert len(everything) == 31
     assert HOT_EVENTS.isdisjoint(COLD_EVENTS)
     assert AgentHook.ON_PAUSE in COLD_EVENTS
+    assert ContextPoolHook.ON_EVICT in COLD_EVENTS
     assert TurnHook.ON_COMPLETE in HOT_EVENTS
 
 
