@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncGenerator, Coroutine
+from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
@@ -27,6 +28,7 @@ from pygents._turn_run import Runner
 
 if TYPE_CHECKING:
     from pygents._agent import Agent
+    from pygents._tool import DecoratedTool
 
 __all__ = ["AgentRun", "run_agent"]
 
@@ -43,13 +45,42 @@ class AgentRun(Scope):
     and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
     """
 
-    __slots__ = ("_ended", "_stream")
+    __slots__ = ("_ended", "_frame_token", "_stream")
 
     def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
         self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
         self._stream = stream
         self._ended: asyncio.Event | None = None
+        self._frame_token: Token[Scope | Frame | None] | None = None
+
+    def begin(self) -> Runner:
+        """Take the agent, tell subscribers, and make the run's frame current; the
+        returned :class:`Runner` is lent to every turn of the run."""
+        self.target._run = self
+        if BUS.scopers:
+            BUS.start(self)
+        frame = Frame(CURRENT.get())
+        self._frame_token = CURRENT.set(frame)
+        return Runner(frame)
+
+    def close(self, runner: Runner, error: BaseException | None) -> None:
+        """Undo :meth:`begin` and record how the run ended (``error``; None: success)."""
+        runner.watchdog.close()
+        if self._frame_token is not None:
+            try:
+                CURRENT.reset(self._frame_token)
+            except ValueError:
+                pass  # finalised in another context (an abandoned run)
+        agent: Agent = self.target
+        agent._current = None
+        agent._run = None
+        self.error = error
+        self.stop_reason = stop_reason_for(error)
+        if self._ended is not None:
+            self._ended.set()
+        if self._observers:
+            BUS.end(self)
 
 
 def run_agent(agent: Agent) -> Stream:
@@ -118,6 +149,16 @@ async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
         BUS.exit(run, entered)
 
 
+def _verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
+    """A completion check's result, refused (failing the turn) unless it is a bool."""
+    if type(value) is not bool:
+        raise CompletionCheckReturnError(
+            f"completion check {brief(tool.name, 60)} returned "
+            f"{type(value).__name__} {brief(value)}; it must return True or False"
+        )
+    return value
+
+
 async def _turn_failed(agent: Agent, turn: Turn, exc: BaseException) -> None:
     if turn.stop_reason is StopReason.TIMEOUT:
         await _agent_event(agent, AgentHook.ON_TURN_TIMEOUT, agent, turn)
@@ -129,13 +170,8 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
     if agent._run is not None:
         await _claim(agent)
     run = AgentRun(agent, current_scope(), ticket[0])
-    agent._run = run
-    if BUS.scopers:
-        BUS.start(run)
+    runner = run.begin()
     error: BaseException | None = None
-    frame = Frame(CURRENT.get())
-    frame_token = CURRENT.set(frame)
-    runner = Runner(frame)
     queue = agent._queue
     try:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
@@ -173,15 +209,13 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     await turn_run.finish(None)
                 else:
                     value = await turn_run.call()
-                    if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                        raise CompletionCheckReturnError(
-                            f"completion check {brief(tool.name, 60)} returned "
-                            f"{type(value).__name__} {brief(value)}; it must return True or False"
-                        )
+                    check = tool.type is ToolType.COMPLETION_CHECK
+                    if check:
+                        done = _verdict(tool, value)
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)
-                    if tool.type is ToolType.COMPLETION_CHECK:
-                        done = value
+                    if check:
+                        pass  # a verdict decides the loop; it is not a value
                     elif isinstance(value, _ROUTED):
                         await _route(agent, run, value)
                         if agent._hooks or BUS.hot:
@@ -205,16 +239,4 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         error = exc
         raise
     finally:
-        runner.watchdog.close()
-        try:
-            CURRENT.reset(frame_token)
-        except ValueError:
-            pass  # finalised in another context (an abandoned run)
-        agent._current = None
-        agent._run = None
-        run.error = error
-        run.stop_reason = stop_reason_for(error)
-        if run._ended is not None:
-            run._ended.set()
-        if run._observers:
-            BUS.end(run)
+        run.close(runner, error)
