@@ -23,7 +23,6 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 import pygents._turn
-import pygents._turn_run
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen
@@ -53,9 +52,8 @@ def scene_clock(monkeypatch: pytest.MonkeyPatch) -> SceneClock:
     reproducible."""
     clock = SceneClock()
     wall = types.SimpleNamespace(time=lambda: EPOCH + clock.now)
-    for module in (pygents._turn, pygents._turn_run):
-        assert callable(module.time.time)  # the runtime stamps turns with time.time()
-        monkeypatch.setattr(module, "time", wall)
+    assert callable(pygents._turn.time.time)  # Turn._begin/_settle stamp with time.time()
+    monkeypatch.setattr(pygents._turn, "time", wall)
     monkeypatch.setattr(pygents._turn, "_ids", random.Random(2026))
     return clock
 
