@@ -36,15 +36,13 @@ from pygents._errors import (
 from pygents._hooks import Hook, HookMetadata, HookRegistry, hook
 from pygents._observe import (
     Event,
-    Scope,
-    ScopeKind,
     Subscriber,
     Subscription,
-    current_scope,
     subscribe,
     unsubscribe,
 )
 from pygents._public import publish
+from pygents._scope import Scope, ScopeKind, current_scope
 from pygents._tool import (
     CompletionCheckTool,
     DecoratedTool,

@@ -36,25 +36,33 @@ def _names(tools: Iterable[DecoratedTool[..., Any]]) -> frozenset[str]:
     return frozenset(t.name for root in tools for t in root.walk())
 
 
+def _listed(names: Iterable[str], limit: int = 10) -> str:
+    """The first ``limit`` of ``names`` (sorted, each bounded) for an error message."""
+    shown = sorted(names)
+    text = ", ".join(brief(n, 40) for n in shown[:limit]) or "none"
+    return text + (f", ... ({len(shown) - limit} more)" if len(shown) > limit else "")
+
+
 def _check_tools(agent: Agent, tools: object) -> tuple[DecoratedTool[..., Any], ...]:
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
         raise TypeError(f"Agent(tools=...) takes a list of tools, got {type(tools).__name__}")
     checked = tuple(tools)
     for t in checked:
         if not isinstance(t, DecoratedTool):
-            raise TypeError(f"Agent(tools=...) takes @tool-decorated functions, got {t!r}")
+            raise TypeError(f"Agent(tools=...) takes @tool-decorated functions, got {brief(t)}")
         if ToolRegistry.find(t.name) is not t:
             raise ValueError(
-                f"tool {t.name!r} given to agent {agent._name!r} is not the tool registered "
-                "under that name (was the registry cleared or the tool redefined?); pass "
-                f"ToolRegistry.get({t.name!r})"
+                f"tool {brief(t.name, 60)} given to agent {brief(agent._name, 60)} is not "
+                "the tool registered under that name (was the registry cleared or the tool "
+                "redefined?); pass "
+                f"ToolRegistry.get({brief(t.name, 60)})"
             )
     if agent._queue:  # new tools for an agent with queued turns must still run them
         lost = sorted({turn._tool.name for turn in agent._queue} - _names(checked))
         if lost:
-            shown = ", ".join(repr(n) for n in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            shown = ", ".join(brief(n, 60) for n in lost[:3]) + (", ..." if len(lost) > 3 else "")
             raise ValueError(
-                f"agent {agent._name!r} has queued turns for {shown}, which the new tools "
+                f"agent {brief(agent._name, 60)} has queued turns for {shown}, which the new tools "
                 "lack; keep those tools, or run the queued turns before changing tools"
             )
     return checked
@@ -222,11 +230,11 @@ class Agent:
         names = self._tool_names()
         if tool_name not in names:
             raise ValueError(
-                f"agent {self._name!r} has no tool {tool_name!r} (its tools: "
-                f"{', '.join(sorted(names)) or 'none'}); give the agent that tool "
+                f"agent {brief(self._name, 60)} has no tool {brief(tool_name, 60)} "
+                f"(its tools: {_listed(names)}); give the agent that tool "
                 "or send the turn to an agent that has it"
             )
-        if self._hooks or BUS.listening:
+        if self._hooks or BUS.any:
             await fire(AgentHook.BEFORE_PUT, self, self._hooks, (self, turn), None, self._run)
             self._queue.append(turn)
             await fire(AgentHook.AFTER_PUT, self, self._hooks, (self, turn), None, self._run)

@@ -12,21 +12,23 @@ ends the run, paused or not.
 from __future__ import annotations
 
 import asyncio
-import reprlib
 import weakref
 from collections.abc import AsyncGenerator, Coroutine
+from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError
+from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
 from pygents._hooks import fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._observe import BUS
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 
 if TYPE_CHECKING:
     from pygents._agent import Agent
+    from pygents._tool import DecoratedTool
 
 __all__ = ["AgentRun", "run_agent"]
 
@@ -43,13 +45,42 @@ class AgentRun(Scope):
     and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
     """
 
-    __slots__ = ("ended", "stream")
+    __slots__ = ("_ended", "_frame_token", "_stream")
 
     def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
-        self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
-        self.stream = stream
-        self.ended: asyncio.Event | None = None
+        self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
+        self._stream = stream
+        self._ended: asyncio.Event | None = None
+        self._frame_token: Token[Scope | Frame | None] | None = None
+
+    def begin(self) -> Runner:
+        """Take the agent, tell subscribers, and make the run's frame current; the
+        returned :class:`Runner` is lent to every turn of the run."""
+        self.target._run = self
+        if BUS.scopers:
+            BUS.start(self)
+        frame = Frame(CURRENT.get())
+        self._frame_token = CURRENT.set(frame)
+        return Runner(frame)
+
+    def close(self, runner: Runner, error: BaseException | None) -> None:
+        """Undo :meth:`begin` and record how the run ended (``error``; None: success)."""
+        runner.watchdog.close()
+        if self._frame_token is not None:
+            try:
+                CURRENT.reset(self._frame_token)
+            except ValueError:
+                pass  # finalised in another context (an abandoned run)
+        agent: Agent = self.target
+        agent._current = None
+        agent._run = None
+        self.error = error
+        self.stop_reason = stop_reason_for(error)
+        if self._ended is not None:
+            self._ended.set()
+        if self._observers:
+            BUS.end(self)
 
 
 def run_agent(agent: Agent) -> Stream:
@@ -68,16 +99,16 @@ async def _claim(agent: Agent) -> None:
     still running: rather than fail, the next run waits for that close.
     """
     while (previous := agent._run) is not None:
-        if previous.stream() is not None:
+        if previous._stream() is not None:
             raise SafeExecutionError(
                 f"{agent!r} is already running; consume its current run() instead of "
                 "starting another, or end it first: leave it with 'break' inside "
                 "'async with contextlib.aclosing(agent.run()) as stream:', or call "
                 "'await stream.aclose()'"
             )
-        if previous.ended is None:
-            previous.ended = asyncio.Event()
-        await previous.ended.wait()
+        if previous._ended is None:
+            previous._ended = asyncio.Event()
+        await previous._ended.wait()
 
 
 def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
@@ -92,7 +123,7 @@ def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Corouti
 
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
     """A cold agent event (pause, resume, turn failure)."""
-    if agent._hooks or BUS.listening:
+    if agent._hooks or BUS.any:
         await fire(event, agent, agent._hooks, args, None, agent._run)
 
 
@@ -118,6 +149,16 @@ async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
         BUS.exit(run, entered)
 
 
+def _verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
+    """A completion check's result, refused (failing the turn) unless it is a bool."""
+    if type(value) is not bool:
+        raise CompletionCheckReturnError(
+            f"completion check {brief(tool.name, 60)} returned "
+            f"{type(value).__name__} {brief(value)}; it must return True or False"
+        )
+    return value
+
+
 async def _turn_failed(agent: Agent, turn: Turn, exc: BaseException) -> None:
     if turn.stop_reason is StopReason.TIMEOUT:
         await _agent_event(agent, AgentHook.ON_TURN_TIMEOUT, agent, turn)
@@ -129,19 +170,14 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
     if agent._run is not None:
         await _claim(agent)
     run = AgentRun(agent, current_scope(), ticket[0])
-    agent._run = run
-    if BUS.scopers:
-        BUS.start(run)
+    runner = run.begin()
     error: BaseException | None = None
-    frame = Frame(CURRENT.get())
-    frame_token = CURRENT.set(frame)
-    runner = Runner(frame)
     queue = agent._queue
     try:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if agent._hooks or BUS.active:
+            if agent._hooks or BUS.hot:
                 await fire(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
             turn = queue.popleft()
             agent._current = turn
@@ -158,9 +194,9 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                                 await turn_run.value_hooks(value)
                             if isinstance(value, _ROUTED):
                                 await _route(agent, run, value)
-                                if agent._hooks or BUS.active:
+                                if agent._hooks or BUS.hot:
                                     await _value_event(agent, run, turn, value)
-                            elif agent._hooks or BUS.active:
+                            elif agent._hooks or BUS.hot:
                                 await _value_event(agent, run, turn, value)
                                 yield turn, value
                             else:
@@ -173,21 +209,19 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     await turn_run.finish(None)
                 else:
                     value = await turn_run.call()
-                    if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                        raise CompletionCheckReturnError(
-                            f"completion check {tool.name!r} returned {type(value).__name__} "
-                            f"{reprlib.repr(value)}; it must return True or False"
-                        )
+                    check = tool.type is ToolType.COMPLETION_CHECK
+                    if check:
+                        done = _verdict(tool, value)
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)
-                    if tool.type is ToolType.COMPLETION_CHECK:
-                        done = value
+                    if check:
+                        pass  # a verdict decides the loop; it is not a value
                     elif isinstance(value, _ROUTED):
                         await _route(agent, run, value)
-                        if agent._hooks or BUS.active:
+                        if agent._hooks or BUS.hot:
                             await _value_event(agent, run, turn, value)
                     else:
-                        if agent._hooks or BUS.active:
+                        if agent._hooks or BUS.hot:
                             await _value_event(agent, run, turn, value)
                         agent._current = None
                         yield turn, value
@@ -197,7 +231,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                 await _turn_failed(agent, turn, exc)
                 raise
             agent._current = None
-            if agent._hooks or BUS.active:
+            if agent._hooks or BUS.hot:
                 await fire(AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
             if done:
                 break
@@ -205,16 +239,4 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         error = exc
         raise
     finally:
-        runner.watchdog.close()
-        try:
-            CURRENT.reset(frame_token)
-        except ValueError:
-            pass  # finalised in another context (an abandoned run)
-        agent._current = None
-        agent._run = None
-        run.error = error
-        run.stop_reason = stop_reason_for(error)
-        if run.ended is not None:
-            run.ended.set()
-        if run.observers:
-            BUS.end(run)
+        run.close(runner, error)

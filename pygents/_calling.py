@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from pygents._errors import FixedKwargOverrideWarning
-from pygents._observe import Scope, current_scope
+from pygents._errors import FixedKwargOverrideWarning, brief
+from pygents._scope import Scope, current_scope
 
 __all__ = [
     "CallShape",
@@ -232,7 +232,7 @@ class CallShape:
                 continue
             if name in bound:
                 raise TypeError(
-                    f"{self.owner} got argument {name!r} both positionally and by "
+                    f"{self.owner} got argument {brief(name, 60)} both positionally and by "
                     "keyword; pass it one way only"
                 )
             bound[name] = value
@@ -278,8 +278,8 @@ class CallShape:
                     bound[name] = value
                 elif required:
                     raise TypeError(
-                        f"{self.owner} needs a {cls.__name__} for parameter {name!r}, but it "
-                        "is not running inside an agent; pass "
+                        f"{self.owner} needs a {cls.__name__} for parameter "
+                        f"{brief(name, 60)}, but it is not running inside an agent; pass "
                         f"{name}=... explicitly, run it through an Agent, or annotate it "
                         f"'{cls.__name__} | None = None'"
                     )

@@ -130,7 +130,7 @@ class _Store(Injectable, Generic[T]):
         return f"<{type(self).__name__} {len(self)}/{self._limit or '∞'}>"
 
     async def _fire(self, event: HookType, *args: Any) -> None:
-        if self._hooks or BUS.listening:
+        if self._hooks or BUS.any:
             await fire(event, self, self._hooks, args)
 
     def branch(self: S, limit: int | None = None, hooks: Iterable[Hook[Any]] | None = INHERIT) -> S:

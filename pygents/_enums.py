@@ -7,6 +7,8 @@ from enum import Enum, StrEnum
 from types import MappingProxyType
 from typing import Self, TypeAlias
 
+from pygents._errors import brief
+
 __all__ = [
     "COLD_EVENTS",
     "HOT_EVENTS",
@@ -169,7 +171,7 @@ def parse_hook_type(text: str) -> HookType:
             return enum.__members__[member]  # type: ignore[return-value]
     choices = ", ".join(e.__name__ for e in HOOK_ENUMS)
     raise ValueError(
-        f"unknown hook type {text!r}: expected '<Enum>.<MEMBER>' with Enum one of {choices}"
+        f"unknown hook type {brief(text)}: expected '<Enum>.<MEMBER>' with Enum one of {choices}"
     )
 
 

@@ -28,9 +28,10 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HOOK_ENUMS, HookType, parse_hook_type
-from pygents._errors import UnregisteredHookError
-from pygents._observe import BUS, Scope
+from pygents._errors import UnregisteredHookError, brief
+from pygents._observe import BUS
 from pygents._registry import Registry
+from pygents._scope import Scope
 
 __all__ = [
     "Hook",
@@ -63,8 +64,8 @@ def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
         return _EMPTY_TAGS
     if isinstance(tags, str):
         raise TypeError(
-            f"{owner}: tags must be a collection of strings, not the string {tags!r}; "
-            f"write tags=[{tags!r}]"
+            f"{owner}: tags must be a collection of strings, not the string {brief(tags)}; "
+            f"write tags=[{brief(tags)}]"
         )
     try:
         result = frozenset(tags)
@@ -74,7 +75,7 @@ def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
         ) from None
     bad = [t for t in result if not isinstance(t, str)]
     if bad:
-        raise TypeError(f"{owner}: every tag must be a string, got {bad[0]!r}")
+        raise TypeError(f"{owner}: every tag must be a string, got {brief(bad[0])}")
     return result
 
 
@@ -155,7 +156,7 @@ def _function_name(fn: object) -> str:
     be a hook."""
     if isinstance(fn, Hook):
         raise TypeError(
-            f"{fn!r} is already a hook; attach it as it is with an instance decorator "
+            f"{brief(fn)} is already a hook; attach it as it is with an instance decorator "
             "(obj.after_run(h)) or obj.hooks.append(h), rather than making a hook of it again"
         )
     if isinstance(fn, functools.partial):
@@ -291,7 +292,7 @@ def hook(
         if isinstance(fn, Hook):
             kind = "a global" if fn.is_global else "an instance"
             raise TypeError(
-                f"{fn!r} is already {kind} hook; @hook(...) makes a global hook from a "
+                f"{brief(fn)} is already {kind} hook; @hook(...) makes a global hook from a "
                 "plain async function, so put it directly above the function, below any "
                 "instance decorators (they then attach the global hook as it is)"
             )
@@ -312,7 +313,7 @@ async def fire(
 ) -> None:
     """Run every hook for ``event`` fired by ``source``; see the module docstring.
 
-    Callers skip the call entirely when ``not hooks and not BUS.active``.
+    Callers skip the call entirely when ``not hooks and not BUS.hot``.
     """
     if BUS.listeners:
         BUS.emit(event, source, args, kwargs, scope)
@@ -375,13 +376,13 @@ def _check_reuse(h: Hook[Any], event: HookType, lock: bool, fixed: Mapping[str, 
     fixed arguments stay what they were, so it must already handle ``event``."""
     if event not in h.types:
         raise TypeError(
-            f"{h!r} does not handle {event}, so it cannot be attached with that event's "
+            f"{brief(h)} does not handle {event}, so it cannot be attached with that event's "
             "decorator; attach it with the decorator of one of its own events, or make a "
             f"hook for {event} from a separate function"
         )
     if lock or fixed:
         raise TypeError(
-            f"{h!r} already exists, with the lock and fixed keyword arguments it was made "
+            f"{brief(h)} already exists, with the lock and fixed keyword arguments it was made "
             "with; attach it without options, or make a new hook from a separate function"
         )
 

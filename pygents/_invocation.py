@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pygents._calling import resolve_arguments
 from pygents._enums import StopReason, ToolHook
 from pygents._hooks import fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, stop_reason_for
+from pygents._observe import BUS
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
 
 if TYPE_CHECKING:
     from pygents._tool import DecoratedTool
@@ -38,14 +39,14 @@ class Invocation(Scope):
         await inv.finish(result, None)
     """
 
-    __slots__ = ("_lock", "agen", "args", "kwargs", "values")
+    __slots__ = ("_agen", "_args", "_kwargs", "_lock", "_values")
 
     def __init__(self, tool: DecoratedTool[..., Any], parent: Scope | None) -> None:
         super().__init__(ScopeKind.TOOL, tool, parent)
-        self.args: tuple[Any, ...] = ()
-        self.kwargs: dict[str, Any] = {}
-        self.values: list[Any] = []
-        self.agen: AsyncGenerator[Any, None] | None = None
+        self._args: tuple[Any, ...] = ()
+        self._kwargs: dict[str, Any] = {}
+        self._values: list[Any] = []
+        self._agen: AsyncGenerator[Any, None] | None = None
         self._lock: Any = None
 
     async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -60,13 +61,13 @@ class Invocation(Scope):
             BUS.start(self)
         tool.metadata._start = time.time()
         tool.metadata._end = None
-        self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.active or bool(tool._hooks)
+        self._args, self._kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
+        return BUS.hot or bool(tool._hooks)
 
     async def before(self) -> None:
         """Fire ``BEFORE_INVOKE`` with the bound arguments."""
         tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.BEFORE_INVOKE, tool, tool._hooks, self.args, self.kwargs, self)
+        await fire(ToolHook.BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self)
 
     async def call(self, frame: Frame | None = None) -> Any:
         """Run a coroutine tool's function (under its lock) with this scope current.
@@ -84,9 +85,9 @@ class Invocation(Scope):
             entered = BUS.enter(self)
         try:
             if lock is None:
-                return await tool._fn(*self.args, **self.kwargs)
+                return await tool._fn(*self._args, **self._kwargs)
             async with lock.get():
-                return await tool._fn(*self.args, **self.kwargs)
+                return await tool._fn(*self._args, **self._kwargs)
         finally:
             if flip:
                 frame.scope = outer  # type: ignore[union-attr]
@@ -96,8 +97,8 @@ class Invocation(Scope):
     async def open_stream(self) -> AsyncGenerator[Any, None]:
         """Take the lock (held until :meth:`finish`) and create the tool's generator."""
         tool: DecoratedTool[..., Any] = self.target
-        agen: AsyncGenerator[Any, None] = tool._fn(*self.args, **self.kwargs)  # runs nothing yet
-        self.agen = agen
+        agen: AsyncGenerator[Any, None] = tool._fn(*self._args, **self._kwargs)  # runs nothing yet
+        self._agen = agen
         if tool._lock is not None:
             lock = tool._lock.get()
             await lock.acquire()
@@ -113,11 +114,11 @@ class Invocation(Scope):
         """End a successful coroutine invocation that has no hooks to fire, without
         awaiting; False (and nothing done) if :meth:`finish` is needed."""
         tool: DecoratedTool[..., Any] = self.target
-        if self.agen is not None or BUS.active or tool._hooks:
+        if self._agen is not None or BUS.hot or tool._hooks:
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
-        if self.observers:
+        if self._observers:
             BUS.end(self)
         return True
 
@@ -128,13 +129,13 @@ class Invocation(Scope):
         tool: DecoratedTool[..., Any] = self.target
         try:
             try:
-                if self.agen is not None:
+                if self._agen is not None:
                     entered = BUS.enter(self)
                     try:
-                        await self.agen.aclose()
+                        await self._agen.aclose()
                     finally:
                         BUS.exit(self, entered)
-                    result = self.values
+                    result = self._values
             finally:
                 if self._lock is not None:
                     self._lock.release()
@@ -143,12 +144,12 @@ class Invocation(Scope):
             self.error = error
             self.stop_reason = reason if reason is not None else stop_reason_for(error)
             if isinstance(error, Exception):
-                if tool._hooks or BUS.listening:
+                if tool._hooks or BUS.any:
                     await fire(ToolHook.ON_ERROR, tool, tool._hooks, (), {"exc": error}, self)
-            elif (error is None or self.agen is not None) and (tool._hooks or BUS.active):
+            elif (error is None or self._agen is not None) and (tool._hooks or BUS.hot):
                 await fire(ToolHook.AFTER_INVOKE, tool, tool._hooks, (result,), None, self)
         finally:
-            if self.observers:
+            if self._observers:
                 BUS.end(self)
 
 
@@ -188,8 +189,8 @@ async def stream_directly(
                 break
             finally:
                 BUS.exit(inv, entered)
-            inv.values.append(value)
-            if tool._hooks or BUS.active:
+            inv._values.append(value)
+            if tool._hooks or BUS.hot:
                 await inv.value(value)
             yield value
     except BaseException as exc:

@@ -30,9 +30,9 @@ from pygents._errors import UnregisteredToolError, brief
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
-from pygents._observe import current_scope
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
+from pygents._scope import current_scope
 
 __all__ = [
     "CompletionCheckTool",
@@ -118,7 +118,7 @@ class CompletionCheckTool(Protocol):
 def _only_streams(tool: Any, event: HookType) -> None:
     if not tool.streaming:
         raise TypeError(
-            f"tool {tool.name!r} returns a single value, so it never fires {event}; "
+            f"tool {brief(tool.name, 60)} returns a single value, so it never fires {event}; "
             "use after_invoke for its result"
         )
 
@@ -149,7 +149,7 @@ class DecoratedTool(Generic[P, R]):
         fixed_kwargs: Mapping[str, Any],
     ) -> None:
         self.streaming = inspect.isasyncgenfunction(fn)
-        label = f"tool {name!r}"
+        label = f"tool {brief(name, 60)}"
         if not self.streaming and not inspect.iscoroutinefunction(fn):
             raise TypeError(
                 f"{label} is a plain function; tools must be 'async def' functions or "
@@ -163,7 +163,7 @@ class DecoratedTool(Generic[P, R]):
             if hints.get("return") is not bool:
                 raise TypeError(
                     f"{label}: a completion-check tool must be annotated '-> bool' "
-                    f"(found {hints.get('return', 'no return annotation')!r})"
+                    f"(found {brief(hints.get('return', 'no return annotation'))})"
                 )
         functools.update_wrapper(self, fn)
         self.__name__ = name
@@ -213,7 +213,7 @@ class DecoratedTool(Generic[P, R]):
 
     def __repr__(self) -> str:
         kind = "stream" if self.streaming else "coroutine"
-        return f"<Tool {self.name!r} ({kind}, {self.type.value})>"
+        return f"<Tool {brief(self.name, 60)} ({kind}, {self.type.value})>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         parent = current_scope()
@@ -303,11 +303,11 @@ def _create(
 ) -> DecoratedTool[P, R]:
     short = getattr(fn, "__name__", None)
     if not isinstance(short, str):
-        raise TypeError(f"@tool needs a named async function, got {fn!r}")
+        raise TypeError(f"@tool needs a named async function, got {brief(fn)}")
     name = short if parent is None else f"{parent.name}.{short}"
     if name in ToolRegistry:
         raise ValueError(
-            f"a tool named {name!r} is already registered; rename the function, or "
+            f"a tool named {brief(name, 60)} is already registered; rename the function, or "
             "clear ToolRegistry first (pygents.testing.isolated_registries() in tests)"
         )
     created = DecoratedTool(

@@ -22,11 +22,8 @@ from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
-from pygents._observe import (
-    BUS,
-    Scope,
-    current_scope,
-)
+from pygents._observe import BUS
+from pygents._scope import Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn_run import Runner, TurnRun
@@ -313,15 +310,45 @@ class Turn(Generic[T]):
                 "Turn (or wait for this one) to run it again"
             )
         run = TurnRun(self, parent, extra_hooks, runner)
+        self._begin(run)
+        if BUS.scopers:
+            BUS.start(run)
+        return run
+
+    # A run changes its turn only through these three methods, so what a turn holds
+    # during and after a run (and in which order) reads in one place.
+
+    def _begin(self, run: TurnRun) -> None:
+        """A run starts: it owns the turn, and the previous outcome is forgotten."""
         self._run = run
         self._start = time.time()
         self._end = None
         self.output = None
         self.stop_reason = None
         self.error = None
-        if BUS.scopers:
-            BUS.start(run)
-        return run
+
+    def _settle(
+        self,
+        output: Any,
+        stop_reason: StopReason,
+        error: BaseException | None,
+        detach: bool = False,
+    ) -> None:
+        """The run's outcome. The turn still shows as running until :meth:`_detach`
+        (or ``detach=True``, when no hook is left to run), because its closing hooks
+        see the outcome first; one that raises changes the outcome, which is then
+        settled again."""
+        self.output = output
+        self._end = time.time()
+        self.stop_reason = stop_reason
+        self.error = error
+        if detach:
+            self._run = None
+
+    def _detach(self) -> None:
+        """The run is over (only ``ON_COMPLETE`` may still be running): the turn can
+        run again."""
+        self._run = None
 
     async def returning(self) -> T:
         """Run a coroutine tool and return its result."""

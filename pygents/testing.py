@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 from pygents._agent import Agent, AgentRegistry
 from pygents._enums import HookType
 from pygents._hooks import HookRegistry
-from pygents._observe import Event, Scope, ScopeKind, Subscriber, subscribe
+from pygents._observe import Event, Subscriber, subscribe
 from pygents._registry import Registry
+from pygents._scope import Scope, ScopeKind
 from pygents._tool import ToolRegistry
 
 __all__ = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -872,6 +873,33 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
         ("complete", "slow", StopReason.TIMEOUT),
     ]
     assert slow_turn.hooks == []  # the agent's turn hooks are not copied into turns
+
+
+async def test_a_hook_in_both_the_turn_and_the_agent_turn_hooks_fires_once_per_turn() -> None:
+    log: list[tuple[str, Any]] = []
+
+    @tool()
+    async def ok() -> str:
+        return "ok"
+
+    @tool()
+    async def stream() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+
+    agent = Agent("twice", "", [ok, stream])
+
+    @agent.on_complete
+    async def completed(turn: Turn, reason: StopReason) -> None:
+        log.append(("complete", turn.tool.name))
+
+    alone = Turn(ok)  # only the agent's hook: still fires
+    for made in (Turn(ok), Turn(stream)):
+        made.on_complete(completed)  # the same hook, attached to the turn as well
+        await agent.put(made)
+    await agent.put(alone)
+    assert await drain(agent) == ["ok", 1, 2, "ok"]
+    assert log == [("complete", "ok"), ("complete", "stream"), ("complete", "ok")]
 
 
 # -- read-only while running --------------------------------------------------------------

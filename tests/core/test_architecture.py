@@ -12,6 +12,9 @@ from types import ModuleType
 import pygents
 import pygents_otel
 import pygents_tui
+from pygents._agent_run import AgentRun
+from pygents._invocation import Invocation
+from pygents._turn_run import TurnRun
 
 PACKAGE = Path(pygents.__file__).parent
 
@@ -81,3 +84,30 @@ def test_the_tests_import_the_packages_of_this_checkout() -> None:
     root = Path(__file__).resolve().parents[2]
     for module in (pygents, pygents_otel, pygents_tui):
         assert Path(module.__file__ or "").resolve().parent == root / module.__name__
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for dep in graph.get(stack.pop(), set()):
+            if dep not in seen:
+                seen.add(dep)
+                stack.append(dep)
+    return seen
+
+
+def test_argument_binding_and_the_scope_tree_do_not_depend_on_the_subscriber_bus() -> None:
+    graph = {p.stem: _runtime_imports(p) for p in PACKAGE.glob("*.py")}
+    assert "_scope" in _reachable(graph, "_calling")  # injection reads the scope tree ...
+    assert "_observe" in _reachable(graph, "_turn_run")  # ... and the drivers use the bus,
+    for module in ("_calling", "_scope"):  # but binding and scopes know nothing of it
+        assert "_observe" not in _reachable(graph, module), module
+
+
+def test_scopes_show_subscribers_only_their_documented_attributes() -> None:
+    documented = {"kind", "target", "parent", "agent", "turn", "stop_reason", "error"}
+    for cls in (pygents.Scope, AgentRun, TurnRun, Invocation):
+        slots = {name for klass in cls.__mro__ for name in getattr(klass, "__slots__", ())}
+        public = {name for name in slots if not name.startswith("_")}
+        assert public == documented, cls.__name__

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pygents import Agent, ContextItem, ContextPool, Turn, tool
+from pygents._enums import parse_hook_type
 from pygents._errors import brief
 from pygents._turn import MAX_TIMEOUT
 
@@ -66,6 +67,43 @@ def test_an_agent_with_a_huge_name_has_a_short_repr() -> None:
 
     agent = Agent("n" * 1_000_000, "", [noop])
     assert len(repr(agent)) < 120
+
+
+async def test_putting_a_foreign_turn_names_a_bounded_agent_and_at_most_ten_tools() -> None:
+    made = []
+    for i in range(30):
+
+        async def fn() -> None:
+            return None
+
+        fn.__name__ = fn.__qualname__ = f"t{i:02}"
+        made.append(tool()(fn))
+
+    @tool()
+    async def stranger() -> None:
+        return None
+
+    agent = Agent("n" * 1_000_000, "", made)
+    with pytest.raises(ValueError, match=r"'t00', 't01', .*'t09', \.\.\. \(20 more\)") as info:
+        await agent.put(Turn(stranger))
+    assert len(str(info.value)) < 400
+    assert "stranger" in str(info.value)
+
+
+def test_an_unknown_hook_type_is_quoted_briefly() -> None:
+    with pytest.raises(ValueError, match=r"unknown hook type 'TurnHook\.x") as info:
+        parse_hook_type("TurnHook." + "x" * 1_000_000)
+    assert len(str(info.value)) < 300
+
+
+def test_a_plain_function_with_a_huge_name_is_quoted_briefly_by_tool() -> None:
+    def plain() -> None:
+        return None
+
+    plain.__name__ = plain.__qualname__ = "p" * 1_000_000
+    with pytest.raises(TypeError, match="is a plain function") as info:
+        tool()(plain)
+    assert len(str(info.value)) < 300
 
 
 # -- timeouts ------------------------------------------------------------------------------
