@@ -41,7 +41,7 @@ from pygents._observe import (
     subscribe,
     unsubscribe,
 )
-from pygents._public import publish
+from pygents._public import publish as _publish
 from pygents._scope import Scope, ScopeKind, current_scope
 from pygents._tool import (
     CompletionCheckTool,
@@ -105,4 +105,4 @@ __all__ = [
 
 # Tracebacks and reprs name ``pygents.TurnTimeoutError``, not the private module that
 # defines it (see pygents/_public.py for why, and why pickle still works).
-publish(__name__, __all__, globals())
+_publish(__name__, __all__, globals())

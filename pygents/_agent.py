@@ -4,7 +4,7 @@
 the next one: a ``Turn`` is queued, a ``ContextItem`` goes to the context queue
 (no id) or pool (id), a completion check's ``True`` ends the run, and anything
 else is yielded to the caller as ``(turn, value)``. The loop itself lives in
-:mod:`pygents._agent_run`.
+`pygents._agent_run`.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class Agent:
 
     @property
     def queue_depth(self) -> int:
-        """How many turns are queued (without copying the queue, unlike :attr:`turns`)."""
+        """How many turns are queued (without copying the queue, unlike `turns`)."""
         return len(self._queue)
 
     @property
@@ -193,7 +193,7 @@ class Agent:
         return self._run
 
     def _tool_names(self) -> frozenset[str]:
-        """The names ``put()`` accepts, derived from :attr:`tools` (the one source of
+        """The names ``put()`` accepts, derived from `tools` (the one source of
         truth) and recomputed only when the tools were replaced."""
         tools = self._tools
         if self._names_of is not tools:

@@ -1,7 +1,7 @@
 """The agent run loop: what ``Agent.run()`` returns.
 
 One async generator takes the queued turns in FIFO order, runs each through its
-:class:`~pygents._turn_run.TurnRun`, and routes every value before the next: a
+`TurnRun`, and routes every value before the next: a
 ``Turn`` is queued, a ``ContextItem`` goes to the context queue (no id) or pool
 (id), a completion check's ``True`` ends the run, and anything else is yielded
 as ``(turn, value)``. The loop looks at the queue before anything else: only a
@@ -56,7 +56,7 @@ class AgentRun(Scope):
 
     def begin(self) -> Runner:
         """Take the agent, tell subscribers, and make the run's frame current; the
-        returned :class:`Runner` is lent to every turn of the run."""
+        returned `Runner` is lent to every turn of the run."""
         self.target._run = self
         if BUS.scopers:
             BUS.start(self)
@@ -65,7 +65,7 @@ class AgentRun(Scope):
         return Runner(frame)
 
     def close(self, runner: Runner, error: BaseException | None) -> None:
-        """Undo :meth:`begin` and record how the run ended (``error``; None: success)."""
+        """Undo `begin` and record how the run ended (``error``; None: success)."""
         runner.watchdog.close()
         if self._frame_token is not None:
             try:

@@ -1,7 +1,8 @@
-"""The agent's memory: :class:`ContextItem`, :class:`ContextQueue`, :class:`ContextPool`.
+"""The agent's memory: [`ContextItem`][pygents.ContextItem],
+[`ContextQueue`][pygents.ContextQueue], [`ContextPool`][pygents.ContextPool].
 
-Both stores share one base (:class:`_Store`): tags, an instance hook list, limits,
-``branch()`` and ``to_dict()``/``from_dict()``. Both are :class:`Injectable`: a tool
+Both stores share one base (`_Store`): tags, an instance hook list, limits,
+``branch()`` and ``to_dict()``/``from_dict()``. Both are [`Injectable`][pygents.Injectable]: a tool
 or hook parameter annotated ``ContextQueue`` / ``ContextPool`` (or ``X | None``)
 receives the running agent's instance.
 """
@@ -166,7 +167,7 @@ class _Store(Injectable, Generic[T]):
 
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
-        """Rebuild from :meth:`to_dict` output; hooks resolve from ``HookRegistry``.
+        """Rebuild from `to_dict` output; hooks resolve from ``HookRegistry``.
 
         Items are restored as they were: no hooks fire and nothing is evicted.
         """

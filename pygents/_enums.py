@@ -39,9 +39,10 @@ class _Event(Enum):
     value: str
     arg_names: tuple[str, ...] | None
     """The names of the arguments hooks receive, in order (keyword ones last);
-    ``None`` for :attr:`ToolHook.BEFORE_INVOKE`, which passes the tool's own."""
+    ``None`` for [`ToolHook.BEFORE_INVOKE`][pygents.ToolHook.BEFORE_INVOKE], which passes the
+    tool's own."""
     keyword_names: tuple[str, ...]
-    """Those of :attr:`arg_names` passed by keyword (only ``ToolHook.ON_ERROR``'s ``exc``)."""
+    """Those of `arg_names` passed by keyword (only ``ToolHook.ON_ERROR``'s ``exc``)."""
     _positions: Mapping[str, int]
     """Positional argument name → its index in ``Event.args``: built once per member,
     so reading an argument by name costs one dictionary lookup."""
@@ -105,7 +106,7 @@ class ToolHook(_Event):
 
 
 class ContextQueueHook(_Event):
-    """Events of a :class:`~pygents.ContextQueue`."""
+    """Events of a [`ContextQueue`][pygents.ContextQueue]."""
 
     BEFORE_APPEND = "before_append", ("queue", "incoming", "current")
     AFTER_APPEND = "after_append", ("appended_items", "current")
@@ -115,7 +116,7 @@ class ContextQueueHook(_Event):
 
 
 class ContextPoolHook(_Event):
-    """Events of a :class:`~pygents.ContextPool`."""
+    """Events of a [`ContextPool`][pygents.ContextPool]."""
 
     BEFORE_ADD = "before_add", ("pool", "item")
     AFTER_ADD = "after_add", ("pool", "item")

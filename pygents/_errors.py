@@ -1,7 +1,7 @@
 """Exception and warning classes raised by pygents.
 
 Every message names the object involved and says how to fix the problem, and
-shows user values through :func:`brief`, never a whole ``repr``.
+shows user values through `brief`, never a whole ``repr``.
 """
 
 from __future__ import annotations

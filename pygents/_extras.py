@@ -45,7 +45,7 @@ def missing_extra(
 
 def import_from_extra(module: str, part: str, extra: str, provides: tuple[str, ...]) -> ModuleType:
     """Import ``module``; if a module that ``extra`` provides is missing, raise
-    :class:`MissingExtraError` naming the extra instead."""
+    `MissingExtraError` naming the extra instead."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:

@@ -1,11 +1,11 @@
 """The lists objects keep their own hooks in, and how branching copies them.
 
 Every ``.hooks`` list (tools, turns, agents and their ``turn_hooks``, context
-queues and pools) is a :class:`HookList`: a ``list`` that refuses anything but a
-:class:`~pygents.Hook` at the moment it is added, with a ``TypeError`` saying how
+queues and pools) is a `HookList`: a ``list`` that refuses anything but a
+[`Hook`][pygents.Hook] at the moment it is added, with a ``TypeError`` saying how
 to make one. Dispatch then iterates it as the plain list it is, with no checks on
 the hot path. Assigning a plain list to a ``.hooks`` attribute goes through
-:meth:`HookList.coerce`, so the stored list is always a checked one.
+`HookList.coerce`, so the stored list is always a checked one.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class HookList(list[Hook[Any]]):
 def branch_hooks(
     owner: object, attr: str, inherited: Iterable[Hook[Any]], given: object
 ) -> HookList:
-    """The hook list of a branched copy: ``given`` omitted (:data:`INHERIT`) → a copy
+    """The hook list of a branched copy: ``given`` omitted (`INHERIT`) → a copy
     of ``inherited``; ``None`` or ``[]`` → no hooks; otherwise exactly ``given``."""
     if given is INHERIT:
         return HookList(type(owner), attr, inherited)

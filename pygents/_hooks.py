@@ -1,15 +1,15 @@
 """Hooks: async callbacks fired at named lifecycle points, and their one dispatcher.
 
-* :func:`hook` declares a *global* hook (fires for every object, or only for
+* [`hook`][pygents.hook] declares a *global* hook (fires for every object, or only for
   objects sharing one of its ``tags``).
-* :class:`HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
+* `HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
   ``@queue.after_append``, ...), which attach a hook to that object only.
-* :func:`fire` runs the hooks for one event: the object's own hooks first, in list
+* `fire` runs the hooks for one event: the object's own hooks first, in list
   order, then the global ones not already in that list. Hooks run one after the
   other; an exception propagates and stops the rest. Subscribers see the event
   before any hook runs.
 
-Every hook is registered in :data:`HookRegistry` by function name, because
+Every hook is registered in [`HookRegistry`][pygents.HookRegistry] by function name, because
 serialization refers to hooks by name. Global hooks are held for the life of the
 process. Instance hooks are held *weakly*: they live as long as the objects they
 are attached to (or your own references), so a hook made per request never keeps
@@ -206,7 +206,7 @@ HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError, weak=_h
 held for good; instance hooks only as long as something else holds them."""
 
 GLOBAL_HOOKS: dict[HookType, tuple[Hook[Any], ...]] = {}
-"""Global hooks by event, rebuilt whenever :data:`HookRegistry` changes."""
+"""Global hooks by event, rebuilt whenever [`HookRegistry`][pygents.HookRegistry] changes."""
 
 
 def _rebuild_global_index() -> None:

@@ -2,8 +2,8 @@
 
 ``BEFORE_INVOKE`` → the function (under the tool's lock, if any; for a stream the
 whole iteration, ``ON_YIELD`` included) → ``AFTER_INVOKE`` on success or early stop,
-``ON_ERROR`` if the function raised. Turns drive an :class:`Invocation`; so does
-calling a tool directly (:func:`call_directly`, :func:`stream_directly`).
+``ON_ERROR`` if the function raised. Turns drive an `Invocation`; so does
+calling a tool directly (`call_directly`, `stream_directly`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Invocation(Scope):
             await self.before()
 
     def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """The synchronous part of :meth:`begin`; True if :meth:`before` must run."""
+        """The synchronous part of `begin`; True if `before` must run."""
         tool: DecoratedTool[..., Any] = self.target
         if BUS.scopers:
             BUS.start(self)
@@ -95,7 +95,7 @@ class Invocation(Scope):
                 BUS.exit(self, entered)
 
     async def open_stream(self) -> AsyncGenerator[Any, None]:
-        """Take the lock (held until :meth:`finish`) and create the tool's generator."""
+        """Take the lock (held until `finish`) and create the tool's generator."""
         tool: DecoratedTool[..., Any] = self.target
         agen: AsyncGenerator[Any, None] = tool._fn(*self._args, **self._kwargs)  # runs nothing yet
         self._agen = agen
@@ -112,7 +112,7 @@ class Invocation(Scope):
 
     def finish_quietly(self) -> bool:
         """End a successful coroutine invocation that has no hooks to fire, without
-        awaiting; False (and nothing done) if :meth:`finish` is needed."""
+        awaiting; False (and nothing done) if `finish` is needed."""
         tool: DecoratedTool[..., Any] = self.target
         if self._agen is not None or BUS.hot or tool._hooks:
             return False

@@ -1,17 +1,20 @@
 """The subscription seam: one public way to observe every hook event and scope.
 
-A :class:`Subscriber` sees
+A [`Subscriber`][pygents.Subscriber] sees
 
-* every hook event of every object (:meth:`Subscriber.on_event`), with the object
+* every hook event of every object
+  ([`Subscriber.on_event`][pygents.Subscriber.on_event]), with the object
   that fired it and the enclosing agent and turn, and
 * every *scope* — an agent run, a turn, a tool invocation — as it starts and ends
-  (:meth:`Subscriber.on_start` / :meth:`Subscriber.on_end`) and each time code
-  inside it is about to run (:meth:`Subscriber.on_enter` / :meth:`Subscriber.on_exit`),
+  ([`Subscriber.on_start`][pygents.Subscriber.on_start] /
+  [`Subscriber.on_end`][pygents.Subscriber.on_end]) and each time code
+  inside it is about to run ([`Subscriber.on_enter`][pygents.Subscriber.on_enter] /
+  [`Subscriber.on_exit`][pygents.Subscriber.on_exit]),
   which is how a tracer makes its span *current* while a tool body runs.
 
 Subscribers are telemetry: an exception they raise is logged once per subscriber
 and method and otherwise ignored. With nobody subscribed and no global hooks the
-runtime pays a single attribute check per event (:attr:`Bus.hot` or :attr:`Bus.any`).
+runtime pays a single attribute check per event (`Bus.hot` or `Bus.any`).
 """
 
 from __future__ import annotations
@@ -135,15 +138,15 @@ class Subscriber:
     Every method is called synchronously on the event loop, in the task that runs
     the observed code, so it must be quick and must not block.
 
-    ``event_types`` limits :meth:`on_event` to some event types (``None``: all), and
-    ``scope_kinds`` limits :meth:`on_start`/:meth:`on_end` to some kinds of scope.
-    Listening only to :data:`~pygents.COLD_EVENTS` keeps every per-turn path of the
+    ``event_types`` limits `on_event` to some event types (``None``: all), and
+    ``scope_kinds`` limits `on_start`/`on_end` to some kinds of scope.
+    Listening only to [`COLD_EVENTS`][pygents.COLD_EVENTS] keeps every per-turn path of the
     runtime on its fast track.
     """
 
     event_types: ClassVar[frozenset[HookType] | None] = None
     scope_kinds: ClassVar[frozenset[ScopeKind] | None] = None
-    """The scope kinds :meth:`on_start`/:meth:`on_end` are called for (``None``: all)."""
+    """The scope kinds `on_start`/`on_end` are called for (``None``: all)."""
 
     def on_event(self, event: Event) -> None:
         """A hook event fired (before the hooks for it run)."""
@@ -158,10 +161,10 @@ class Subscriber:
         """Code inside ``scope`` (a tool body) is about to run in the current task."""
 
     def on_exit(self, scope: Scope) -> None:
-        """The code announced by the matching :meth:`on_enter` stopped running."""
+        """The code announced by the matching `on_enter` stopped running."""
 
     def on_turn_created(self, turn: Any) -> None:
-        """A :class:`~pygents.Turn` was constructed (telemetry remembers where)."""
+        """A [`Turn`][pygents.Turn] was constructed (telemetry remembers where)."""
 
 
 _EnterToken: TypeAlias = "tuple[Token[Scope | Frame | None], tuple[Subscriber, ...]]"
@@ -174,11 +177,11 @@ def _overrides(subscriber: Subscriber, method: str) -> bool:
 class Bus:
     """Holds the subscribers and the flag the runtime checks before doing any work.
 
-    There is one instance, :data:`BUS`. The runtime guards every event with one of
+    There is one instance, `BUS`. The runtime guards every event with one of
     two flags, so that an event nobody needs costs a single attribute check:
 
     ``hot``
-        someone needs the per-turn events (:data:`~pygents.HOT_EVENTS`): a
+        someone needs the per-turn events ([`HOT_EVENTS`][pygents.HOT_EVENTS]): a
         subscriber listens to at least one of them, or a global hook exists. It
         guards the events fired for every turn and every streamed value.
     ``any``
@@ -329,7 +332,7 @@ class Bus:
                 self.contain(subscriber, "on_end", exc)
 
     def enter(self, scope: Scope) -> _EnterToken:
-        """Make ``scope`` current in this task and tell subscribers; see :meth:`exit`."""
+        """Make ``scope`` current in this task and tell subscribers; see `exit`."""
         token = CURRENT.set(scope)
         return token, self.announce_enter(scope)
 
@@ -363,7 +366,8 @@ BUS: Final = Bus()
 
 
 class Subscription:
-    """Returned by :func:`subscribe`; unsubscribes on :meth:`close` or on leaving ``with``."""
+    """Returned by [`subscribe`][pygents.subscribe]; unsubscribes on `close` or on leaving
+    ``with``."""
 
     __slots__ = ("subscriber",)
 

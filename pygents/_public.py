@@ -4,7 +4,7 @@ pygents keeps its code in private modules (``pygents._errors``, ``pygents_otel._
 and curates the public API in each package's ``__init__``. Left alone, every class and
 function would name its private module in tracebacks, reprs and error reports
 (``pygents._errors.TurnTimeoutError``), inviting users to import from a path that may
-move. :func:`publish` renames them once, at import, to the package's own name.
+move. `publish` renames them once, at import, to the package's own name.
 
 Pickle and ``copy`` find a class by ``__module__`` and ``__qualname__``, so they keep
 working: ``pygents.TurnTimeoutError`` is an attribute of ``pygents``. Functions'

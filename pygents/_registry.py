@@ -16,13 +16,13 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Objects by unique name.
 
-    Registration is all-or-nothing: callers validate before calling :meth:`add`,
-    and :meth:`add` itself either stores the object or raises without a trace.
+    Registration is all-or-nothing: callers validate before calling `add`,
+    and `add` itself either stores the object or raises without a trace.
 
     ``weak(obj)``, when given, picks the objects held *weakly*: their entry
     disappears with the object, so the registry never keeps it alive. Hooks use it
     for instance hooks, which must live exactly as long as the objects they are
-    attached to. Strongly held entries come first in :meth:`names` and :meth:`all`.
+    attached to. Strongly held entries come first in `names` and `all`.
     """
 
     __slots__ = ("_error", "_items", "_kind", "_on_change", "_weak", "_weak_items")
@@ -105,7 +105,7 @@ class Registry(Generic[T]):
         return [*self._items.values(), *self._weak_items.values()]
 
     def names(self) -> list[str]:
-        """Every registered name, in the order of :meth:`all`."""
+        """Every registered name, in the order of `all`."""
         return [*self._items, *self._weak_items]
 
     def unregister(self, name: str) -> T:
@@ -129,13 +129,13 @@ class Registry(Generic[T]):
         self._changed()
 
     def snapshot(self) -> dict[str, T]:
-        """A copy of the registry's contents, for :meth:`restore`."""
+        """A copy of the registry's contents, for `restore`."""
         contents = dict(self._items)
         contents.update(self._weak_items.items())
         return contents
 
     def restore(self, snapshot: dict[str, T]) -> None:
-        """Put the registry back to the contents of an earlier :meth:`snapshot`."""
+        """Put the registry back to the contents of an earlier `snapshot`."""
         weak = self._weak
         self._items = {n: o for n, o in snapshot.items() if weak is None or not weak(o)}
         self._weak_items = weakref.WeakValueDictionary(

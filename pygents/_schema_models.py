@@ -1,4 +1,4 @@
-"""Helpers of :mod:`pygents._schema`: hoisting a model's ``$defs``, JSON defaults.
+"""Helpers of `pygents._schema`: hoisting a model's ``$defs``, JSON defaults.
 
 A class with ``model_json_schema()`` (a pydantic model, by duck typing) returns a
 complete document: its nested models are in its own ``$defs`` and referenced as

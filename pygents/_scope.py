@@ -1,8 +1,8 @@
 """The scope tree: which agent run, turn and tool invocation is running where.
 
-Every execution the runtime drives is a :class:`Scope` nested in the one that
+Every execution the runtime drives is a [`Scope`][pygents.Scope] nested in the one that
 started it. The innermost running scope is what context injection asks for (a
-tool's ``ContextQueue`` parameter is :meth:`Scope.provide`'d by the agent run
+tool's ``ContextQueue`` parameter is [`Scope.provide`][pygents.Scope.provide]'d by the agent run
 around it) and what subscribers receive. This module knows nothing of
 subscribers: argument binding depends on it, and the subscriber bus builds on it.
 """
@@ -32,7 +32,7 @@ def stop_reason_for(error: BaseException | None) -> StopReason:
 
 
 class ScopeKind(StrEnum):
-    """What a :class:`Scope` is the execution of."""
+    """What a [`Scope`][pygents.Scope] is the execution of."""
 
     AGENT_RUN = "agent_run"
     TURN = "turn"
@@ -47,7 +47,7 @@ class Scope:
     scope (a tracer keeps its span there), keyed by the subscriber itself.
 
     The public surface is ``kind``, ``target``, ``parent``, ``agent``, ``turn``,
-    ``state``, ``stop_reason``, ``error`` and :meth:`provide`; everything with a
+    ``state``, ``stop_reason``, ``error`` and `provide`; everything with a
     leading underscore (here and in the runtime's subclasses) is how the runtime
     drives the execution, and subscribers must not rely on it.
     """
@@ -118,7 +118,7 @@ class Scope:
 
 
 class Frame:
-    """What :data:`CURRENT` holds while a stream is open.
+    """What `CURRENT` holds while a stream is open.
 
     Setting a context variable for every streamed value is costly, so a stream sets
     it once, to a frame, and each step only flips ``frame.scope``: the tool's scope

@@ -3,7 +3,7 @@ the way in, and hooks stored by type and name.
 
 ``to_dict`` output is always JSON-ready (``json.dumps`` works on it). A value JSON
 cannot represent raises ``TypeError`` at ``to_dict`` time, naming where it sits; a
-value nested deeper than :data:`MAX_DEPTH` or an int too long for JSON text raises
+value nested deeper than `MAX_DEPTH` or an int too long for JSON text raises
 ``ValueError``.
 
 ``from_dict`` accepts exactly what ``to_dict`` produces, and checks it at the door
@@ -12,7 +12,7 @@ required (a default would silently lose state, such as a paused flag). Anything
 missing or malformed raises ``ValueError`` (``UnregisteredToolError`` /
 ``UnregisteredHookError`` for an unknown name) whose message starts with the entry
 point and the key path, e.g. ``Agent.from_dict(): queue[3].kwargs['x']: ...``, and
-quotes the bad value only through :func:`~pygents._errors.brief`.
+quotes the bad value only through `brief`.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _path_text(path: Iterable[str | int]) -> str:
 
 
 def _json_copy(value: Any, path: list[str | int], active: set[int]) -> Any:
-    """``value`` as JSON-ready data (tuples become lists), or :class:`_Refused`."""
+    """``value`` as JSON-ready data (tuples become lists), or `_Refused`."""
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):
@@ -304,7 +304,7 @@ class Reader:
             raise type(exc)(f"{self.owner}.from_dict(): {self._at(key)}: {exc}") from None
 
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
-        """Hooks stored by :func:`hooks_to_data`, resolved from ``HookRegistry``."""
+        """Hooks stored by `hooks_to_data`, resolved from ``HookRegistry``."""
         hooks: list[Hook[Any]] = []
         for entry in self.children(key, "", "a hook entry {'type': ..., 'name': ...}"):
             name, stored = entry.text("name"), entry.text("type")

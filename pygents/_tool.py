@@ -2,7 +2,7 @@
 
 ``@tool`` accepts an ``async def`` (one result, run by ``Turn.returning()``) or an
 ``async def`` generator (a stream, run by ``Turn.yielding()``). Each call runs the
-``ToolHook`` lifecycle of :mod:`pygents._invocation`.
+``ToolHook`` lifecycle of `pygents._invocation`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Turns: *what* should happen — one call of one tool, with a timeout and hooks.
 
-The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``,
+The life of a turn is one mechanism, `TurnRun`, driven by ``returning()``,
 ``yielding()`` and the agent loop alike::
 
     BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
@@ -334,7 +334,7 @@ class Turn(Generic[T]):
         error: BaseException | None,
         detach: bool = False,
     ) -> None:
-        """The run's outcome. The turn still shows as running until :meth:`_detach`
+        """The run's outcome. The turn still shows as running until `_detach`
         (or ``detach=True``, when no hook is left to run), because its closing hooks
         see the outcome first; one that raises changes the outcome, which is then
         settled again."""

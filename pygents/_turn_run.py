@@ -1,6 +1,6 @@
 """The life of one run of a turn, shared by every driver.
 
-``returning()``, ``yielding()`` and the agent loop all drive a :class:`TurnRun`::
+``returning()``, ``yielding()`` and the agent loop all drive a `TurnRun`::
 
     BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
     AFTER_RUN | ON_TIMEOUT | ON_ERROR → ON_COMPLETE (always, exactly once)
@@ -38,8 +38,8 @@ _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 
 class Runner:
     """What a driver that runs many turns in a row (an agent run) lends each of them:
-    its event loop, a shared :class:`Watchdog` timer, and its frame (the value of the
-    current-scope variable for the whole run, see :class:`~pygents._scope.Frame`).
+    its event loop, a shared `Watchdog` timer, and its frame (the value of the
+    current-scope variable for the whole run, see `Frame`).
     """
 
     __slots__ = ("frame", "loop", "watchdog")
@@ -277,7 +277,7 @@ class TurnRun(Scope):
     def finish_quietly(self, result: Any) -> bool:
         """End a successful coroutine run that has no hooks to fire, without awaiting.
 
-        Returns False (having done nothing) when :meth:`finish` is needed instead.
+        Returns False (having done nothing) when `finish` is needed instead.
         """
         turn: Turn = self.target
         if turn._hooks or self._extra_hooks or not self._inv.finish_quietly():

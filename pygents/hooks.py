@@ -1,6 +1,6 @@
 """The hook API in one place: ``from pygents.hooks import TurnHook, hook``.
 
-The same objects as at the top level of :mod:`pygents`, gathered for code that
+The same objects as at the top level of `pygents`, gathered for code that
 imports hook names from their own module.
 """
 

@@ -1,11 +1,13 @@
 """Helpers for testing code built on pygents (no pytest needed to import this).
 
-* :func:`isolated_registries` — tools, hooks and agents defined inside the block are
-  forgotten when it ends, so tests can reuse names; what existed before stays.
-* :class:`RecordingSubscriber` — records every event and scope, and lets a test
-  *wait* for one (no sleeps).
-* :func:`collect` and :func:`drain` — consume a stream or an agent's run into a list,
-  so tests do not each write the same ``async for`` comprehension.
+* [`isolated_registries`][pygents.testing.isolated_registries] — tools, hooks and
+  agents defined inside the block are forgotten when it ends, so tests can reuse
+  names; what existed before stays.
+* [`RecordingSubscriber`][pygents.testing.RecordingSubscriber] — records every event
+  and scope, and lets a test *wait* for one (no sleeps).
+* [`collect`][pygents.testing.collect] and [`drain`][pygents.testing.drain] — consume
+  a stream or an agent's run into a list, so tests do not each write the same
+  ``async for`` comprehension.
 
 For pytest, add ``pytest_plugins = ["pygents.pytest_plugin"]`` to ``conftest.py``
 to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
@@ -57,7 +59,8 @@ def isolated_registries() -> Iterator[None]:
 
 @dataclass(frozen=True, slots=True)
 class ScopeRecord:
-    """One scope transition seen by a :class:`RecordingSubscriber`."""
+    """One scope transition seen by a
+    [`RecordingSubscriber`][pygents.testing.RecordingSubscriber]."""
 
     action: str  # "start", "end", "enter" or "exit"
     scope: Scope
@@ -144,8 +147,8 @@ async def collect(stream: AsyncIterable[T]) -> list[T]:
 async def drain(agent: Agent) -> list[Any]:
     """Run ``agent`` until its queue is empty and return the values it yielded, in order.
 
-    The turns are dropped, which is what most tests want; use :func:`collect` on
-    ``agent.run()`` when the ``(turn, value)`` pairs matter. A failing turn's error
-    propagates, as it does from ``agent.run()``.
+    The turns are dropped, which is what most tests want; use
+    [`collect`][pygents.testing.collect] on ``agent.run()`` when the ``(turn, value)``
+    pairs matter. A failing turn's error propagates, as it does from ``agent.run()``.
     """
     return [value async for _, value in agent.run()]

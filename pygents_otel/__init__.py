@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pygents import __version__
 from pygents._extras import missing_extra
-from pygents._public import publish
+from pygents._public import publish as _publish
 
 try:
     from pygents_otel._instrumentor import PygentsInstrumentor, trace_id_of
@@ -33,4 +33,4 @@ __all__ = [
 ]
 
 # Tracebacks and reprs name ``pygents_otel.Telemetry``, not its private module.
-publish(__name__, __all__, globals())
+_publish(__name__, __all__, globals())

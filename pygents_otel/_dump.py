@@ -1,7 +1,7 @@
 """A budgeted JSON-ish dump of any value, for content capture.
 
 ``json.dumps`` followed by a cut costs as much as the whole value: three results of a
-200,000-key dict took seconds with capture on. :func:`dump` walks the value itself and
+200,000-key dict took seconds with capture on. `dump` walks the value itself and
 stops as soon as the text is longer than the budget, so a value costs what its first
 ``budget`` characters cost, whatever its size.
 

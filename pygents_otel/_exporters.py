@@ -1,5 +1,5 @@
-"""Which exporters :func:`configure` builds, read from the standard variables the way
-``opentelemetry-instrument`` reads them.
+"""Which exporters [`configure`][pygents_otel.configure] builds, read from the
+standard variables the way ``opentelemetry-instrument`` reads them.
 
 * ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER``: a comma-separated list of
   exporter names, or ``none``. Each name is looked up in the entry-point group the

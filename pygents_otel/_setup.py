@@ -45,11 +45,11 @@ _log = logging.getLogger("pygents_otel")
 
 @dataclass(eq=False)
 class Telemetry:
-    """What :func:`configure` set up; call :meth:`shutdown` before exiting.
+    """What [`configure`][pygents_otel.configure] set up; call `shutdown` before exiting.
 
-    ``shutdown_timeout`` is the most :meth:`shutdown` waits for the last exports, in
+    ``shutdown_timeout`` is the most `shutdown` waits for the last exports, in
     seconds. ``exporters`` are the exporters ``configure`` built: the ones shutdown
-    stops when that time is up. ``tally`` counts their spans (:meth:`span_counts`).
+    stops when that time is up. ``tally`` counts their spans (`span_counts`).
     """
 
     tracer_provider: Any
@@ -225,11 +225,12 @@ def configure(
     installed, so a ``ValueError`` leaves the process as it was.
 
     ``shutdown_timeout`` (or ``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``; 5 s by default) bounds
-    how long :meth:`Telemetry.shutdown` waits for the last exports, so that a
+    how long [`Telemetry.shutdown`][pygents_otel.Telemetry.shutdown] waits for the
+    last exports, so that a
     collector that is down cannot hold up the program's exit.
 
     ``capture_content`` and ``capture_exception_message`` go to
-    :meth:`PygentsInstrumentor.instrument`.
+    `PygentsInstrumentor.instrument`.
     """
     seconds = _shutdown_timeout(shutdown_timeout)
     instrumenting = {

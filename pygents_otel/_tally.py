@@ -1,4 +1,4 @@
-"""Counting what happens to the spans of the pipelines :func:`configure` builds.
+"""Counting what happens to the spans of the pipelines [`configure`][pygents_otel.configure] builds.
 
 The batch span processor drops a span when its queue is full, and the SDK only logs
 that it happened (at most once in a while), never how many. The count is the

@@ -5,7 +5,7 @@ A preview costs O(its width), whatever the value. The dashboard previews every v
 an agent produces, in the agents' own event loop, so building a 200,000-item list's
 full ``repr`` only to cut it to one line would stall the agents and the keyboard
 alike. Containers are therefore walked, not repr'd: a few items, a few levels deep,
-until a character budget runs out (the way :mod:`reprlib` does, with a budget on
+until a character budget runs out (the way `reprlib` does, with a budget on
 top). Objects the walk does not know are asked for their own ``repr``, guarded: one
 that raises is named with its error, and a type whose ``repr`` once came back huge or
 slow is shown by its name alone from then on, so that it costs once, not per value.
@@ -44,7 +44,7 @@ def _dataclass_repr(kind: type) -> bool:
 
 
 class _Budgeted(reprlib.Repr):
-    """:class:`reprlib.Repr` with insertion order (no sorting of big sets and dicts),
+    """`reprlib.Repr` with insertion order (no sorting of big sets and dicts),
     dispatch by ``isinstance`` (subclasses of containers are walked too), a character
     budget shared by the whole value, and guarded ``repr`` for everything else."""
 

@@ -1,7 +1,7 @@
 """The dashboard application.
 
 The workload (the demo, or your coroutine) runs in the app's own event loop. A
-:class:`~pygents_tui.model.DashboardModel` collects what happens at almost no cost to
+`DashboardModel` collects what happens at almost no cost to
 the agents; a timer drains it ten times a second and repaints only what changed.
 """
 

@@ -3,7 +3,8 @@
 It is fed by the core's subscription seam at almost no cost to the agents: it follows
 scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
 timeouts, context changes — so every per-turn path of the runtime stays on its fast
-track. Ingestion is one ``deque.append`` and a count; :meth:`DashboardModel.drain`,
+track. Ingestion is one ``deque.append`` and a count;
+[`DashboardModel.drain`][pygents_tui.DashboardModel.drain],
 called by the UI on a timer, turns the records into per-agent state, bounded ring
 buffers and counters. Live state (queue depth, current turn, context sizes, a stream's values so
 far) is read from the agents themselves at refresh time.
@@ -381,7 +382,7 @@ class DashboardModel(Subscriber):
     # -- reading, for the widgets -----------------------------------------------------------
 
     def wall_time(self, at: float) -> datetime:
-        """The date (UTC) of ``at``, a time read from :attr:`clock`."""
+        """The date (UTC) of ``at``, a time read from `clock`."""
         return datetime.fromtimestamp(self.wall_epoch + (at - self.epoch), UTC)
 
     def live_agents(self) -> list[Agent]:

@@ -1,10 +1,10 @@
 """The main screen: agents on top, the selected agent's panels below.
 
-The screen owns what it shows: the selected agent (its reactive :attr:`MainScreen.
+The screen owns what it shows: the selected agent (its reactive `MainScreen.
 selected`, following the agents table's cursor), whether the view is frozen, and
 which panel is visible. The app's timer drains the model and asks the screen to
 repaint; the screen repaints the status line, the agents table and the one visible
-:class:`~pygents_tui.widgets.Panel`, never the hidden ones.
+`Panel`, never the hidden ones.
 """
 
 from __future__ import annotations

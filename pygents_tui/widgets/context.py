@@ -26,7 +26,7 @@ class ContextPanel(Widget):
         self.agent: str | None = None
 
     def refresh_from(self, agent: str | None) -> None:
-        """Repaint: :meth:`render` reads the model and the agent when it runs."""
+        """Repaint: `render` reads the model and the agent when it runs."""
         self.agent = agent
         self.refresh()
 

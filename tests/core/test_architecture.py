@@ -4,6 +4,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,18 @@ def test_scopes_show_subscribers_only_their_documented_attributes() -> None:
         slots = {name for klass in cls.__mro__ for name in getattr(klass, "__slots__", ())}
         public = {name for name in slots if not name.startswith("_")}
         assert public == documented, cls.__name__
+
+
+def test_docstrings_use_cross_references_the_docs_site_renders() -> None:
+    """Sphinx roles (``:class:`X```) show up literally on the MkDocs API pages; the
+    docstrings use Markdown cross-references (``[`X`][pygents.X]``) instead."""
+    role = re.compile(r":(class|func|meth|attr|data|mod|exc|obj):`")
+    root = Path(__file__).resolve().parents[2]
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for package in ("pygents", "pygents_otel", "pygents_tui")
+        for path in sorted((root / package).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if role.search(line)
+    ]
+    assert offenders == []
