@@ -85,7 +85,6 @@ class TurnRecord:
     turn: Turn | None
     agent: str | None
     tool: str
-    uuid: str
     started: float
     timeout: float
     streaming: bool
@@ -95,6 +94,24 @@ class TurnRecord:
     values: int = 0
     trace_id: str | None = None
     details: TurnDetails | None = None
+    _uuid: str | None = None
+
+    @property
+    def uuid(self) -> str:
+        """The turn's id, asked of the turn only when something shows it: a turn makes
+        its id on first use, and most turns a busy dashboard sees are never looked at."""
+        if self._uuid is None:
+            assert self.turn is not None  # kept records take the id before letting go
+            self._uuid = self.turn.uuid
+        return self._uuid
+
+    def let_go(self, details: TurnDetails | None) -> None:
+        """Keep ``details`` (``None``: nothing will show this record) and the turn's id,
+        then drop the turn: its output and values are the program's to free."""
+        if details is not None:
+            self._uuid = self.uuid
+            self.details = details
+        self.turn = None
 
     def inspect(self) -> TurnDetails:
         """The turn's details: read from the live turn while it runs."""

@@ -198,9 +198,9 @@ class DashboardModel(Subscriber):
                 left = agent_left.get(record.agent, TURNS_KEPT)
                 kept = kept or left > 0
                 agent_left[record.agent] = left - 1
-            if kept and record.turn is not None:
-                record.details = TurnDetails.of(record.turn, record.streaming, output)
-            record.turn = None
+            turn = record.turn
+            if turn is not None:
+                record.let_go(TurnDetails.of(turn, record.streaming, output) if kept else None)
         settling.clear()
 
     def _roll_throughput(self, second: int) -> bool:
@@ -230,7 +230,6 @@ class DashboardModel(Subscriber):
             turn=turn,
             agent=agent,
             tool=turn.tool.name,
-            uuid=turn.uuid,
             started=at,
             timeout=float(turn.timeout),
             streaming=turn.tool.streaming,
