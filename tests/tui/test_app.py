@@ -906,10 +906,11 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
                 app.action_show_tab(f"tab-{tab}")
                 await pilot.pause()
                 assert active_tab(app) == f"tab-{tab}"
-                # the footer keeps the bottom line however little room there is (at 20
-                # columns "q Quit" is cut to "q Qui"), with the palette that reaches the rest
+                # the footer keeps the bottom line however little room there is, led by
+                # the quit key (its label may be cut short, differently across Textual
+                # versions), with the palette that reaches the rest
                 footer = text_of_app(app).splitlines()[-1]
-                assert footer.lstrip().startswith("q Qui"), footer
+                assert footer.split()[0] == "q", footer
                 assert "^p palette" in footer, footer
             assert app.view_error is None
         await pilot.press("j", "question_mark")  # keys still work at the last size
