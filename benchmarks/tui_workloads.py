@@ -190,6 +190,10 @@ async def key_answer(agents: int = 50, items: int = 200_000, presses: int = 5) -
             rate = (sum(c[0] for c in counts) - before) / (time.perf_counter() - began)
             quit_at = time.perf_counter()
             app.post_message(events.Key("q", "q"))
+            # Leave run_test only once the key is handled: tearing the screens down
+            # first would race the key's dispatch.
+            while app.return_code is None:  # noqa: ASYNC110 - the quit is the measurement
+                await asyncio.sleep(0.002)
         quit_seconds = time.perf_counter() - quit_at
     finally:
         for agent in crowd:
