@@ -35,7 +35,7 @@ from typing import Any, Final
 from pygents._schema_docstrings import parameter_docs
 from pygents._schema_models import hoist_model_schema, json_value
 
-__all__ = ["input_schema", "output_schema", "type_schema"]
+__all__ = ["input_schema", "output_schema"]
 
 JSON = dict[str, Any]
 _REF: Final = "#/$defs/"

@@ -1,4 +1,4 @@
-"""Helpers of :mod:`pygents._schema`: hoisting a model's ``$defs``, JSON defaults.
+"""Helpers of `pygents._schema`: hoisting a model's ``$defs``, JSON defaults.
 
 A class with ``model_json_schema()`` (a pydantic model, by duck typing) returns a
 complete document: its nested models are in its own ``$defs`` and referenced as
@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-__all__ = ["Definitions", "hoist_model_schema", "json_value"]
+__all__ = ["hoist_model_schema", "json_value"]
 
 _REF: Final = "#/$defs/"
 _SECTIONS: Final = ("$defs", "definitions")  # pydantic 2 and pydantic 1
