@@ -80,7 +80,7 @@ class TurnRecord:
     """One turn the dashboard saw start (and maybe end).
 
     ``turn`` is the live turn while it runs (the panels read its progress), and None
-    once it has ended: from then on ``details`` holds what there is to show."""
+    once it has ended: from then on ``kept`` holds what there is to show."""
 
     turn: Turn | None
     agent: str | None
@@ -93,7 +93,7 @@ class TurnRecord:
     error: str | None = None
     values: int = 0
     trace_id: str | None = None
-    details: TurnDetails | None = None
+    kept: TurnDetails | None = None  # what the inspector shows once the turn ended
     _uuid: str | None = None
 
     @property
@@ -110,15 +110,48 @@ class TurnRecord:
         then drop the turn: its output and values are the program's to free."""
         if details is not None:
             self._uuid = self.uuid
-            self.details = details
+            self.kept = details
         self.turn = None
 
     def inspect(self) -> TurnDetails:
         """The turn's details: read from the live turn while it runs."""
         if self.turn is not None:
             return TurnDetails.of(self.turn, self.streaming)
-        assert self.details is not None  # set when the turn ended
-        return self.details
+        assert self.kept is not None  # set when the turn ended
+        return self.kept
+
+    # -- the rest of the TurnRow protocol (pygents_tui.listen.view) --------------------
+
+    @property
+    def key(self) -> str:
+        return self.uuid
+
+    @property
+    def agent_label(self) -> str:
+        return self.agent or "—"
+
+    @property
+    def stale(self) -> bool:
+        return False  # a turn of this process is never out of reach
+
+    def details(self) -> list[tuple[str, str]]:
+        """The inspector's labelled lines; an empty label continues the line above."""
+        details = self.inspect()
+        lines = [("turn", self.uuid)]
+        if self.streaming:
+            lines.append(("output", f"{details.values} value(s)"))
+            lines.extend(("", value) for value in details.last_values)
+        elif not self.error:
+            lines.append(("output", details.output or ""))
+        if self.trace_id:
+            lines.append(("trace", self.trace_id))
+        lines.append(("arguments", ""))
+        lines.extend(("", f"{index}: {arg}") for index, arg in enumerate(details.args))
+        lines.extend(("", f"{key} = {value}") for key, value in details.kwargs)
+        lines.append(("metadata", ""))
+        lines.extend(("", f"{key} = {value}") for key, value in details.metadata)
+        lines.append(("tags", details.tags or "—"))
+        return lines
 
     @property
     def elapsed(self) -> float:

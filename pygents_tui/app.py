@@ -3,6 +3,9 @@
 The workload (the demo, or your coroutine) runs in the app's own event loop. A
 `DashboardModel` collects what happens at almost no cost to
 the agents; a timer drains it ten times a second and repaints only what changed.
+
+The panels read the model through the `DashboardView` protocol, so the same app
+shows the fleet model of ``pygents-tui listen`` (``view=``); it is read-only then.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
 from pygents_tui._preview import preview
+from pygents_tui.listen.view import DashboardView
+from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
 from pygents_tui.screens.main import TABS
@@ -30,6 +35,7 @@ __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+READ_ONLY = "read-only: this dashboard watches agents it does not run, and cannot pause them"
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -47,7 +53,13 @@ def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
 
 
 class Dashboard(App[int]):
-    """Watch agents live. ``workload`` is started in the app's loop on mount."""
+    """Watch agents live. ``workload`` is started in the app's loop on mount.
+
+    In-process (the default) the app subscribes a `DashboardModel` (``model``) to the
+    runtime, shows the spans of ``tracer_provider`` (default: the global one, once an
+    OpenTelemetry SDK is set) in the turn inspector, and ``p`` pauses the selected
+    agent. With ``view`` (the fleet model of ``pygents-tui listen``) it shows that
+    instead and controls nothing: ``read_only`` says why, on ``p`` and in the help."""
 
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     TITLE = "pygents"
@@ -74,9 +86,20 @@ class Dashboard(App[int]):
         title: str | None = None,
         trace_url: str | None = None,
         trace_id: Callable[[Scope], str | None] | None = None,
+        view: DashboardView | None = None,
+        tracer_provider: object | None = None,
+        read_only: str | None = None,
     ) -> None:
         super().__init__()
-        self.model = model if model is not None else DashboardModel(trace_id=trace_id)
+        self.local: LocalView | None = None
+        self.model: DashboardModel | None = None  # the in-process model (None: listen mode)
+        if view is None:
+            self.model = model if model is not None else DashboardModel(trace_id=trace_id)
+            self.local = view = LocalView(self.model, tracer_provider)
+        self.view: DashboardView = view
+        if read_only is None and self.local is None:
+            read_only = READ_ONLY
+        self.read_only = read_only
         self.workload = workload
         self.refresh_hz = refresh_hz
         self.trace_url = trace_url
@@ -87,12 +110,14 @@ class Dashboard(App[int]):
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
-        self._main = MainScreen(self.model)
+        # Listen mode's agent labels carry their service and instance.
+        self._main = MainScreen(view, agent_width=10 if self.local is not None else 24)
 
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._subscription = subscribe(self.model)
+        if self.model is not None:
+            self._subscription = subscribe(self.model)
         self.push_screen(self._main)
         self.refresh_timer = self.set_interval(1 / self.refresh_hz, self.refresh_view)
         if self.workload is not None:
@@ -104,6 +129,8 @@ class Dashboard(App[int]):
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        if self.local is not None:
+            self.local.close()
 
     async def _run_workload(self) -> None:
         assert self.workload is not None
@@ -172,12 +199,12 @@ class Dashboard(App[int]):
                 )
 
     def _refresh_view(self) -> None:
-        self.model.drain()
+        self.view.drain()
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
-        if self.screen is not self._main and not isinstance(
-            self.screen, (HelpScreen, InspectorScreen)
-        ):
+        if isinstance(self.screen, InspectorScreen):
+            self.screen.refresh_from_model()
+        elif self.screen is not self._main and not isinstance(self.screen, HelpScreen):
             return
         self._main.refresh_view(workload_failed=self.workload_error is not None)
 
@@ -185,7 +212,7 @@ class Dashboard(App[int]):
 
     @property
     def selected_agent(self) -> str | None:
-        """The agent the main screen shows (its name)."""
+        """The agent the main screen shows (its key: the name in-process)."""
         return self._main.selected
 
     @property
@@ -195,9 +222,12 @@ class Dashboard(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(note=self.read_only))
 
     def action_toggle_pause(self) -> None:
+        if self.read_only is not None:
+            self.notify(self.read_only, title="read-only", severity="warning", markup=False)
+            return
         name = self.selected_agent
         agent = AgentRegistry.find(name) if name else None
         if agent is None:
@@ -232,7 +262,7 @@ class Dashboard(App[int]):
     def action_inspect(self, uuid: str | None = None) -> None:
         if uuid is None:
             uuid = self._main.query_one(TimelineTable).selected_uuid
-        record = self.model.find_turn(uuid) if uuid else None
+        record = self.view.find_turn(uuid) if uuid else None
         if record is None:
             self.notify(
                 "no turn selected: pick one in the Timeline panel (6)",
@@ -240,10 +270,8 @@ class Dashboard(App[int]):
                 markup=False,
             )
             return
-        model = self.model
-        self.push_screen(
-            InspectorScreen(record, self.trace_url, now=model.clock(), wall_time=model.wall_time)
-        )
+        wall_time = self.model.wall_time if self.model is not None else None
+        self.push_screen(InspectorScreen(self.view, record, self.trace_url, wall_time))
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:

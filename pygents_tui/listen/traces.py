@@ -176,10 +176,4 @@ def _render(value: Value) -> str:
 
 def flatten(tree: TraceTree) -> list[tuple[int, SpanNode]]:
     """The tree depth first as ``(depth, node)`` rows: a waterfall's lines."""
-    rows: list[tuple[int, SpanNode]] = []
-    stack: list[tuple[int, SpanNode]] = [(0, n) for n in reversed(tree.roots)]
-    while stack:
-        depth, node = stack.pop()
-        rows.append((depth, node))
-        stack.extend((depth + 1, child) for child in reversed(node.children))
-    return rows
+    return tree.rows()

@@ -221,6 +221,17 @@ class TraceTree:
     dropped: int  # spans of this trace that did not fit in its bound
     duration: float
 
+    def rows(self) -> list[tuple[int, SpanNode]]:
+        """The tree depth first as ``(depth, node)`` rows: a waterfall's lines. Walked
+        without recursion, however deep the tree."""
+        rows: list[tuple[int, SpanNode]] = []
+        stack: list[tuple[int, SpanNode]] = [(0, n) for n in reversed(self.roots)]
+        while stack:
+            depth, node = stack.pop()
+            rows.append((depth, node))
+            stack.extend((depth + 1, child) for child in reversed(node.children))
+        return rows
+
 
 class DashboardView(Protocol):
     """What every panel reads. ``drain()`` folds what arrived since the last call

@@ -39,12 +39,18 @@ def key_map() -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    """What every key does."""
+    """What every key does; ``note`` (listen mode: why it is read-only) under them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, note: str | None = None) -> None:
+        super().__init__()
+        self.note = note
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog"):
             yield Static(Text("pygents-tui — keys\n", style="bold"), id="help-title")
             yield Static(key_map(), id="help-keys")
+            if self.note:
+                yield Static(Text(f"\n{self.note}", style="bold yellow"), id="help-note")
             yield Static(Text("\nesc or ? to close", style="dim"))

@@ -1,4 +1,4 @@
-"""Everything known about one turn."""
+"""Everything known about one turn, and its trace."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pygents_tui.model import TurnRecord
+from pygents_tui.listen.view import DashboardView, TraceTree, TurnRow
+from pygents_tui.widgets.trace import waterfall
 
 _LABEL = 10  # the width of the label column
 
@@ -44,74 +45,109 @@ def trace_link(trace_url: str, trace_id: str) -> str:
         return trace_url
 
 
+def _state(record: TurnRow, elapsed: float) -> str:
+    if record.stop_reason is not None:
+        what = str(record.stop_reason)
+    else:
+        what = "stale (its process stopped sending)" if record.stale else "running"
+    timeout = f" of {record.timeout:g}s" if record.timeout else ""
+    return f"{what} after {elapsed:.3f}s{timeout}"
+
+
 def describe(
-    record: TurnRecord,
+    record: TurnRow,
     trace_url: str | None = None,
     now: float | None = None,
     wall_time: Callable[[float], datetime] | None = None,
+    epoch: float = 0.0,
 ) -> Text:
-    """The inspector's text for ``record``: plain text with bold labels."""
-    details = record.inspect()
-    started, ended = "—", "running"
-    if wall_time is not None:  # the dates of the model's own start and end times
-        started = wall_time(record.started).isoformat(timespec="milliseconds")
-        if record.ended is not None:
-            ended = wall_time(record.ended).isoformat(timespec="milliseconds")
-    elapsed = record.elapsed_at(now) if now is not None else record.elapsed
+    """The inspector's text for ``record``: plain text with bold labels. Times are
+    dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start)."""
+    elapsed = record.elapsed_at(now if now is not None else record.started)
     lines = _Lines()
-    lines.add("turn", record.uuid)
     kind = "stream" if record.streaming else "coroutine"
-    lines.add("tool", f"{record.tool} ({kind}) on {record.agent or '—'}")
-    lines.add(
-        "state", f"{record.stop_reason or 'running'} after {elapsed:.3f}s of {record.timeout:g}s"
-    )
+    lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
+    lines.add("state", _state(record, elapsed))
     if record.error:
         lines.add("exception", record.error)
-    if record.streaming:
-        lines.add("output", f"{details.values} value(s)")
-        for value in details.last_values:
+    for label, value in record.details():
+        if label:
+            lines.add(label, value)
+        else:
             lines.add(value=value, indent="  ")
-    elif not record.error:
-        lines.add("output", details.output or "")
-    if record.trace_id:
-        lines.add("trace", record.trace_id)
-        if trace_url:
-            lines.add(value=trace_link(trace_url, record.trace_id), indent=" " * _LABEL)
-    lines.add()
-    lines.add("arguments")
-    for index, arg in enumerate(details.args):
-        lines.add(value=f"{index}: {arg}", indent="  ")
-    for key, value in details.kwargs:
-        lines.add(value=f"{key} = {value}", indent="  ")
-    lines.add("metadata")
-    for key, value in details.metadata:
-        lines.add(value=f"{key} = {value}", indent="  ")
+        if label == "trace" and trace_url:
+            lines.add(value=trace_link(trace_url, value), indent=" " * _LABEL)
+    if wall_time is not None:  # the dates of the model's own start and end times
+        started = wall_time(record.started).isoformat(timespec="milliseconds")
+        ended = "running"
+        if record.ended is not None:
+            ended = wall_time(record.ended).isoformat(timespec="milliseconds")
+    else:
+        started = f"+{record.started - epoch:.3f}s"
+        ended = f"+{record.ended - epoch:.3f}s" if record.ended is not None else "running"
     lines.add("started", started)
     lines.add("ended", ended)
-    lines.add("tags", details.tags or "—")
     return lines.text
 
 
+def trace_section(record: TurnRow, tree: TraceTree | None, why_not: str | None) -> Text:
+    """The trace heading and its span tree; one line when there is nothing to draw."""
+    text = Text("trace spans", style="bold")
+    if tree is not None:
+        text.append(f"  {tree.spans} span(s) over {tree.duration * 1e3:.1f}ms\n", style="dim")
+        text.append_text(waterfall(tree))
+    elif why_not is not None:
+        text.append(f"  {why_not}", style="dim")
+    elif record.trace_id is None:
+        text.append("  this turn was not traced", style="dim")
+    else:
+        text.append("  none received yet: spans arrive as they end", style="dim")
+    return text
+
+
 class InspectorScreen(ModalScreen[None]):
-    """Arguments, metadata, timing, stop reason, output or exception, trace id."""
+    """Arguments, metadata, timing, stop reason, output or exception, trace id, and
+    the trace's spans. It follows the turn: repainted when the model changes (a
+    running turn ends, more of its spans arrive)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Back")]
 
     def __init__(
         self,
-        record: TurnRecord,
+        model: DashboardView,
+        record: TurnRow,
         trace_url: str | None = None,
-        now: float | None = None,
         wall_time: Callable[[float], datetime] | None = None,
     ) -> None:
         super().__init__()
+        self.model = model
         self.record = record
         self.trace_url = trace_url
-        self.now = now
         self.wall_time = wall_time
+        self._version = -1
+        self._body = Static(id="inspector-body")
+        self._trace = Static(id="inspector-trace")
+        self.refresh_from_model()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspector-dialog"):
-            text = describe(self.record, self.trace_url, self.now, self.wall_time)
-            yield Static(text, id="inspector-body")
+            yield self._body
+            yield self._trace
             yield Static(Text("esc to go back", style="dim"))
+
+    def refresh_from_model(self) -> None:
+        """Repaint if the model changed since the last call (the app's timer calls it
+        while this screen is up)."""
+        model = self.model
+        if model.version == self._version:
+            return
+        self._version = model.version
+        found = model.find_turn(self.record.key)
+        if found is not None:
+            self.record = found
+        record = self.record
+        body = describe(record, self.trace_url, model.clock(), self.wall_time, model.epoch)
+        self._body.update(body)
+        tree = model.trace_tree(record.trace_id) if record.trace_id else None
+        section = trace_section(record, tree, model.unavailable("trace"))
+        self._trace.update(Text("\n").append_text(section))

@@ -9,6 +9,8 @@ repaint; the screen repaints the status line, the agents table and the one visib
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -16,8 +18,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from pygents import AgentRegistry
-from pygents_tui.model import DashboardModel
+from pygents_tui.listen.view import DashboardView
+from pygents_tui.listen.view import Panel as ViewPanel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
@@ -27,6 +29,23 @@ from pygents_tui.widgets import (
     RunningPanel,
     TimelineTable,
     ValuesLog,
+)
+
+_PANELS: dict[str, ViewPanel] = {
+    "tab-queue": "queue",
+    "tab-running": "running",
+    "tab-values": "values",
+    "tab-context": "context",
+    "tab-events": "events",
+    "tab-timeline": "timeline",
+}
+
+# The counters the status line shows when they are not zero, in this order.
+SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
+    ("dropped", "dropped"),
+    ("rejected", "rejected"),
+    ("malformed", "malformed"),
+    ("too_large", "too large"),
 )
 
 TABS: tuple[tuple[str, str], ...] = (
@@ -43,25 +62,29 @@ class MainScreen(Screen[None]):
     """Composes the panels and repaints the visible one for the selected agent."""
 
     selected: reactive[str | None] = reactive(None, init=False)
-    """The name of the agent under the agents table's cursor (None: no agent)."""
+    """The key of the agent under the agents table's cursor (None: no agent)."""
 
-    def __init__(self, model: DashboardModel) -> None:
+    def __init__(self, model: DashboardView, *, agent_width: int = 10) -> None:
         super().__init__()
         self.model = model
+        self.agent_width = agent_width
         self.frozen = False
         self._frozen_at = 0
         self._panels: dict[str, Panel] = {}
+        self._notes: dict[str, Static] = {}
+        self._shown_notes: dict[str, str | None] = {}
 
     def compose(self) -> ComposeResult:
         model = self.model
         self._status = Static("", id="status")
-        self._agents = AgentsTable(model, id="agents")
-        queue = QueueTable(id="queue")
+        self._agents_note = Static("", id="agents-note", classes="note")
+        self._agents = AgentsTable(model, id="agents", agent_width=self.agent_width)
+        queue = QueueTable(model, id="queue")
         running = RunningPanel(model, id="running")
         values = ValuesLog(model, id="values")
         context = ContextPanel(model, id="context")
         events = EventsPanel(model, id="events")
-        timeline = TimelineTable(model, id="timeline")
+        timeline = TimelineTable(model, id="timeline", agent_width=max(self.agent_width, 12))
         self._panels = {
             "tab-queue": queue,
             "tab-running": running,
@@ -70,21 +93,30 @@ class MainScreen(Screen[None]):
             "tab-events": events,
             "tab-timeline": timeline,
         }
+        self._notes = {tab: Static("", classes="note") for tab in self._panels}
+        notes = self._notes
         yield Header(show_clock=False)
         yield self._status
+        yield self._agents_note
         yield self._agents
         with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
             with TabPane("Queue", id="tab-queue"):
+                yield notes["tab-queue"]
                 yield queue
             with TabPane("Running", id="tab-running"):
+                yield notes["tab-running"]
                 yield running
             with TabPane("Values", id="tab-values"):
+                yield notes["tab-values"]
                 yield values
             with TabPane("Context", id="tab-context"):
+                yield notes["tab-context"]
                 yield context
             with TabPane("Events", id="tab-events"):
+                yield notes["tab-events"]
                 yield events
             with TabPane("Timeline", id="tab-timeline"):
+                yield notes["tab-timeline"]
                 yield timeline
         yield Footer()
 
@@ -95,23 +127,16 @@ class MainScreen(Screen[None]):
         visible panel, in one batch so that the terminal sees a single update."""
         model = self.model
         status = self._status
+        counts = model.counters()
         if self.frozen:
-            fresh = model.processed - self._frozen_at
+            fresh = arrived(counts) - self._frozen_at
             status.update(Text(f" FROZEN · +{fresh} new record(s) · space to resume"), layout=False)
             status.add_class("frozen")
             return
         status.remove_class("frozen")
-        status.update(
-            Text(
-                f"{len(AgentRegistry)} agent(s) · {len(model.running)} turn(s) running · "
-                f"{sum(s.completed for s in model.agents.values())} done · "
-                f"{model.log_total} event(s)"
-                + (f" · {model.dropped} dropped" if model.dropped else "")
-                + (" · workload failed" if workload_failed else "")
-            ),
-            layout=False,
-        )
+        status.update(Text(status_line(model, counts, workload_failed)), layout=False)
         with self.app.batch_update():
+            self._note(self._agents_note, "agents")
             self._agents.refresh_from(None)
             before = self.selected
             self.selected = self._agents.selected  # a change repaints in the watcher
@@ -120,9 +145,21 @@ class MainScreen(Screen[None]):
 
     def refresh_panel(self) -> None:
         """Repaint the visible panel (only) for the selected agent."""
-        panel = self._panels.get(self._tabs.active)
+        tab = self._tabs.active
+        panel = self._panels.get(tab)
         if panel is not None:
+            self._note(self._notes[tab], _PANELS[tab])
             panel.refresh_from(self.selected)
+
+    def _note(self, note: Static, panel: ViewPanel) -> None:
+        """Say in one line what the model cannot show of ``panel`` (hidden when
+        everything is shown); repainted only when the line changes."""
+        line = self.model.unavailable(panel)
+        if self._shown_notes.get(panel, "") == line:
+            return
+        self._shown_notes[panel] = line
+        note.update(Text(f"ⓘ {line}" if line else ""), layout=False)
+        note.display = line is not None
 
     def watch_selected(self) -> None:
         if not self.frozen:
@@ -131,7 +168,7 @@ class MainScreen(Screen[None]):
     def toggle_freeze(self) -> None:
         """Stop (or resume) repainting; what arrives meanwhile is counted."""
         self.frozen = not self.frozen
-        self._frozen_at = self.model.processed
+        self._frozen_at = arrived(self.model.counters())
 
     def show_tab(self, tab: str) -> None:
         self._tabs.active = tab
@@ -147,3 +184,28 @@ class MainScreen(Screen[None]):
     def _tab_changed(self) -> None:
         if not self.frozen:
             self.refresh_panel()
+
+
+def arrived(counts: Mapping[str, int]) -> int:
+    """How many records the model took in: seam records in-process, spans and log
+    records in listen mode."""
+    return counts.get("received", 0) + counts.get("spans", 0) + counts.get("records", 0)
+
+
+def status_line(model: DashboardView, counts: Mapping[str, int], workload_failed: bool) -> str:
+    rows = model.agent_rows()
+    events, _ = model.event_log()
+    text = (
+        f"{len(rows)} agent(s) · {len(model.running_turns())} turn(s) running · "
+        f"{sum(row.completed for row in rows)} done · {events} event(s)"
+    )
+    services = counts.get("services", 0)
+    if services:  # listen mode
+        stale = counts.get("stale", 0)
+        text = f"{services} service(s)" + (f" ({stale} stale)" if stale else "") + " · " + text
+    for key, label in SHOWN_COUNTERS:
+        if counts.get(key):
+            text += f" · {counts[key]} {label}"
+    if workload_failed:
+        text += " · workload failed"
+    return text

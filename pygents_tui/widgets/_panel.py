@@ -8,7 +8,9 @@ from typing import ClassVar, Protocol, TypeVar
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
-__all__ = ["NavigableTable", "Panel"]
+from pygents_tui.listen.view import AgentRow, DashboardView
+
+__all__ = ["NavigableTable", "Panel", "find_row"]
 
 CellType = TypeVar("CellType")
 
@@ -18,9 +20,9 @@ class Panel(Protocol):
 
     The main screen calls ``refresh_from`` on the timer for the panel that is visible
     (and on a change of tab or selection), so a hidden panel costs nothing. ``agent``
-    is the selected agent's *name*: a panel must not keep an agent (and its context)
-    alive after the program has let go of it. Implementations must be cheap when
-    nothing changed, since they run ten or twenty times a second."""
+    is the selected agent's *key* (its name in-process): a panel must not keep an
+    agent (and its context) alive after the program has let go of it. Implementations
+    must be cheap when nothing changed, since they run ten or twenty times a second."""
 
     def refresh_from(self, agent: str | None) -> None: ...
 
@@ -35,3 +37,13 @@ class NavigableTable(DataTable[CellType]):
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
     ]
+
+
+def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
+    """The agent row with ``key`` (a scan: run for the one visible panel only)."""
+    if key is None:
+        return None
+    for row in model.agent_rows():
+        if row.key == key:
+            return row
+    return None

@@ -9,19 +9,25 @@ from textual.widget import Widget
 
 from pygents import AgentRegistry
 from pygents_tui._preview import preview
-from pygents_tui.model import DashboardModel
+from pygents_tui.listen.view import Capacity, DashboardView
+from pygents_tui.widgets._panel import find_row
+
+
+def _size(capacity: Capacity | None) -> str:
+    return "unknown" if capacity is None else f"{capacity.size}/{capacity.limit or '∞'}"
 
 
 class ContextPanel(Widget):
     """Queue window (oldest first) and pool items (id, description, content preview);
-    evictions are counted."""
+    evictions are counted. Where the model has the sizes only (listen mode), the
+    sizes, and the main screen says why."""
 
     DEFAULT_CSS = "ContextPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
-        # The agent's name, not the agent: a panel must not keep an agent (and its
+        # The agent's key, not the agent: a panel must not keep an agent (and its
         # context) alive after the program has let go of it.
         self.agent: str | None = None
 
@@ -31,11 +37,13 @@ class ContextPanel(Widget):
         self.refresh()
 
     def render(self) -> Group:
+        if self.model.unavailable("context") is not None:
+            return self._sizes()
         agent = AgentRegistry.find(self.agent) if self.agent is not None else None
         if agent is None:
             return Group("no agent selected")
-        state = self.model.agents.get(agent.name)
-        evictions = state.evictions if state else 0
+        row = find_row(self.model, agent.name)
+        evictions = row.evictions if row is not None else 0
         queue, pool = agent.context_queue, agent.context_pool
         window = Table(title=f"queue {len(queue)}/{queue.limit}", expand=True, show_edge=False)
         window.add_column("#", width=3)
@@ -57,3 +65,12 @@ class ContextPanel(Widget):
                 Text(preview(item.content, 40)),
             )
         return Group(window, pooled)
+
+    def _sizes(self) -> Group:
+        row = find_row(self.model, self.agent)
+        if row is None:
+            return Group("no agent selected")
+        return Group(
+            Text(f"queue  {_size(row.context_queue)}"),
+            Text(f"pool   {_size(row.context_pool)} · evictions {row.evictions}"),
+        )

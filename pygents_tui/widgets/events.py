@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Log
 
-from pygents_tui.model import DashboardModel
+from pygents_tui.listen.view import DashboardView
 
 
 class EventsPanel(Vertical):
@@ -18,7 +18,7 @@ class EventsPanel(Vertical):
     EventsPanel Log { height: 1fr; }
     """
 
-    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
         self._written = 0
@@ -45,16 +45,18 @@ class EventsPanel(Vertical):
         """Write the events logged since the last call; every agent's (``agent`` is
         unused: the filter narrows the log)."""
         model = self.model
-        fresh = min(model.log_total - self._written, len(model.log))
+        total, log = model.event_log()
+        fresh = min(total - self._written, len(log))
         if fresh <= 0:
             return
-        entries = list(model.log)[-fresh:]
+        entries = list(log)[-fresh:]
         needle = self._filter
+        epoch = model.epoch
         lines = [
-            f"{e.at - model.epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
+            f"{e.at - epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
             for e in entries
             if not needle or needle in f"{e.agent} {e.kind} {e.text}".lower()
         ]
         if lines:
             self.log_widget.write_lines(lines)
-        self._written = model.log_total
+        self._written = total

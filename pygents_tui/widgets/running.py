@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from pygents import StopReason
-from pygents_tui.model import DashboardModel
+from pygents_tui.listen.view import DashboardView
 from pygents_tui.widgets._text import bar, seconds
 
 
@@ -25,7 +25,7 @@ class RunningPanel(Widget):
 
     DEFAULT_CSS = "RunningPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
         self.agent: str | None = None
@@ -38,28 +38,39 @@ class RunningPanel(Widget):
     def render(self) -> Table:
         model = self.model
         now = model.clock()
-        width = max(self.size.width - 50, 8)
+        running = model.running_turns()
+        timed_out = [r for r in model.recent_turns() if r.stop_reason is StopReason.TIMEOUT][-5:]
+        # Wide enough for listen mode's labels (service, instance and agent name).
+        labels = (r.agent_label for r in (*running[:40], *timed_out))
+        label_width = min(max((len(label) for label in labels), default=0), 28)
+        label_width = max(label_width, 11)
+        width = max(self.size.width - 39 - label_width, 8)
         table = Table.grid(padding=(0, 1), expand=True)
-        table.add_column("agent", width=11)
+        table.add_column("agent", width=label_width)
         table.add_column("tool", width=11)
         table.add_column("bar", ratio=1)
         table.add_column("time", width=22, no_wrap=True)
-        running = model.running_turns()
         for record in running[:40]:
             elapsed = record.elapsed_at(now)
             fraction = elapsed / record.timeout if record.timeout else 0.0
             colour = _colour(fraction)
             remaining = max(record.timeout - elapsed, 0.0)
+            if record.stale:  # its process stopped sending: the clock says nothing now
+                status = Text("stale: no news from its process", style="dim italic")
+                colour = "dim"
+            elif not record.timeout:
+                status = Text(f"{seconds(elapsed)} (no timeout known)", style=colour)
+            else:
+                status = Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour)
             table.add_row(
-                Text(record.agent or "—", style="bold" if record.agent == self.agent else ""),
+                Text(record.agent_label, style="bold" if record.agent == self.agent else ""),
                 Text(record.tool),
                 Text(bar(fraction, width), style=colour),
-                Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour),
+                status,
             )
-        timed_out = [r for r in model.recent if r.stop_reason is StopReason.TIMEOUT][-5:]
         for record in reversed(timed_out):
             table.add_row(
-                Text(record.agent or "—"),
+                Text(record.agent_label),
                 Text(record.tool),
                 Text(bar(1.0, width), style="red dim"),
                 Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),

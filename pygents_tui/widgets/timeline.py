@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from pygents import StopReason
-from pygents_tui.model import DashboardModel, TurnRecord
+from pygents_tui.listen.view import DashboardView, TurnRow
 from pygents_tui.widgets._panel import NavigableTable
 
 _GLYPH = {
@@ -22,14 +22,18 @@ class TimelineTable(NavigableTable[object]):
 
     WINDOW = 30.0  # seconds shown across the bar column
 
-    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+    def __init__(
+        self, model: DashboardView, *, id: str | None = None, agent_width: int = 12
+    ) -> None:
         super().__init__(cursor_type="row", id=id)
         self.model = model
+        self.agent_width = agent_width  # wider in listen mode: labels carry the service
         self._version = -1
         self._agent: str | None = None
+        self._running = False
 
     def on_mount(self) -> None:
-        self.add_column("Agent", key="agent", width=12)
+        self.add_column("Agent", key="agent", width=self.agent_width)
         self.add_column("Tool", key="tool", width=12)
         self.add_column("Took", key="took", width=7)
         self.add_column("Waterfall (last 30 s)", key="bar", width=40)
@@ -39,30 +43,29 @@ class TimelineTable(NavigableTable[object]):
         run, since their bars grow."""
         model = self.model
         unchanged = model.version == self._version and agent == self._agent
-        if unchanged and not model.running:
+        if unchanged and not self._running:
             return
         self._version, self._agent = model.version, agent
-        records: list[TurnRecord] = [
-            *(r for r in model.recent if agent is None or r.agent == agent),
-            *model.running_turns(agent),
-        ][-60:]
+        running = model.running_turns(agent)
+        self._running = bool(running)
+        records: list[TurnRow] = [*model.recent_turns(agent), *running][-60:]
         now = model.clock()
         selected = self.selected_uuid
         self.clear()
         for record in records:
             self.add_row(
-                Text(record.agent or "—"),  # names are data, never markup
+                Text(record.agent_label),  # names are data, never markup
                 Text(record.tool),
                 f"{record.elapsed_at(now):.2f}s",
                 self._bar(record, now),
-                key=record.uuid,
+                key=record.key,
             )
         if selected is not None and selected in self.rows:
             self.move_cursor(row=self.get_row_index(selected), scroll=False)
         elif self.row_count:
             self.move_cursor(row=self.row_count - 1, scroll=True)
 
-    def _bar(self, record: TurnRecord, now: float) -> Text:
+    def _bar(self, record: TurnRow, now: float) -> Text:
         width = 40
         start = now - self.WINDOW
         left = int((record.started - start) / self.WINDOW * width)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Log
 
-from pygents_tui.model import DashboardModel
+from pygents_tui.listen.view import DashboardView
 
 _FMT = "{at:8.2f}  {tool:<12} {text}"
 
@@ -12,7 +12,7 @@ _FMT = "{at:8.2f}  {tool:<12} {text}"
 class ValuesLog(Log):
     """Follows the newest values until the user scrolls back; ``end`` follows again."""
 
-    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(max_lines=1000, highlight=False, id=id)
         self.model = model
         self._agent: str | None = None
@@ -23,18 +23,17 @@ class ValuesLog(Log):
         return self.is_vertical_scroll_end
 
     def refresh_from(self, agent: str | None) -> None:
-        state = self.model.agents.get(agent) if agent is not None else None
         if agent != self._agent:
             self.clear()
             self._agent = agent
             self._written = 0
-        if state is None:
+        if agent is None:
             return
-        total = state.values
-        fresh = min(total - self._written, len(state.values_tail))
+        total, values = self.model.value_tail(agent)
+        fresh = min(total - self._written, len(values))
         if fresh <= 0:
             return
-        tail = list(state.values_tail)[-fresh:]
+        tail = list(values)[-fresh:]
         epoch = self.model.epoch
         self.write_lines(_FMT.format(at=v.at - epoch, tool=v.tool, text=v.text) for v in tail)
         self._written = total

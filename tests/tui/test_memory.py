@@ -111,8 +111,8 @@ async def test_finished_turns_big_objects_are_freed_while_the_dashboard_runs(
         assert model.agents["hoarder"].failed == TURNS // 4
         assert model.agents["hoarder"].values_tail[-1].text == "None"
         assert "Big(" in "".join(v.text for v in model.agents["hoarder"].values_tail)
-        assert last.details is not None
-        assert last.details.args == ("39",)
+        assert last.kept is not None
+        assert last.kept.args == ("39",)
         await pilot.press("escape")
         await pilot.press("q")
 

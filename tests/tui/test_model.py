@@ -341,9 +341,9 @@ async def test_recent_turns_ring(model: DashboardModel) -> None:
     found = model.find_turn(turns[-1].uuid)
     assert found is not None
     assert found.turn is None  # previews are kept, not the ended turn
-    assert found.details is not None
-    assert found.details.args == ("509",)
-    assert found.details.output == "509"
+    assert found.kept is not None
+    assert found.kept.args == ("509",)
+    assert found.kept.output == "509"
     assert found.stop_reason is StopReason.COMPLETED
     assert model.find_turn(turns[0].uuid) is None  # rolled out of the ring
     assert state.values == 510

@@ -1,0 +1,212 @@
+"""The in-process model seen through the panels' read API.
+
+[`DashboardModel`][pygents_tui.DashboardModel] is fed by the core's subscription
+seam and stays free of any UI; [`LocalView`][pygents_tui.local.LocalView] is the
+thin adapter that makes it a
+[`DashboardView`][pygents_tui.listen.view.DashboardView], the protocol every panel
+reads (the fleet model of ``pygents-tui listen`` is the other one). It adds what
+only a process's own agents can give: their live state (queue depth, current turn,
+context sizes), read from the registry at refresh time, and — when an OpenTelemetry
+SDK is configured — the spans of this process for the trace view.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Protocol
+
+from pygents import Agent, Turn
+from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
+from pygents_tui.listen.view import Capacity, DashboardView, Panel, TraceTree
+from pygents_tui.model import DashboardModel
+
+__all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
+
+NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
+
+
+class SpanSource(Protocol):
+    """Where the spans of this process come from (``pygents_tui.spans.SpanCapture``)."""
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def dropped(self) -> int: ...
+
+    def drain(self) -> bool: ...
+
+    def trace_of(self, uuid: str) -> str | None: ...
+
+    def tree(self, trace_id: str) -> TraceTree | None: ...
+
+    def close(self) -> None: ...
+
+
+def _spans_module() -> ModuleType | None:
+    """``pygents_tui.spans``, or ``None`` without the OpenTelemetry SDK (or the OTLP
+    message package) that it needs: the trace view is optional, the dashboard is not."""
+    try:
+        return importlib.import_module("pygents_tui.spans")
+    except ImportError:
+        return None
+
+
+_SPANS = _spans_module()
+
+
+@dataclass(frozen=True, slots=True)
+class LocalAgentRow:
+    """One registered agent, as the agents table shows it (an ``AgentRow``)."""
+
+    name: str
+    state: str
+    queue_depth: int
+    current_tool: str | None
+    completed: int
+    failed: int
+    timed_out: int
+    cancelled: int
+    values: int
+    evictions: int
+    context_queue: Capacity
+    context_pool: Capacity
+    throughput: Sequence[int]
+    last_error: str | None
+    current: Turn[Any] | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> str:
+        return self.name  # the registry keeps names unique in a process
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def current_turn(self) -> str | None:
+        """The running turn's id, made only when asked for (a turn makes its id on
+        first use, and nothing on the agents table shows it)."""
+        return self.current.uuid if self.current is not None else None
+
+
+class LocalView:
+    """``model`` through the [`DashboardView`][pygents_tui.listen.view.DashboardView]
+    protocol. ``tracer_provider``: the provider whose spans the trace view shows
+    (``None``: the global one, looked for until an SDK installs one)."""
+
+    def __init__(self, model: DashboardModel, tracer_provider: object | None = None) -> None:
+        self.model = model
+        self.spans: SpanSource | None = None
+        self._find_provider: Callable[[], object] | None = None
+        if _SPANS is not None:
+            given = tracer_provider is not None
+            self._find_provider = (lambda: tracer_provider) if given else _SPANS.global_provider
+            self._watch_provider()
+
+    def _watch_provider(self) -> None:
+        """Register on the SDK's provider once there is one. The program may configure
+        its SDK after the dashboard started: looked for again at every drain until found
+        (an attribute read and an isinstance check)."""
+        if self._find_provider is None or _SPANS is None:
+            return
+        capture: SpanSource | None = _SPANS.attach(self._find_provider())
+        if capture is not None:
+            self.spans = capture
+            self._find_provider = None
+
+    def close(self) -> None:
+        if self.spans is not None:
+            self.spans.close()
+        self._find_provider = None
+
+    # -- the protocol ------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.model.clock
+
+    @property
+    def epoch(self) -> float:
+        return self.model.epoch
+
+    @property
+    def version(self) -> int:
+        return self.model.version + (self.spans.version if self.spans is not None else 0)
+
+    def drain(self) -> bool:
+        changed = self.model.drain()
+        if self.spans is None:
+            self._watch_provider()
+        if self.spans is not None and self.spans.drain():
+            changed = True
+        return changed
+
+    def agent_rows(self) -> list[LocalAgentRow]:
+        return [self._row(agent) for agent in self.model.live_agents()]
+
+    def _row(self, agent: Agent) -> LocalAgentRow:
+        state = self.model.agents.get(agent.name)
+        current = agent.current_turn
+        queue, pool = agent.context_queue, agent.context_pool
+        return LocalAgentRow(
+            name=agent.name,
+            state=self.model.phase(agent),
+            queue_depth=agent.queue_depth,
+            current_tool=current.tool.name if current is not None else None,
+            completed=state.completed if state else 0,
+            failed=state.failed if state else 0,
+            timed_out=state.timed_out if state else 0,
+            cancelled=state.cancelled if state else 0,
+            values=state.values if state else 0,
+            evictions=state.evictions if state else 0,
+            context_queue=Capacity(len(queue), queue.limit),
+            context_pool=Capacity(len(pool), pool.limit),
+            throughput=state.throughput if state else (),
+            last_error=state.last_error if state else None,
+            current=current,
+        )
+
+    def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
+        return self.model.running_turns(agent)
+
+    def recent_turns(self, agent: str | None = None) -> Sequence[TurnRecord]:
+        recent = self.model.recent
+        return recent if agent is None else [r for r in recent if r.agent == agent]
+
+    def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRecord]]:
+        state = self.model.agents.get(agent)
+        return (state.values, state.values_tail) if state is not None else (0, ())
+
+    def event_log(self) -> tuple[int, Sequence[LogEntry]]:
+        return self.model.log_total, self.model.log
+
+    def find_turn(self, key: str) -> TurnRecord | None:
+        """The turn with id ``key``; its trace id learned from its span if the model
+        had no way to ask for it when the turn started."""
+        record = self.model.find_turn(key)
+        if record is not None and record.trace_id is None and self.spans is not None:
+            record.trace_id = self.spans.trace_of(key)
+        return record
+
+    def trace_tree(self, trace_id: str) -> TraceTree | None:
+        return self.spans.tree(trace_id) if self.spans is not None else None
+
+    def unavailable(self, panel: Panel) -> str | None:
+        if panel == "trace" and self.spans is None:
+            return NO_SDK
+        return None
+
+    def counters(self) -> dict[str, int]:
+        model = self.model
+        counts = {"received": model.processed, "dropped": model.dropped}
+        if self.spans is not None:
+            counts["spans_dropped"] = self.spans.dropped
+        return {name: value for name, value in counts.items() if value}
+
+
+# The in-process view is a DashboardView (checked by mypy, free at run time).
+_VIEW: type[DashboardView] = LocalView
