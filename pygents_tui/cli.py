@@ -1,4 +1,5 @@
-"""``pygents-tui``: the live dashboard, around the built-in demo or your own program."""
+"""``pygents-tui``: the live dashboard, around the built-in demo or your own program,
+or (``listen``) fed over OTLP by the processes and services of a whole fleet."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, NoReturn
 
+from pygents._extras import MissingExtraError
 from pygents_tui import __version__
 from pygents_tui._target import TargetError, load_target
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
+from pygents_tui.listen import listen_module
 
 __all__ = ["main"]
 
@@ -44,13 +47,73 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--speed", type=float, default=1.0, help="run the demo faster or slower")
     run = commands.add_parser("run", help="run your async entry point under the dashboard")
     run.add_argument("target", help="PATH.py[:callable] or package.module:callable (default: main)")
-    for sub in (demo, run):
+    listen = commands.add_parser(
+        "listen",
+        help="watch agents in other processes and services, fed over OTLP (read-only)",
+        description=LISTEN_DESCRIPTION,
+        epilog=LISTEN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    listen.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the interface to listen on (default: 127.0.0.1, this machine only)",
+    )
+    listen.add_argument(
+        "--grpc-port", type=_port, default=4317, help="OTLP/gRPC port (default: 4317; 0: off)"
+    )
+    listen.add_argument(
+        "--http-port", type=_port, default=4318, help="OTLP/HTTP port (default: 4318; 0: off)"
+    )
+    listen.add_argument(
+        "--stale-after",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="mark a process stale after this long without news (default: 5)",
+    )
+    for sub in (demo, run, listen):
         sub.add_argument(
             "--trace-url",
             default=os.environ.get("PYGENTS_TUI_TRACE_URL"),
             help="trace viewer URL with {trace_id}, e.g. http://localhost:16686/trace/{trace_id}",
         )
     return parser
+
+
+LISTEN_DESCRIPTION = """\
+Receive OTLP (gRPC and HTTP) from every process and service that exports to it,
+and show their agents live: queues, running turns against their timeouts, values,
+context sizes, events, and each turn's trace. Agents are told apart by service and
+instance, so two processes running the same agent keep two rows.
+
+Read-only: the receiver only accepts data. It runs nothing it receives and cannot
+pause or resume remote agents (pause them in their own process)."""
+
+LISTEN_EPILOG = """\
+point a service at it (live records on: OTEL_INSTRUMENTATION_PYGENTS_LIVE=true):
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 opentelemetry-instrument python service.py
+or send a collector's traces and logs to it (see "Watching services" in the docs)."""
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text[:20]!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535 (0: off), got {port}")
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text[:20]!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
 
 
 def _without_console(variable: str) -> str | None:
@@ -77,6 +140,32 @@ def _telemetry() -> tuple[Any, Callable[..., Any] | None]:
         traces_exporter=traces,
         metrics_exporter=_without_console("OTEL_METRICS_EXPORTER"),
     ), (pygents_otel.trace_id_of)
+
+
+def _listen(args: argparse.Namespace) -> int:
+    """``pygents-tui listen``: the receiver first (a port in use is one line and exit
+    2, before the screen is taken), then the dashboard on the same event loop."""
+    if not args.grpc_port and not args.http_port:
+        print(
+            "pygents-tui listen: error: --grpc-port and --http-port are both 0: nothing to "
+            "listen on (leave one at its default)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        serve = listen_module("serve")
+    except MissingExtraError as error:
+        print(error, file=sys.stderr)
+        return 2
+    status: int = serve.run(
+        host=args.host,
+        grpc_port=args.grpc_port,
+        http_port=args.http_port,
+        stale_after=args.stale_after,
+        trace_url=args.trace_url,
+        interrupts=_interrupts_end,
+    )
+    return status
 
 
 @contextmanager
@@ -110,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    if args.command == "listen":
+        return _listen(args)
     workload: Workload
     if args.command == "demo":
         workload = build_demo(seed=args.seed, speed=args.speed).run

@@ -1,0 +1,84 @@
+"""``pygents-tui listen``: the receiver and the dashboard on one event loop.
+
+The receiver binds before the dashboard takes the terminal, so a port in use is
+one line on stderr (naming the port and the fix) and exit status 2, never a
+screen that flashes and vanishes. Then the dashboard runs with the fleet model as
+its view, read-only, until the user quits; the receiver stops with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+from pygents_tui.app import Dashboard
+from pygents_tui.listen.fleet import FleetModel
+from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver
+
+__all__ = ["READ_ONLY", "listen_app", "run"]
+
+READ_ONLY = (
+    "read-only: pygents-tui listen only receives telemetry; it cannot pause or resume "
+    "remote agents (pause them in their own process)"
+)
+
+Interrupts = Callable[[Dashboard], AbstractContextManager[None]]
+
+
+def listen_app(fleet: FleetModel, receiver: Receiver, trace_url: str | None = None) -> Dashboard:
+    """The dashboard showing ``fleet``, titled with where ``receiver`` listens."""
+    where = [
+        f"{name} {endpoint}"
+        for name, endpoint in (("gRPC", receiver.grpc_endpoint), ("HTTP", receiver.http_endpoint))
+        if endpoint is not None
+    ]
+    return Dashboard(
+        view=fleet,
+        title="listen · " + " · ".join(where),
+        trace_url=trace_url,
+        read_only=READ_ONLY,
+    )
+
+
+def run(
+    *,
+    host: str,
+    grpc_port: int,
+    http_port: int,
+    stale_after: float,
+    trace_url: str | None,
+    interrupts: Interrupts,
+) -> int:
+    """Listen and show until the user quits; the exit status. A port of 0 turns that
+    transport off."""
+    return asyncio.run(_serve(host, grpc_port, http_port, stale_after, trace_url, interrupts))
+
+
+async def _serve(
+    host: str,
+    grpc_port: int,
+    http_port: int,
+    stale_after: float,
+    trace_url: str | None,
+    interrupts: Interrupts,
+) -> int:
+    fleet = FleetModel(stale_after=stale_after)
+    receiver = Receiver(fleet, host=host, grpc_port=grpc_port or None, http_port=http_port or None)
+    try:
+        await receiver.start()
+    except PortInUseError as error:
+        flag = f"--{error.transport.lower()}-port"
+        print(f"pygents-tui listen: error: {error} ({flag} PORT, or {flag} 0)", file=sys.stderr)
+        return 2
+    except ListenError as error:
+        print(f"pygents-tui listen: error: {error}", file=sys.stderr)
+        return 2
+    app = listen_app(fleet, receiver, trace_url)
+    try:
+        with interrupts(app):
+            await app.run_async()
+    finally:
+        await receiver.stop()
+    return app.return_code or 0
