@@ -27,12 +27,18 @@ READ_ONLY = (
 Interrupts = Callable[[Dashboard], AbstractContextManager[None]]
 
 
-def listen_app(fleet: FleetModel, receiver: Receiver, trace_url: str | None = None) -> Dashboard:
-    """The dashboard showing ``fleet``, titled with where ``receiver`` listens."""
+def listen_app(
+    fleet: FleetModel,
+    host: str,
+    grpc_port: int | None,
+    http_port: int | None,
+    trace_url: str | None = None,
+) -> Dashboard:
+    """The dashboard showing ``fleet``, titled with where the receiver listens."""
     where = [
-        f"{name} {endpoint}"
-        for name, endpoint in (("gRPC", receiver.grpc_endpoint), ("HTTP", receiver.http_endpoint))
-        if endpoint is not None
+        f"{name} {host}:{port}"
+        for name, port in (("gRPC", grpc_port), ("HTTP", http_port))
+        if port is not None
     ]
     return Dashboard(
         view=fleet,
@@ -75,7 +81,7 @@ async def _serve(
     except ListenError as error:
         print(f"pygents-tui listen: error: {error}", file=sys.stderr)
         return 2
-    app = listen_app(fleet, receiver, trace_url)
+    app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
     try:
         with interrupts(app):
             await app.run_async()

@@ -83,8 +83,8 @@ def describe(
         if record.ended is not None:
             ended = wall_time(record.ended).isoformat(timespec="milliseconds")
     else:
-        started = f"+{record.started - epoch:.3f}s"
-        ended = f"+{record.ended - epoch:.3f}s" if record.ended is not None else "running"
+        started = f"{record.started - epoch:+.3f}s"
+        ended = f"{record.ended - epoch:+.3f}s" if record.ended is not None else "running"
     lines.add("started", started)
     lines.add("ended", ended)
     return lines.text

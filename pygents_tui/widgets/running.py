@@ -56,7 +56,7 @@ class RunningPanel(Widget):
             colour = _colour(fraction)
             remaining = max(record.timeout - elapsed, 0.0)
             if record.stale:  # its process stopped sending: the clock says nothing now
-                status = Text("stale: no news from its process", style="dim italic")
+                status = Text("stale: no news", style="dim italic")
                 colour = "dim"
             elif not record.timeout:
                 status = Text(f"{seconds(elapsed)} (no timeout known)", style=colour)

@@ -61,10 +61,11 @@ def _notable(node: SpanNode) -> str | None:
 
 
 def waterfall(tree: TraceTree, width: int = 28) -> Text:
-    """The tree's spans, depth first, as text lines: tree, bar, duration, and the
-    span's most telling attribute (a URL, a query, a model). Spans of another service
-    than the first are labelled with it."""
-    text = Text()
+    """The tree's spans, depth first, as text lines: tree, bar, duration, kind; under
+    a span, its most telling attribute (a URL, a query, a model) and its error. Spans
+    of another service than the first are labelled with it. Lines never wrap: what
+    does not fit the screen is cut with an ellipsis."""
+    text = Text(no_wrap=True, overflow="ellipsis")
     rows = tree.rows()
     services = {node.service for _, node in rows}
     first_service = rows[0][1].service if rows else ""
@@ -86,11 +87,12 @@ def waterfall(tree: TraceTree, width: int = 28) -> Text:
             text.append(f" {node.kind}", style="dim")
         if len(services) > 1 and node.service != first_service:
             text.append(f" [{cut(node.service, 24)}]", style="dim")
+        under = "\n" + indent + "  " + " " * len(marker)
         notable = _notable(node)
         if notable is not None:
-            text.append(f"  {cut(notable, 80)}", style="dim")
+            text.append(under + cut(notable, 100), style="dim")
         if node.status == "error" and node.status_message:
-            text.append(f"  {cut(node.status_message, 80)}", style="red")
+            text.append(under + cut(node.status_message, 100), style="red")
     left = len(rows) - len(shown)
     if left > 0:
         text.append(f"\n… {left} more span(s)", style="dim")

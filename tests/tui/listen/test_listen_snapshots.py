@@ -1,0 +1,271 @@
+"""SVG snapshots of ``pygents-tui listen``'s screens, on a fixed fleet.
+
+The scene is three processes: two ``checkout`` instances that both run an agent
+named ``planner``, and a ``billing`` process that stopped sending (stale), its turn
+still running. What they "sent" is built as OTLP requests and decoded by the
+listener's own decoder (``otlp_requests``); the fleet model's monotonic clock and
+its wall clock are the scene's, and every id is fixed, so times, bars and ids are
+exact. The refresh timer is paused and the scene repaints at fixed points.
+
+Regenerate with ``uv run pytest tests/tui/listen/test_listen_snapshots.py
+--snapshot-update``, then look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
+from textual.pilot import Pilot
+
+from pygents_tui.app import Dashboard
+from pygents_tui.listen import FleetModel
+from pygents_tui.listen.serve import listen_app
+from pygents_tui.screens import InspectorScreen
+
+S = 10**9
+WALL = 1_767_225_600 * S  # 2026-01-01T00:00:00Z: the wall clock at fake second 1000
+SIZE = (110, 30)
+
+
+class SceneClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def wall(self) -> int:
+        return WALL + round((self.now - 1000.0) * S)
+
+
+def ids(seed: int) -> tuple[bytes, bytes, bytes, bytes]:
+    """A trace id and three span ids, fixed by ``seed``."""
+    return (
+        bytes([seed]) * 16,
+        bytes([seed, 1]) * 4,
+        bytes([seed, 2]) * 4,
+        bytes([seed, 3]) * 4,
+    )
+
+
+def agent(name: str, agent_id: str) -> dict[str, Any]:
+    return {"gen_ai.agent.name": name, "gen_ai.agent.id": agent_id}
+
+
+def turn_start(who: dict[str, Any], uuid: str, tool: str, at: int, **extra: Any) -> Event:
+    attributes = {**who, "pygents.turn.uuid": uuid, "gen_ai.tool.name": tool, **extra}
+    return Event("pygents.turn.start", attributes, at)
+
+
+def turn_end(who: dict[str, Any], uuid: str, reason: str, at: int, **extra: Any) -> Event:
+    attributes = {**who, "pygents.turn.uuid": uuid, "pygents.turn.stop_reason": reason}
+    return Event("pygents.turn.end", {**attributes, **extra}, at)
+
+
+class FleetScene:
+    def __init__(self, app: Dashboard, fleet: FleetModel, clock: SceneClock) -> None:
+        self.app, self.fleet, self.clock = app, fleet, clock
+
+    def play(self) -> None:
+        fleet, clock = self.fleet, self.clock
+        now = clock.wall
+
+        # billing@pod-c: a long archive turn starts, then the process goes quiet.
+        archiver = agent("archiver", "arch-1")
+        fleet.ingest(
+            logs_batch(
+                [
+                    Event("pygents.agent_run.start", archiver, now() - 1 * S),
+                    turn_start(
+                        archiver, "t-archive", "archive", now(), **{"pygents.turn.timeout": 30.0}
+                    ),
+                ],
+                service="billing",
+                instance="pod-c",
+            )
+        )
+        fleet.drain()
+        clock.now += 6.0  # past stale_after
+
+        # checkout@pod-a: a planner that finished a traced turn and is streaming a fetch.
+        planner_a = agent("planner", "planner-a")
+        trace, run_span, turn_span, tool_span = ids(0xA1)
+        fleet.ingest(
+            logs_batch(
+                [
+                    Event("pygents.agent_run.start", planner_a, now() - 6 * S),
+                    Event(
+                        "pygents.agent.snapshot",
+                        {
+                            **planner_a,
+                            "pygents.agent.state": "running",
+                            "pygents.agent.queue.depth": 2,
+                            "pygents.context_queue.size": 3,
+                            "pygents.context_queue.limit": 10,
+                            "pygents.context_pool.size": 1,
+                        },
+                        now() - 5 * S,
+                    ),
+                    turn_start(
+                        planner_a, "t-plan", "plan", now() - 5 * S, **{"pygents.turn.timeout": 5.0}
+                    ),
+                    turn_end(planner_a, "t-plan", "completed", now() - 4 * S),
+                    turn_start(
+                        planner_a,
+                        "t-fetch",
+                        "fetch",
+                        now() - 3 * S,
+                        **{"pygents.turn.timeout": 10.0, "pygents.turn.streaming": True},
+                    ),
+                    Event(
+                        "pygents.turn.on_value",
+                        {**planner_a, "pygents.turn.uuid": "t-fetch", "pygents.turn.values": 2},
+                        now() - 2 * S,
+                    ),
+                ],
+                service="checkout",
+                instance="pod-a",
+            )
+        )
+        plan_start, plan_end = now() - 5 * S, now() - 4 * S
+        fleet.ingest(
+            spans_batch(
+                [
+                    SpanSpec(
+                        "turn plan",
+                        trace,
+                        turn_span,
+                        parent_id=run_span,
+                        start_ns=plan_start,
+                        end_ns=plan_end,
+                        attributes={"pygents.turn.uuid": "t-plan", "pygents.tool.name": "plan"},
+                    ),
+                    SpanSpec(
+                        "execute_tool plan",
+                        trace,
+                        tool_span,
+                        parent_id=turn_span,
+                        start_ns=plan_start + S // 10,
+                        end_ns=plan_end - S // 10,
+                        attributes={"gen_ai.operation.name": "execute_tool"},
+                    ),
+                    SpanSpec(
+                        "chat gpt-4o-mini",
+                        trace,
+                        bytes([0xA1, 4]) * 4,
+                        parent_id=tool_span,
+                        start_ns=plan_start + 2 * S // 10,
+                        end_ns=plan_start + 7 * S // 10,
+                        attributes={"gen_ai.request.model": "gpt-4o-mini"},
+                    ),
+                    SpanSpec(
+                        "SELECT plans",
+                        trace,
+                        bytes([0xA1, 5]) * 4,
+                        parent_id=tool_span,
+                        start_ns=plan_start + 7 * S // 10,
+                        end_ns=plan_start + 8 * S // 10,
+                        attributes={"db.query.text": "SELECT * FROM plans WHERE day = $1"},
+                    ),
+                ],
+                service="checkout",
+                instance="pod-a",
+            )
+        )
+
+        # checkout@pod-b: another planner (same name, another process): a timeout, a
+        # failure, and a turn running now.
+        planner_b = agent("planner", "planner-b")
+        fleet.ingest(
+            logs_batch(
+                [
+                    Event("pygents.agent_run.start", planner_b, now() - 5 * S),
+                    turn_start(
+                        planner_b, "t-slow", "fetch", now() - 5 * S, **{"pygents.turn.timeout": 3.0}
+                    ),
+                    turn_end(
+                        planner_b,
+                        "t-slow",
+                        "timeout",
+                        now() - 2 * S,
+                        **{"error.type": "TurnTimeoutError"},
+                    ),
+                    turn_start(planner_b, "t-bad", "fetch_strict", now() - 2 * S),
+                    turn_end(
+                        planner_b,
+                        "t-bad",
+                        "error",
+                        now() - 2 * S + S // 5,
+                        **{"error.type": "ConnectionError"},
+                    ),
+                    turn_start(
+                        planner_b,
+                        "t-plan-b",
+                        "plan",
+                        now() - 1 * S,
+                        **{"pygents.turn.timeout": 5.0},
+                    ),
+                ],
+                service="checkout",
+                instance="pod-b",
+            )
+        )
+        self.app.refresh_view()
+
+
+After = Callable[[Pilot[Any], FleetScene], Awaitable[None]]
+
+
+def scene_app(
+    after: After | None = None,
+) -> tuple[Dashboard, Callable[[Pilot[Any]], Awaitable[None]]]:
+    clock = SceneClock()
+    fleet = FleetModel(clock=clock, wall=clock.wall, stale_after=5.0)
+    app = listen_app(fleet, "127.0.0.1", 4317, 4318)  # no receiver: the scene feeds the model
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app.refresh_timer.pause()
+        await pilot.pause()
+        scene = FleetScene(app, fleet, clock)
+        scene.play()
+        await pilot.pause()
+        if after is not None:
+            await after(pilot, scene)
+        app.refresh_view()
+        await pilot.pause()
+        assert app.view_error is None
+
+    return app, run_before
+
+
+def test_listen_overview(snap_compare: Any) -> None:
+    """Two ``planner``s of two processes on two rows; the stale process marked, its
+    turn still listed; the running turns against their timeouts."""
+    app, run_before = scene_app()
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+def test_listen_inspector_trace(snap_compare: Any) -> None:
+    """A turn's trace: pygents' spans and, inside the tool, a model call and a query."""
+
+    async def after(pilot: Pilot[Any], scene: FleetScene) -> None:
+        turn = scene.fleet.find_turn("t-plan")
+        assert turn is not None
+        pilot.app.action_inspect(turn.key)
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, InspectorScreen)
+
+    app, run_before = scene_app(after)
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+def test_listen_queue_not_sent(snap_compare: Any) -> None:
+    """The Queue panel says in one line why it shows the depth only."""
+
+    async def after(pilot: Pilot[Any], scene: FleetScene) -> None:
+        await pilot.press("j", "1")
+
+    app, run_before = scene_app(after)
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
