@@ -44,6 +44,20 @@ def test_pygents_tui_without_the_tui_extra_prints_one_line_naming_it_and_exits_2
     assert "Traceback" not in result.stderr
 
 
+def test_pygents_tui_listen_without_the_listen_extra_prints_one_line_naming_it_and_exits_2(
+    install: Callable[[str], Installed], wheel: Path
+) -> None:
+    result = install("tui").call("pygents-tui", "listen")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "pygents-tui listen needs the 'listen' extra (aiohttp is not installed): "
+    )
+    assert f'uv pip install "dist/{wheel.name}[listen]"' in line
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize("extras", ["", "tui"])
 def test_importing_pygents_otel_without_the_otel_extra_raises_one_clear_import_error(
     install: Callable[[str], Installed], wheel: Path, extras: str

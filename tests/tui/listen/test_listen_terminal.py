@@ -1,0 +1,60 @@
+"""End to end, in a real terminal: ``pygents-tui listen`` under tmux, sent spans and
+live records by another process through the real OTLP exporter, and quit with ``q``.
+
+A terminal gives no signal but its screen, so the test polls ``tmux capture-pane``
+(``Terminal.wait_for``), and every wait has a bound.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from terminal import POLL, SCRIPT, WAIT, terminal
+
+HERE = Path(__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_listen_in_a_real_terminal(tmp_path: Path) -> None:
+    port = free_port()
+    exit_file = tmp_path / "exit.txt"
+    command = (
+        f"cd {shlex.quote(str(tmp_path))} && {shlex.quote(str(SCRIPT))} listen "
+        f"--grpc-port {port} --http-port 0; echo EXIT:$? > {shlex.quote(str(exit_file))}"
+    )
+    with terminal("listen") as term:
+        term.start(command, width=120, height=30)
+        term.wait_for("the listener's title", lambda s: f"listen · gRPC 127.0.0.1:{port}" in s)
+
+        sent = subprocess.run(
+            [sys.executable, str(HERE / "send_once.py"), f"127.0.0.1:{port}"],
+            env={**os.environ, "PYTHONPATH": str(HERE)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert sent.returncode == 0, sent.stderr
+        screen = term.wait_for(
+            "the sent agent and its running turn",
+            lambda s: "tmux-svc@t-1/tmux-agent" in s and "wave" in s and "running" in s,
+        )
+        assert "1 service(s)" in screen
+
+        term.keys("q")
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and not exit_file.exists():
+            time.sleep(POLL)
+        assert exit_file.exists(), f"listen did not exit on q; the screen:\n{term.screen()}"
+        assert term.wait_for_file(exit_file) == "EXIT:0"
