@@ -9,7 +9,7 @@ repaint; the screen repaints the status line, the agents table and the one visib
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 from textual import on
@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.listen.view import AgentRow, DashboardView
 from pygents_tui.listen.view import Panel as ViewPanel
 from pygents_tui.widgets import (
     AgentsTable,
@@ -40,9 +40,15 @@ _PANELS: dict[str, ViewPanel] = {
     "tab-timeline": "timeline",
 }
 
-# The counters the status line shows when they are not zero, in this order.
+# The counters the status line shows when they are not zero, in this order: data lost
+# before it was shown, and (listen mode) what the bounds evicted or refused.
 SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("dropped", "dropped"),
+    ("spans_dropped", "span(s) dropped"),
+    ("trace_spans_dropped", "span(s) over a trace's bound"),
+    ("services_evicted", "service(s) evicted"),
+    ("agents_evicted", "agent(s) evicted"),
+    ("running_evicted", "running turn(s) evicted"),
     ("rejected", "rejected"),
     ("malformed", "malformed"),
     ("too_large", "too large"),
@@ -134,7 +140,8 @@ class MainScreen(Screen[None]):
             status.add_class("frozen")
             return
         status.remove_class("frozen")
-        status.update(Text(status_line(model, counts, workload_failed)), layout=False)
+        rows = model.agent_rows()
+        status.update(Text(status_line(model, rows, counts, workload_failed)), layout=False)
         with self.app.batch_update():
             self._note(self._agents_note, "agents")
             self._agents.refresh_from(None)
@@ -192,8 +199,12 @@ def arrived(counts: Mapping[str, int]) -> int:
     return counts.get("received", 0) + counts.get("spans", 0) + counts.get("records", 0)
 
 
-def status_line(model: DashboardView, counts: Mapping[str, int], workload_failed: bool) -> str:
-    rows = model.agent_rows()
+def status_line(
+    model: DashboardView,
+    rows: Sequence[AgentRow],
+    counts: Mapping[str, int],
+    workload_failed: bool,
+) -> str:
     events, _ = model.event_log()
     text = (
         f"{len(rows)} agent(s) · {len(model.running_turns())} turn(s) running · "

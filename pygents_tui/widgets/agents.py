@@ -89,9 +89,9 @@ class AgentsTable(NavigableTable[Text]):
 
     def refresh_from(self, agent: str | None = None) -> None:
         """Every agent's row; ``agent`` is unused (this table *makes* the choice)."""
-        self._show(self.model.agent_rows())
+        self.show(self.model.agent_rows())
 
-    def _show(self, rows: Sequence[AgentRow]) -> None:
+    def show(self, rows: Sequence[AgentRow]) -> None:
         """Add, update (changed cells only) and remove rows to match ``rows``."""
         keys = {row.key for row in rows}
         for gone in [key for key in self._cells if key not in keys]:
