@@ -157,14 +157,18 @@ def _listen(args: argparse.Namespace) -> int:
     except MissingExtraError as error:
         print(error, file=sys.stderr)
         return 2
-    status: int = serve.run(
-        host=args.host,
-        grpc_port=args.grpc_port,
-        http_port=args.http_port,
-        stale_after=args.stale_after,
-        trace_url=args.trace_url,
-        interrupts=_interrupts_end,
-    )
+    try:
+        status: int = serve.run(
+            host=args.host,
+            grpc_port=args.grpc_port,
+            http_port=args.http_port,
+            stale_after=args.stale_after,
+            trace_url=args.trace_url,
+            interrupts=_interrupts_end,
+        )
+    except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
+        print("pygents-tui: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return status
 
 

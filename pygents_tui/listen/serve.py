@@ -87,4 +87,6 @@ async def _serve(
             await app.run_async()
     finally:
         await receiver.stop()
+    if app.exit_reason is not None:  # ctrl+c, or SIGINT
+        print(f"pygents-tui: {app.exit_reason}", file=sys.stderr)
     return app.return_code or 0

@@ -58,3 +58,22 @@ def test_listen_in_a_real_terminal(tmp_path: Path) -> None:
             time.sleep(POLL)
         assert exit_file.exists(), f"listen did not exit on q; the screen:\n{term.screen()}"
         assert term.wait_for_file(exit_file) == "EXIT:0"
+
+
+def test_ctrl_c_ends_listen_with_130_and_restores_the_terminal(tmp_path: Path) -> None:
+    port = free_port()
+    exit_file = tmp_path / "exit.txt"
+    command = (
+        f"cd {shlex.quote(str(tmp_path))} && {shlex.quote(str(SCRIPT))} listen "
+        f"--grpc-port 0 --http-port {port}; "
+        f"echo EXIT:$? $(stty -a | grep -o -- '-\\?icanon') > {shlex.quote(str(exit_file))}; "
+        "sleep 60"
+    )
+    with terminal("listen-int") as term:
+        term.start(command, width=120, height=30)
+        term.wait_for("the listener's title", lambda s: f"listen · HTTP 127.0.0.1:{port}" in s)
+        term.keys("C-c")
+        assert term.wait_for_file(exit_file) == "EXIT:130 icanon"
+        screen = term.screen()
+        assert "pygents-tui: interrupted" in screen
+        assert "Traceback" not in screen
