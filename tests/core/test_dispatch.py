@@ -8,11 +8,15 @@ subscribers see, whichever path the turn takes.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
+from typing import Any
+
 import pytest
 
 from pygents import (
     Agent,
     AgentHook,
+    DecoratedTool,
     HookRegistry,
     HookType,
     ToolHook,
@@ -35,14 +39,22 @@ TURN_LIFE: list[HookType] = [
 ]
 
 
-@tool()
-async def double(x: int) -> int:
-    return 2 * x
+@pytest.fixture
+def double() -> DecoratedTool[[int], Coroutine[Any, Any, int]]:
+    """Made per test: a tool defined at import would stay registered for every test."""
+
+    @tool()
+    async def double(x: int) -> int:
+        return 2 * x
+
+    return double
 
 
 @pytest.mark.parametrize("event", TURN_LIFE, ids=str)
 async def test_one_global_hook_on_any_event_of_a_turn_runs_once_per_turn_among_subscribed_events(
-    event: HookType, recorder: RecordingSubscriber
+    event: HookType,
+    recorder: RecordingSubscriber,
+    double: DecoratedTool[[int], Coroutine[Any, Any, int]],
 ) -> None:
     seen: list[str] = []
 
@@ -70,7 +82,9 @@ async def test_one_global_hook_on_any_event_of_a_turn_runs_once_per_turn_among_s
 
 @pytest.mark.parametrize("event", [ToolHook.AFTER_INVOKE, TurnHook.AFTER_RUN, TurnHook.ON_COMPLETE])
 async def test_a_closing_hook_sees_a_returning_turn_end_even_with_only_subscribers_otherwise(
-    event: HookType, recorder: RecordingSubscriber
+    event: HookType,
+    recorder: RecordingSubscriber,
+    double: DecoratedTool[[int], Coroutine[Any, Any, int]],
 ) -> None:
     calls: list[HookType] = []
 
