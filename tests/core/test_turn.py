@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-import typing_turn
 
 from pygents import (
     Agent,
@@ -240,16 +239,6 @@ def test_setters_validate_when_idle() -> None:
     turn.tags = ["a"]  # type: ignore[assignment]
     assert turn.timeout == 3
     assert turn.tags == frozenset({"a"})
-
-
-async def test_turn_is_generic_in_what_its_tool_produces() -> None:
-    # typing_turn.py is also checked by mypy --strict (pyproject's [tool.mypy] files)
-    total, words, chunks, echoed, subscripted = await typing_turn.typed_turns()
-
-    assert (total, words, chunks, echoed) == (3, ["to", "be"], [b"\x00", b"\x01"], "hi")
-    assert isinstance(subscripted, Turn)  # Turn[int](...) builds a plain Turn
-    assert subscripted.output == 6
-    assert Turn[int] != Turn[str]  # subscriptable at run time, like ContextItem[T]
 
 
 # -- running ----------------------------------------------------------------------------
