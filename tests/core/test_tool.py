@@ -893,19 +893,7 @@ async def test_subtool_options_lock_tags_and_fixed_kwargs() -> None:
     assert insert.type is ToolType.ACTION
 
 
-async def test_a_completion_check_subtool_is_registered_with_its_type() -> None:
-    @tool
-    async def jobs() -> None:
-        return None
-
-    @jobs.subtool(type=ToolType.COMPLETION_CHECK)
-    async def finished(count: int) -> bool:
-        return count > 3
-
-    assert finished.type is ToolType.COMPLETION_CHECK
-    assert ToolRegistry.get("jobs.finished") is finished
-    assert jobs.subtools == [finished]
-    assert await finished(count=4) is True
+# A completion-check subtool's registration and signature: tests/typing/test_public_api.py.
 
 
 @pytest.mark.parametrize(

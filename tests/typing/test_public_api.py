@@ -30,6 +30,7 @@ from pygents import (
     Subscriber,
     Subscription,
     ToolHook,
+    ToolRegistry,
     ToolType,
     Turn,
     TurnHook,
@@ -60,7 +61,7 @@ async def test_a_decorated_tool_keeps_the_signature_and_result_it_wraps() -> Non
     assert await scale(2.0, factor=1.5) == 3.0
 
 
-async def test_a_subtool_and_a_completion_check_keep_their_signatures() -> None:
+async def test_a_completion_check_subtool_keeps_its_signature_and_is_registered() -> None:
     @tool
     async def jobs() -> None:
         return None
@@ -73,6 +74,10 @@ async def test_a_subtool_and_a_completion_check_keep_their_signatures() -> None:
     if TYPE_CHECKING:
         await finished("four")  # type: ignore[arg-type]
     assert await finished(4) is True
+    assert await finished(count=4) is True
+    assert finished.type is ToolType.COMPLETION_CHECK
+    assert ToolRegistry.get("jobs.finished") is finished
+    assert jobs.subtools == [finished]
 
 
 async def test_a_turn_carries_its_tools_result_type() -> None:
