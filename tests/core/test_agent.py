@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from core_helpers import make_echo
 
 from pygents import (
     Agent,
@@ -55,14 +56,6 @@ async def second_run(agent: Agent) -> None:
         await asyncio.wait_for(anext(second), 1)
     finally:
         await second.aclose()
-
-
-def make_echo() -> Any:
-    @tool()
-    async def echo(x: str) -> str:
-        return f"echo:{x}"
-
-    return echo
 
 
 # -- construction -------------------------------------------------------------------------

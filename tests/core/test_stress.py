@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from core_helpers import make_echo
 
 from pygents import (
     Agent,
@@ -56,12 +57,16 @@ def record_completions(agent: Agent) -> Completions:
     return record
 
 
-def make_echo() -> Any:
-    @tool()
-    async def echo(x: str) -> str:
-        return f"echo:{x}"
+def make_blocking(reached: asyncio.Event, never: asyncio.Event) -> Any:
+    """A ``blocking`` tool: it sets ``reached``, then waits for ``never``."""
 
-    return echo
+    @tool()
+    async def blocking() -> str:
+        reached.set()
+        await never.wait()
+        return "never"
+
+    return blocking
 
 
 async def assert_runs_again(agent: Agent, echo: Any) -> None:
@@ -143,12 +148,7 @@ async def test_cancelling_the_task_that_runs_run(where: str) -> None:
     reached, never = asyncio.Event(), asyncio.Event()
     scope_after_cancel: list[object] = []
     echo = make_echo()
-
-    @tool()
-    async def blocking() -> str:
-        reached.set()
-        await never.wait()
-        return "never"
+    blocking = make_blocking(reached, never)
 
     @tool()
     async def streaming() -> AsyncIterator[str]:
@@ -235,12 +235,7 @@ async def test_a_run_still_held_by_its_consumer_refuses_a_second_one_and_says_ho
 async def test_cancelling_a_task_that_iterates_without_aclosing_still_frees_the_agent() -> None:
     reached, never = asyncio.Event(), asyncio.Event()
     echo = make_echo()
-
-    @tool()
-    async def blocking() -> str:
-        reached.set()
-        await never.wait()
-        return "never"
+    blocking = make_blocking(reached, never)
 
     agent = Agent("a", "", [blocking, echo])
     completions = record_completions(agent)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Self
 
 import pytest
+from core_helpers import spin
 
 from pygents import (
     DecoratedTool,
@@ -28,12 +29,6 @@ from pygents import (
 from pygents.testing import collect
 
 # --------------------------------------------------------------------------- helpers
-
-
-async def spin(rounds: int = 100) -> None:
-    """Let every ready task run as far as it can (yields control, never waits on time)."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 class Overlap:
