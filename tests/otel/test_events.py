@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from awkward_values import ReprRaises, cycle
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -538,27 +539,13 @@ async def test_captured_content_is_truncated_with_an_ellipsis(
     assert len(arguments) <= 51
 
 
-class ReprRaises:
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr for you")
-
-    def __str__(self) -> str:
-        raise RuntimeError("no str either")
-
-
-def self_containing() -> list[Any]:
-    loop: list[Any] = [1]
-    loop.append(loop)
-    return loop
-
-
 AWKWARD_VALUES = {
     "repr raises": ReprRaises(),
     "repr raises inside a dict": {"inner": ReprRaises()},
     "bytes": bytes(range(256)),
     "huge string": "x" * 2_000_000,
     "huge list": list(range(200_000)),
-    "circular list": self_containing(),
+    "circular list": cycle(),
 }
 
 
