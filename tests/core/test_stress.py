@@ -26,6 +26,7 @@ from pygents import (
     hook,
     tool,
 )
+from stuck_tools import blocking_tool
 
 
 async def values(agent: Agent) -> list[Any]:
@@ -55,18 +56,6 @@ def record_completions(agent: Agent) -> Completions:
         record.seen.append((turn, reason))
 
     return record
-
-
-def make_blocking(reached: asyncio.Event, never: asyncio.Event) -> Any:
-    """A ``blocking`` tool: it sets ``reached``, then waits for ``never``."""
-
-    @tool()
-    async def blocking() -> str:
-        reached.set()
-        await never.wait()
-        return "never"
-
-    return blocking
 
 
 async def assert_runs_again(agent: Agent, echo: Any) -> None:
@@ -148,7 +137,7 @@ async def test_cancelling_the_task_that_runs_run(where: str) -> None:
     reached, never = asyncio.Event(), asyncio.Event()
     scope_after_cancel: list[object] = []
     echo = make_echo()
-    blocking = make_blocking(reached, never)
+    blocking = blocking_tool(reached)
 
     @tool()
     async def streaming() -> AsyncIterator[str]:
@@ -233,9 +222,9 @@ async def test_a_run_still_held_by_its_consumer_refuses_a_second_one_and_says_ho
 
 
 async def test_cancelling_a_task_that_iterates_without_aclosing_still_frees_the_agent() -> None:
-    reached, never = asyncio.Event(), asyncio.Event()
+    reached = asyncio.Event()
     echo = make_echo()
-    blocking = make_blocking(reached, never)
+    blocking = blocking_tool(reached)
 
     agent = Agent("a", "", [blocking, echo])
     completions = record_completions(agent)

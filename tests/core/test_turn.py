@@ -31,6 +31,7 @@ from pygents import (
     hook,
     tool,
 )
+from stuck_tools import blocking_tool
 
 GUARD = 5  # seconds: only bounds a wait that would hang if the code under test is broken
 
@@ -640,21 +641,9 @@ async def test_yielding_timeout_before_the_first_value() -> None:
     assert turn.output == []
 
 
-def _blocking_tool(started: asyncio.Event) -> Any:
-    """A coroutine tool that sets ``started`` and then waits until something stops it."""
-    never = asyncio.Event()
-
-    @tool
-    async def blocks() -> None:
-        started.set()
-        await never.wait()
-
-    return blocks
-
-
 async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
     started = asyncio.Event()
-    turn = Turn(_blocking_tool(started), timeout=30)
+    turn = Turn(blocking_tool(started), timeout=30)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
     task = await cancel_once_reached(turn.returning(), started)
     assert task.cancelled()
@@ -686,7 +675,7 @@ def _let_the_clock_pass(seconds: float) -> None:
 
 async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     started = asyncio.Event()
-    turn = Turn(_blocking_tool(started), timeout=0.05)
+    turn = Turn(blocking_tool(started), timeout=0.05)
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()

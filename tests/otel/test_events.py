@@ -18,6 +18,7 @@ from awkward_values import ReprRaises, cycle
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from stuck_tools import time_out_in
 
 from pygents import (
     Agent,
@@ -30,7 +31,6 @@ from pygents import (
     ToolHook,
     Turn,
     TurnHook,
-    TurnTimeoutError,
     tool,
 )
 from pygents.testing import drain
@@ -112,16 +112,7 @@ async def failure_scenario() -> None:
 
 
 async def timeout_scenario() -> None:
-    never = asyncio.Event()
-
-    @tool
-    async def stall() -> None:
-        await never.wait()
-
-    agent = Agent("staller", "Times out", [stall])
-    await agent.put(Turn(stall, timeout=0.01))
-    with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+    await time_out_in("staller")
 
 
 async def pause_scenario() -> None:
@@ -207,7 +198,7 @@ SCENARIOS = {
     "timeout": Scenario(
         timeout_scenario,
         {
-            "turn stall": {TurnHook.ON_TIMEOUT, TurnHook.ON_COMPLETE},
+            "turn stuck": {TurnHook.ON_TIMEOUT, TurnHook.ON_COMPLETE},
             "invoke_agent staller": {AgentHook.ON_TURN_TIMEOUT},
         },
     ),

@@ -30,6 +30,7 @@ from pygents import (
 )
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
+from stuck_tools import blocking_tool
 
 pytestmark = pytest.mark.usefixtures("instrument")
 
@@ -193,13 +194,8 @@ def reason(value: str) -> dict[str, str]:
 async def test_timeouts_and_cancellations_are_counted_under_their_own_stop_reason(
     metric_reader: InMemoryMetricReader,
 ) -> None:
-    started, never = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def blocked() -> None:
-        started.set()
-        await never.wait()
-
+    started = asyncio.Event()
+    blocked = blocking_tool(started)
     with pytest.raises(TurnTimeoutError):
         await Turn(blocked, timeout=0.01).returning()
     started.clear()
