@@ -3,7 +3,8 @@
 ``test_every_event.py`` runs it once per way of listening and compares what each
 listener saw with a table; ``test_event_args.py`` records it once and reads each
 event's arguments by name. It is a helper, not a test module: pytest does not collect
-it (import it as ``from event_scenario import ...``).
+it (import it as ``from event_scenario import ...``). ``label`` turns what a hook
+received into comparable values (the objects differ per run).
 
 The scenario: a returning turn (positional arguments) and a streaming one, a failing
 turn, a turn that times out, every context queue and pool operation (evicting on
@@ -38,6 +39,7 @@ from pygents.testing import drain
 ENUMS = (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
 ALL_EVENTS: list[HookType] = [member for enum in ENUMS for member in enum]
 Attach = Callable[[object, type], None]
+Record = tuple[HookType, Any, Any]  # (event, labelled args, labelled kwargs)
 
 
 def nothing(obj: object, enum: type) -> None:
@@ -112,3 +114,30 @@ async def scenario(attach: Attach = nothing) -> list[Any]:
     agent.resume()
     results.append(await run)
     return results
+
+
+def label(value: Any) -> Any:
+    """A comparable stand-in for what a hook received: the scenario's objects differ
+    per run, so a turn is ``"turn:<tool name>"``, an item ``"item:<content>"``, ..."""
+    if isinstance(value, Turn):
+        return f"turn:{value.tool.name}"
+    if isinstance(value, Agent):
+        return "agent"
+    if isinstance(value, ContextQueue):
+        return "queue"
+    if isinstance(value, ContextPool):
+        return "pool"
+    if isinstance(value, ContextItem):
+        return f"item:{value.content}"
+    if isinstance(value, BaseException):
+        return type(value).__name__
+    if isinstance(value, list | tuple):
+        return [label(v) for v in value]
+    if isinstance(value, dict):
+        return {k: label(v) for k, v in value.items()}
+    return value
+
+
+def record(log: list[Record], event: HookType, args: Any, kwargs: Any) -> None:
+    """Append what one event passed, labelled, to ``log``."""
+    log.append((event, label(list(args)), label(dict(kwargs))))

@@ -1,8 +1,8 @@
 """Every hook event, in every way of listening to it.
 
 One scenario (``event_scenario.py``) drives all 31 events (turns that return, stream,
-fail and time out, puts, a pause, and every context queue and pool operation). It runs once per
-listener mode — instance hooks only, one global hook only, a subscriber to all
+fail and time out, puts, a pause, and every context queue and pool operation). It runs
+once per listener mode — instance hooks only, one global hook only, a subscriber to all
 events, a subscriber to cold events only, and nobody — and each mode must see
 exactly the documented events, once per occurrence, with the documented
 arguments. The runtime picks which events to fire from cheap flags
@@ -13,55 +13,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from event_scenario import ALL_EVENTS, Attach, scenario
+from event_scenario import ALL_EVENTS, Attach, Record, label, record, scenario
 
 from pygents import (
     COLD_EVENTS,
-    Agent,
     AgentHook,
-    ContextItem,
-    ContextPool,
     ContextPoolHook,
-    ContextQueue,
     ContextQueueHook,
     Event,
     HookType,
     StopReason,
     Subscriber,
     ToolHook,
-    Turn,
     TurnHook,
     hook,
     subscribe,
 )
 from pygents._observe import BUS
-
-Record = tuple[HookType, Any, Any]
-
-
-def _label(value: Any) -> Any:
-    """A comparable stand-in for what a hook received (objects differ per run)."""
-    if isinstance(value, Turn):
-        return f"turn:{value.tool.name}"
-    if isinstance(value, Agent):
-        return "agent"
-    if isinstance(value, ContextQueue):
-        return "queue"
-    if isinstance(value, ContextPool):
-        return "pool"
-    if isinstance(value, ContextItem):
-        return f"item:{value.content}"
-    if isinstance(value, BaseException):
-        return type(value).__name__
-    if isinstance(value, list | tuple):
-        return [_label(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _label(v) for k, v in value.items()}
-    return value
-
-
-def _record(log: list[Record], event: HookType, args: Any, kwargs: Any) -> None:
-    log.append((event, _label(list(args)), _label(dict(kwargs))))
 
 
 def _instance_hooks(log: list[Record]) -> Attach:
@@ -71,11 +39,11 @@ def _instance_hooks(log: list[Record]) -> Attach:
                 continue  # a coroutine tool never yields; its slot refuses the hook
 
             def make(event: HookType) -> Any:
-                async def record(*args: Any, **kwargs: Any) -> None:
-                    _record(log, event, args, kwargs)
+                async def recorder(*args: Any, **kwargs: Any) -> None:
+                    record(log, event, args, kwargs)
 
-                record.__qualname__ = record.__name__ = f"record_{id(obj)}_{event.name}"
-                return record
+                recorder.__qualname__ = recorder.__name__ = f"record_{id(obj)}_{event.name}"
+                return recorder
 
             getattr(obj, member.value)(make(member))
 
@@ -175,7 +143,7 @@ class _Recorder(Subscriber):
         self.log: list[Record] = []
 
     def on_event(self, event: Event) -> None:
-        _record(self.log, event.type, event.args, event.kwargs)
+        record(self.log, event.type, event.args, event.kwargs)
 
 
 class _ColdRecorder(_Recorder):
@@ -193,7 +161,7 @@ async def test_a_global_hook_alone_sees_every_event_once_with_its_arguments() ->
 
     @hook(ALL_EVENTS)
     async def everything(*args: Any, **kwargs: Any) -> None:
-        calls.append((_label(list(args)), _label(kwargs)))
+        calls.append((label(list(args)), label(kwargs)))
 
     # A global hook is not told which event fired it: its calls, in order, must be
     # the documented arguments of every event.
