@@ -16,14 +16,17 @@ from pygents import Agent, DecoratedTool, Turn, TurnTimeoutError, tool
 from pygents.testing import drain
 
 
-def blocking_tool(started: asyncio.Event) -> DecoratedTool[[], Coroutine[Any, Any, None]]:
-    """A coroutine tool named ``blocks``: it sets ``started``, then waits until something
-    stops it (a timeout, or cancelling the task that runs it)."""
+def blocking_tool(
+    started: asyncio.Event | None = None,
+) -> DecoratedTool[[], Coroutine[Any, Any, None]]:
+    """A coroutine tool named ``blocks``: it sets ``started`` (if given), then waits until
+    something stops it (a timeout, or cancelling the task that runs it)."""
     never = asyncio.Event()
 
     @tool
     async def blocks() -> None:
-        started.set()
+        if started is not None:
+            started.set()
         await never.wait()
 
     return blocks

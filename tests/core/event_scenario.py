@@ -35,6 +35,7 @@ from pygents import (
     tool,
 )
 from pygents.testing import drain
+from stuck_tools import blocking_tool
 
 ENUMS = (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
 ALL_EVENTS: list[HookType] = [member for enum in ENUMS for member in enum]
@@ -52,7 +53,6 @@ async def scenario(attach: Attach = nothing) -> list[Any]:
 
     Returns the values of the two runs that complete (``[[10, 1], [20]]``).
     """
-    never = asyncio.Event()
     results: list[Any] = []
 
     @tool()
@@ -67,9 +67,7 @@ async def scenario(attach: Attach = nothing) -> list[Any]:
     async def fail() -> None:
         raise RuntimeError("boom")
 
-    @tool()
-    async def slow() -> None:
-        await never.wait()
+    slow = blocking_tool()
 
     for t in (ret, stream, fail, slow):
         attach(t, ToolHook)

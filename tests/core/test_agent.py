@@ -33,6 +33,7 @@ from pygents import (
     tool,
 )
 from pygents.testing import collect, drain
+from stuck_tools import blocking_tool
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -810,7 +811,6 @@ async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
     log: list[tuple[Any, ...]] = []
-    never = asyncio.Event()
 
     @tool()
     async def ok() -> str:
@@ -824,9 +824,7 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
     async def bad() -> None:
         raise RuntimeError("bad")
 
-    @tool()
-    async def slow() -> None:
-        await never.wait()
+    slow = blocking_tool()
 
     agent = Agent("a", "", [ok, spawn, bad, slow])
 
@@ -862,8 +860,8 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
         ("complete", "ok", StopReason.COMPLETED),
         ("error", "bad", RuntimeError),
         ("complete", "bad", StopReason.ERROR),
-        ("timeout", "slow"),
-        ("complete", "slow", StopReason.TIMEOUT),
+        ("timeout", "blocks"),
+        ("complete", "blocks", StopReason.TIMEOUT),
     ]
     assert slow_turn.hooks == []  # the agent's turn hooks are not copied into turns
 
