@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
-from pygents import DecoratedTool, tool
+from pygents import DecoratedTool, Turn, tool
 
 
 def make_echo() -> DecoratedTool[[str], Coroutine[Any, Any, str]]:
@@ -22,6 +22,16 @@ def make_echo() -> DecoratedTool[[str], Coroutine[Any, Any, str]]:
         return f"echo:{x}"
 
     return echo
+
+
+def noop_turn() -> Turn[None]:
+    """A turn of a fresh tool ``noop`` that does nothing: for tests of the turn itself."""
+
+    @tool
+    async def noop() -> None:
+        return None
+
+    return Turn(noop)
 
 
 async def spin(rounds: int = 100) -> None:

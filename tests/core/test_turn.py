@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from core_helpers import noop_turn
 
 from pygents import (
     Agent,
@@ -1352,11 +1353,7 @@ async def test_global_hooks_fire_after_instance_hooks_and_honour_tags() -> None:
 async def test_hook_exception_stops_later_hooks() -> None:
     seen: list[str] = []
 
-    @tool
-    async def chained() -> None:
-        pass
-
-    turn = Turn(chained)
+    turn = noop_turn()
 
     @turn.after_run
     async def first_fails(turn: Turn, output: Any) -> None:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from core_helpers import noop_turn
 
 from pygents import (
     HookRegistry,
@@ -141,11 +142,7 @@ def test_to_dict_is_a_copy() -> None:
 
 
 def test_hooks_are_stored_by_type_and_name() -> None:
-    @tool
-    async def hooked() -> None:
-        pass
-
-    turn = Turn(hooked)
+    turn = noop_turn()
 
     @turn.after_run
     async def note_after(turn: Turn, output: Any) -> None:
