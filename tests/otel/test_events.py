@@ -18,7 +18,6 @@ from awkward_values import ReprRaises, cycle
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from stuck_tools import time_out_in
 
 from pygents import (
     Agent,
@@ -35,6 +34,7 @@ from pygents import (
 )
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
+from stuck_tools import time_out_in
 
 SpansByName = Callable[[], dict[str, ReadableSpan]]
 
