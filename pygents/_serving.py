@@ -1,0 +1,250 @@
+"""Running one delivered turn as its agent, in a worker.
+
+A worker runs many turns of an agent at once, so it does not use the agent's own
+queue and ``run()`` loop (one turn at a time). Each delivered turn runs in its own
+agent-run scope — what subscribers see as one ``invoke_agent`` per delivery — with
+the agent's context published for injection, its turn hooks added to the turn's,
+and its agent hooks fired where ``run()`` fires them. Values are routed as ``run()``
+routes them, except that a ``Turn`` goes to the agent's *mailbox* (durable, shared by
+the replicas) and everything else goes back to the caller instead of being yielded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pygents._agent import Agent, AgentRun
+from pygents._context import ContextItem
+from pygents._enums import AgentHook, StopReason, ToolType
+from pygents._errors import CompletionCheckReturnError
+from pygents._hooks import fire
+from pygents._mailbox_lua import Keys
+from pygents._mailbox_types import Outcome, bounded
+from pygents._observe import BUS, current_scope, stop_reason_for
+from pygents._turn import Turn
+
+__all__ = ["Malformed", "Served", "Sink", "parse_entry", "run_as"]
+
+_ERROR_TEXT: Final = 1000
+
+
+class Malformed(Exception):
+    """A mailbox entry that cannot be run; goes to the dead-letter stream as is."""
+
+    def __init__(self, reason: str, turn_uuid: str = "", reply: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.turn_uuid = turn_uuid
+        self.reply = reply
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One agent a worker serves."""
+
+    agent: Agent
+    keys: Keys
+    tool_names: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+
+def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, str | None]:
+    """The turn of a mailbox entry and its reply stream; :class:`Malformed` if it
+    cannot be run here (not JSON, wrong shape, unknown tool, not this agent's tool)."""
+    raw = fields.get("turn")
+    if raw is None:
+        raise Malformed("the entry has no 'turn' field; put turns with Mailboxes.put()")
+    try:
+        envelope = json.loads(raw)
+    except ValueError as exc:
+        raise Malformed(f"not JSON: {bounded(str(exc))}") from None
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("turn"), dict):
+        raise Malformed("wrong shape: expected {'reply': ..., 'turn': Turn.to_dict()}")
+    data: dict[str, Any] = envelope["turn"]
+    reply = envelope.get("reply")
+    reply = reply if isinstance(reply, str) and reply else None
+    found = data.get("uuid")
+    turn_uuid = found if isinstance(found, str) else ""
+    tool_name = data.get("tool_name")
+    if isinstance(tool_name, str) and tool_name not in served.tool_names:
+        raise Malformed(
+            f"unknown tool: agent {bounded(served.name)!r} in this worker has no tool "
+            f"{bounded(tool_name)!r} (its tools: {', '.join(sorted(served.tool_names))})",
+            turn_uuid,
+            reply,
+        )
+    try:
+        turn = Turn.from_dict(data)
+    except Exception as exc:
+        raise Malformed(
+            f"wrong shape: {type(exc).__name__}: {bounded(str(exc), 500)}", turn_uuid, reply
+        ) from None
+    return turn, reply
+
+
+class Sink:
+    """Where a running turn's values and outcome go (the worker's batched writer)."""
+
+    __slots__ = ("attempt", "emit", "reply", "turn_uuid", "values")
+
+    def __init__(
+        self,
+        turn_uuid: str,
+        reply: str | None,
+        attempt: int,
+        emit: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self.turn_uuid = turn_uuid
+        self.reply = reply
+        self.attempt = attempt
+        self.emit = emit
+        self.values = 0
+
+    async def value(self, value: Any) -> None:
+        index = self.values
+        self.values += 1
+        if self.reply is None:
+            return
+        try:
+            record = json.dumps([self.turn_uuid, "v", index, self.attempt, value], allow_nan=False)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"value #{index} of turn {self.turn_uuid} is a {type(value).__name__}, which "
+                "JSON cannot carry back to the caller; yield JSON-ready values (str, int, "
+                "float, bool, None, list, dict)"
+            ) from None
+        await self.emit(self.reply, record)
+
+    def outcome_record(self, outcome: Outcome) -> str:
+        """The outcome as a reply record; an output JSON cannot carry becomes an error."""
+        try:
+            return json.dumps(
+                [self.turn_uuid, "o", 0, self.attempt, outcome.to_dict()], allow_nan=False
+            )
+        except (TypeError, ValueError):
+            failed = Outcome(
+                outcome.turn_uuid,
+                outcome.agent,
+                StopReason.ERROR,
+                error_type="TypeError",
+                error=f"the turn returned a {type(outcome.output).__name__}, which JSON "
+                "cannot carry back to the caller; return JSON-ready values",
+                deliveries=outcome.deliveries,
+                worker=outcome.worker,
+            )
+            return json.dumps([self.turn_uuid, "o", 0, self.attempt, failed.to_dict()])
+
+
+async def run_as(
+    agent: Agent,
+    turn: Turn,
+    sink: Sink,
+    route_turn: Callable[[Turn], Awaitable[None]],
+    worker: str,
+) -> Outcome:
+    """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome.
+
+    Exceptions of the turn become its outcome; cancellation (the worker stopping)
+    propagates, leaving the delivery unfinished.
+    """
+    run = AgentRun(agent, current_scope())
+    if BUS.scopers:
+        BUS.start(run)
+    entered = BUS.enter(run)
+    hooks = agent.hooks
+    if agent.turn_hooks:
+        own = turn.hooks
+        own.extend(h for h in agent.turn_hooks if h not in own)
+    tool = turn.tool
+    output: Any = None
+    error: BaseException | None = None
+    try:
+        if hooks or BUS.active:
+            await fire(AgentHook.BEFORE_TURN, agent, hooks, (agent,), None, run)
+        if tool.streaming:
+            async with aclosing(turn.yielding()) as stream:
+                async for value in stream:
+                    if isinstance(value, (Turn, ContextItem)):
+                        await _route(agent, value, route_turn)
+                        continue
+                    if hooks or BUS.active:
+                        await _value_event(agent, turn, value, run)
+                    await sink.value(value)
+        else:
+            value = await turn.returning()
+            if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
+                raise CompletionCheckReturnError(
+                    f"completion check {tool.name!r} returned {type(value).__name__}; it "
+                    "must return True or False"
+                )
+            if isinstance(value, (Turn, ContextItem)):
+                await _route(agent, value, route_turn)
+            else:
+                output = value
+                if hooks or BUS.active:
+                    await _value_event(agent, turn, value, run)
+        if hooks or BUS.active:
+            await fire(AgentHook.AFTER_TURN, agent, hooks, (agent, turn), None, run)
+    except Exception as exc:
+        error = exc
+        if hooks or BUS.listening:
+            error = await _turn_failed(agent, turn, exc, run)
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        BUS.exit(run, entered)
+        run.error = error
+        run.stop_reason = stop_reason_for(error)
+        if run.observers:
+            BUS.end(run)
+    if error is None:
+        reason = StopReason.COMPLETED
+    elif turn.stop_reason is StopReason.TIMEOUT and error is turn.error:
+        reason = StopReason.TIMEOUT
+    else:
+        reason = stop_reason_for(error)
+    return Outcome(
+        turn.uuid,
+        agent.name,
+        reason,
+        output=output,
+        error_type=None if error is None else type(error).__qualname__,
+        error=None if error is None else bounded(str(error), _ERROR_TEXT),
+        values=sink.values,
+        deliveries=sink.attempt,
+        worker=worker,
+        streaming=tool.streaming,
+    )
+
+
+async def _value_event(agent: Agent, turn: Turn, value: Any, run: AgentRun) -> None:
+    await fire(AgentHook.ON_TURN_VALUE, agent, agent.hooks, (agent, turn, value), None, run)
+
+
+async def _route(agent: Agent, value: Any, route_turn: Callable[[Turn], Awaitable[None]]) -> None:
+    if isinstance(value, Turn):
+        await route_turn(value)
+    elif value.id is None:
+        await agent.context_queue.append(value)
+    else:
+        await agent.context_pool.add(value)
+
+
+async def _turn_failed(agent: Agent, turn: Turn, exc: Exception, run: AgentRun) -> Exception:
+    """The agent's failure hooks; an exception one of them raises replaces ``exc``."""
+    try:
+        if turn.stop_reason is StopReason.TIMEOUT:
+            await fire(AgentHook.ON_TURN_TIMEOUT, agent, agent.hooks, (agent, turn), None, run)
+        else:
+            await fire(AgentHook.ON_TURN_ERROR, agent, agent.hooks, (agent, turn, exc), None, run)
+    except Exception as hook_error:
+        return hook_error
+    return exc

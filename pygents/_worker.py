@@ -1,0 +1,364 @@
+"""Workers: serve agents from their mailboxes, at least once, in one process.
+
+A :class:`Worker` runs four things side by side until :meth:`Worker.stop`:
+
+* the *reader* takes new turns of every served mailbox with one ``XREADGROUP``
+  (``COUNT`` = free slots, so a busy replica leaves work to the others);
+* each turn runs in its own task (up to ``concurrency`` at once) as its agent;
+* the *writer* (:class:`~pygents._flusher.Flusher`) records outcomes and streams
+  values in batches, acknowledging each turn only once its outcome is recorded;
+* the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
+  and takes over turns idle longer than ``visibility_timeout`` — their worker died
+  — dead-lettering those delivered ``max_deliveries`` times already.
+
+Every loop survives Redis going away: it backs off exponentially, then carries on,
+re-creating the consumer groups if Redis came back empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from redis.exceptions import ResponseError
+from redis.typing import KeyT, StreamIdT
+
+from pygents._agent import Agent
+from pygents._flusher import Flusher
+from pygents._mailbox import Mailboxes, tool_names
+from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
+from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents._replies import CONNECTION_ERRORS, Backoff
+from pygents._routing import ROUTES
+from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
+from pygents._turn import Turn
+
+__all__ = ["Worker", "WorkerCounters"]
+
+_log = logging.getLogger("pygents.redis")
+
+
+@dataclass
+class WorkerCounters:
+    """What a worker did so far (for tests, logs and dashboards)."""
+
+    turns: int = 0  # outcomes handed to the writer
+    claimed: int = 0  # turns taken over from dead workers
+    dead_lettered: int = 0
+    connection_failures: int = 0
+    last_backoff: float = 0.0  # seconds slept after the last connection failure
+
+
+def _check(name: str, value: object, minimum: float, kind: type = float) -> Any:
+    allowed = (int, float) if kind is float else (int,)
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        raise TypeError(f"Worker({name}=...) takes a {kind.__name__}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"Worker({name}=...) must be at least {minimum}, got {value!r}")
+    return value
+
+
+class Worker:
+    """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
+
+    Args:
+        mailboxes: where the mailboxes are (its URL, prefix and limits).
+        agents: the agents to serve; their tools must be registered in this process.
+        concurrency: turns run at once by this worker, across its agents.
+        visibility_timeout: seconds without a heartbeat after which a turn held by
+            a worker is presumed lost and taken over by another.
+        max_deliveries: deliveries after which an unfinished turn is dead-lettered.
+        name: the consumer name (default: host, pid and a random suffix).
+        stop_grace: seconds :meth:`run` waits, once stopped, for running turns.
+        reconnect_delay: first delay after a lost connection (doubles each time).
+        max_reconnect_delay: the cap of that delay.
+    """
+
+    def __init__(
+        self,
+        mailboxes: Mailboxes,
+        agents: Agent | Sequence[Agent],
+        *,
+        concurrency: int = 32,
+        visibility_timeout: float = 30.0,
+        max_deliveries: int = 5,
+        name: str | None = None,
+        stop_grace: float = 10.0,
+        reconnect_delay: float = 0.05,
+        max_reconnect_delay: float = 5.0,
+    ) -> None:
+        if not isinstance(mailboxes, Mailboxes):
+            raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
+        served = [agents] if isinstance(agents, Agent) else list(agents)
+        if not served or not all(isinstance(a, Agent) for a in served):
+            raise TypeError("Worker(agents=...) takes an Agent or a non-empty list of Agents")
+        self.mailboxes = mailboxes
+        self.concurrency: int = _check("concurrency", concurrency, 1, int)
+        self.visibility_timeout: float = _check("visibility_timeout", visibility_timeout, 0.01)
+        self.max_deliveries: int = _check("max_deliveries", max_deliveries, 1, int)
+        self.stop_grace: float = _check("stop_grace", stop_grace, 0)
+        delay = _check("reconnect_delay", reconnect_delay, 0.001)
+        cap = _check("max_reconnect_delay", max_reconnect_delay, delay)
+        self.name = name or unique_name()
+        names = tool_names(served)
+        self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
+        self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
+        self.counters = WorkerCounters()
+        self._held: dict[str, set[str]] = {name: set() for name in self.served}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._room = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._started = False
+        self._cursors = dict.fromkeys(self.served, "0-0")
+        self._backoff = (delay, cap)
+        client = mailboxes.client
+        self._claim = client.register_script(CLAIM)
+        self._heartbeat = client.register_script(HEARTBEAT)
+        self.flusher = Flusher(mailboxes, self._new_backoff(), self._recorded)
+
+    def __repr__(self) -> str:
+        return f"<Worker {self.name!r} serving {sorted(self.served)}>"
+
+    def _new_backoff(self) -> Backoff:
+        return Backoff(*self._backoff, on_failure=self._failed)
+
+    def _failed(self, delay: float) -> None:
+        self.counters.connection_failures += 1
+        self.counters.last_backoff = delay
+
+    @property
+    def free(self) -> int:
+        """Turns this worker could take right now."""
+        return self.concurrency - len(self._tasks)
+
+    @property
+    def ready(self) -> bool:
+        """The consumer groups exist and this worker announced itself."""
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to stop taking turns, finish (within ``stop_grace``) and return."""
+        self._stopping.set()
+
+    # -- the main loop ----------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve until :meth:`stop`; routes ``send()`` to the served agents meanwhile.
+
+        A worker runs once. An unexpected error in one of its loops stops it, after
+        the same clean-up as :meth:`stop`, and is raised here.
+        """
+        if self._started:
+            raise RuntimeError(f"{self!r} already ran; a Worker runs once, create another")
+        self._started = True
+        for name in self.served:
+            ROUTES.add(name, self.mailboxes)
+        loops = [
+            asyncio.create_task(self._reader(), name=f"pygents.redis reader {self.name}"),
+            asyncio.create_task(self._keeper(), name=f"pygents.redis keeper {self.name}"),
+            asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}"),
+        ]
+        stopping = asyncio.create_task(self._stopping.wait())
+        failure: BaseException | None = None
+        try:
+            done, _ = await asyncio.wait([stopping, *loops], return_when=asyncio.FIRST_COMPLETED)
+            failed = [t for t in loops if t in done and not t.cancelled()]
+            failure = failed[0].exception() if failed else None
+        finally:
+            self._stopping.set()
+            stopping.cancel()
+            for loop in loops[:2]:
+                loop.cancel()
+            await asyncio.gather(stopping, *loops[:2], return_exceptions=True)
+            await self._drain()
+            loops[2].cancel()
+            await asyncio.gather(loops[2], return_exceptions=True)
+            await self.flusher.flush_now()
+            await self._leave()
+            for name in self.served:
+                ROUTES.discard(name, self.mailboxes)
+        if failure is not None:
+            raise failure
+
+    async def _drain(self) -> None:
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=self.stop_grace)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+
+    async def _leave(self) -> None:
+        pipe = self.mailboxes.client.pipeline(transaction=False)
+        for served in self.served.values():
+            pipe.zrem(served.keys.workers, self.name)
+        try:
+            await pipe.execute()
+        except CONNECTION_ERRORS:
+            pass  # the heartbeat expires by itself
+
+    async def _setup(self) -> None:
+        """Create the consumer groups, announce the tools, heartbeat once."""
+        client = self.mailboxes.client
+        for served in self.served.values():
+            try:
+                await client.xgroup_create(served.keys.mailbox, GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+            pipe = client.pipeline(transaction=True)
+            pipe.delete(served.keys.tools)
+            pipe.sadd(served.keys.tools, *sorted(served.tool_names))
+            pipe.sadd(f"{self.mailboxes.prefix}:agents", served.name)
+            await pipe.execute()
+        await self._beat()
+        self._ready.set()
+
+    async def _beat(self) -> None:
+        ttl = max(1, round(self.visibility_timeout * 1000))
+        for served in self.served.values():
+            await self._heartbeat(
+                keys=[served.keys.workers, served.keys.mailbox],
+                args=[GROUP, self.name, ttl, *self._held[served.name]],
+            )
+
+    async def _guarded(self, what: str, backoff: Backoff, step: Any) -> None:
+        """One step of a loop: connection errors back off, a lost group re-creates it."""
+        try:
+            if not self._ready.is_set():
+                await self._setup()
+            await step()
+        except CONNECTION_ERRORS as exc:
+            self._ready.clear()
+            await backoff.wait(what, exc)
+            return
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            _log.warning("pygents.redis: %s found no consumer group; re-creating it", what)
+            self._ready.clear()
+            return
+        backoff.succeeded(what)
+
+    async def _reader(self) -> None:
+        backoff = self._new_backoff()
+        streams: dict[KeyT, StreamIdT] = dict.fromkeys(self._by_mailbox, ">")
+        while not self._stopping.is_set():
+            while self.free <= 0:
+                self._room.clear()
+                await self._room.wait()
+
+            async def read() -> None:
+                found = cast(
+                    list[tuple[str, list[tuple[str, dict[str, str]]]]],
+                    await self.mailboxes.client.xreadgroup(
+                        GROUP, self.name, streams, count=self.free, block=1000
+                    ),
+                )
+                for key, entries in found or ():
+                    served = self._by_mailbox[key]
+                    for message_id, fields in entries:
+                        self._take(served, message_id, fields or {}, 1, None)
+
+            await self._guarded("reading turns", backoff, read)
+
+    async def _keeper(self) -> None:
+        backoff = self._new_backoff()
+        interval = self.visibility_timeout / 4
+        while not self._stopping.is_set():
+            await self._guarded("heartbeat and claim", backoff, self._keep)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), interval)
+            except TimeoutError:
+                pass
+
+    async def _keep(self) -> None:
+        await self._beat()
+        idle = max(1, round(self.visibility_timeout * 1000))
+        for served in self.served.values():
+            if self.free <= 0:
+                return
+            found = await self._claim(
+                keys=[served.keys.mailbox, served.keys.errors],
+                args=[GROUP, self.name, idle, self._cursors[served.name], self.free],
+            )
+            self._cursors[served.name] = found[0]
+            for message_id, flat, deliveries, last_error in found[1:]:
+                if message_id in self._held[served.name]:
+                    continue  # ours already (a late heartbeat); it is running here
+                fields = dict(zip(flat[::2], flat[1::2], strict=True))
+                self.counters.claimed += 1
+                self._take(served, message_id, fields, int(deliveries), last_error or None)
+
+    # -- one delivery -----------------------------------------------------------------
+
+    def _take(
+        self,
+        served: Served,
+        message_id: str,
+        fields: dict[str, str],
+        deliveries: int,
+        last_error: str | None,
+    ) -> None:
+        self._held[served.name].add(message_id)
+        if deliveries > self.max_deliveries:
+            work = self.flusher.dead_letter(
+                served,
+                message_id,
+                fields,
+                f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
+                "an outcome: each worker running it died or lost Redis",
+                last_error or "",
+                deliveries,
+                self.name,
+            )
+            self.counters.dead_lettered += 1
+        else:
+            try:
+                turn, reply = parse_entry(served, fields)
+            except Malformed as bad:
+                work = self.flusher.dead_letter(
+                    served, message_id, fields, bad.reason, "", deliveries, self.name, bad
+                )
+                self.counters.dead_lettered += 1
+            else:
+                work = self._run(served, message_id, turn, reply, deliveries)
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._room.set()
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("pygents.redis: a delivery failed in the worker", exc_info=task.exception())
+
+    def _recorded(self, agent: str, message_id: str) -> None:
+        """The writer recorded (or gave up on) this delivery: it is not held any more."""
+        self._held[agent].discard(message_id)
+
+    async def _run(
+        self, served: Served, message_id: str, turn: Turn, reply: str | None, attempt: int
+    ) -> None:
+        DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
+        sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
+
+        async def route(routed: Turn) -> None:
+            await self.mailboxes.put(served.name, routed, reply=False)
+
+        try:
+            outcome = await run_as(served.agent, turn, sink, route, self.name)
+        except asyncio.CancelledError:
+            self.flusher.unfinished(
+                served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
+            )
+            raise
+        self.counters.turns += 1
+        self.flusher.outcome(served, message_id, reply, sink.outcome_record(outcome))
