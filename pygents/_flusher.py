@@ -45,6 +45,7 @@ class Flusher:
         self._records: list[_Record] = []
         self._errors: list[tuple[str, str, str]] = []
         self._wake = asyncio.Event()
+        self._closed = False
         self._drained = asyncio.Event()
         self._drained.set()
         self._record = mailboxes.client.register_script(RECORD)
@@ -74,16 +75,25 @@ class Flusher:
     # -- writing ----------------------------------------------------------------------
 
     async def run(self) -> None:
-        while True:
+        """Write batches until :meth:`close` (then :meth:`flush_now` writes the rest).
+
+        The loop ends on a flag rather than by cancellation: a cancellation landing
+        inside the Redis client may be absorbed by it.
+        """
+        while not self._closed:
             await self._wake.wait()
             self._wake.clear()
-            while self._records or self._errors:
+            while (self._records or self._errors) and not self._closed:
                 try:
                     await self._write()
                 except CONNECTION_ERRORS as exc:
                     await self.backoff.wait("recording outcomes", exc)
                 else:
                     self.backoff.succeeded("recording outcomes")
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
 
     async def flush_now(self, attempts: int = 3) -> None:
         """Write what is left (at shutdown); gives up after ``attempts`` failures."""

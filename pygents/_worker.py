@@ -178,7 +178,7 @@ class Worker:
                 loop.cancel()
             await asyncio.gather(stopping, *loops[:2], return_exceptions=True)
             await self._drain()
-            loops[2].cancel()
+            self.flusher.close()
             await asyncio.gather(loops[2], return_exceptions=True)
             await self.flusher.flush_now()
             await self._leave()
