@@ -127,7 +127,7 @@ class Flusher:
             rk = 0
             if reply:
                 rk = keys.get(reply, 0) or keys.setdefault(reply, len(keys) + 1)
-            args += (mk, message_id, rk, record)
+            args.append(f"{mk} {rk} {message_id or '-'} {record}")
         pipe = self.mailboxes.client.pipeline(transaction=False)
         for errors_key, message_id, error in errors:
             pipe.hset(errors_key, message_id, error)

@@ -74,19 +74,27 @@ return ids
 """
 
 # KEYS: the mailbox/errors key pairs and the reply streams the records refer to.
-# ARGV: group, reply maxlen, reply ttl (ms), then per record four values: index of the
-# mailbox key in KEYS (0: a streamed value, nothing to acknowledge; the errors key
-# follows it), message id, index of the reply key (0: nobody waits), the record (JSON).
-# Records for one reply stream are appended as one entry holding a JSON array.
-# Returns how many turns were acknowledged.
+# ARGV: group, reply maxlen, reply ttl (ms), then one value per record (one value, not
+# four: fewer arguments to encode and send):
+#     "<mailbox index> <reply index> <message id> <record JSON>"
+# where the mailbox index points into KEYS (0: a streamed value, nothing to
+# acknowledge; its errors key follows it in KEYS), the reply index too (0: nobody
+# waits), and the message id is "-" for a value. Records for one reply stream are
+# appended as one entry holding a JSON array. Returns how many turns were acknowledged.
 RECORD: Final = """
 local group = ARGV[1]
 local batches, order = {}, {}
 local acked = 0
-for i = 4, #ARGV, 4 do
-  local mk, id, rk = tonumber(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2])
+for i = 4, #ARGV do
+  local a = ARGV[i]
+  local s1 = string.find(a, ' ', 1, true)
+  local s2 = string.find(a, ' ', s1 + 1, true)
+  local s3 = string.find(a, ' ', s2 + 1, true)
+  local mk = tonumber(string.sub(a, 1, s1 - 1))
+  local rk = tonumber(string.sub(a, s1 + 1, s2 - 1))
   local keep = true
   if mk > 0 then
+    local id = string.sub(a, s2 + 1, s3 - 1)
     local n = redis.pcall('XACK', KEYS[mk], group, id)
     if n == 1 then
       redis.call('XDEL', KEYS[mk], id)
@@ -103,7 +111,7 @@ for i = 4, #ARGV, 4 do
       batches[rk] = batch
       order[#order + 1] = rk
     end
-    batch[#batch + 1] = ARGV[i + 3]
+    batch[#batch + 1] = string.sub(a, s3 + 1)
   end
 end
 for _, rk in ipairs(order) do

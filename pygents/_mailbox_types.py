@@ -28,6 +28,7 @@ __all__ = [
     "RepliesLostError",
     "bounded",
     "current_delivery",
+    "outcome_data",
     "unique_name",
 ]
 
@@ -108,20 +109,20 @@ class Outcome:
         return self.stop_reason is StopReason.COMPLETED
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form that travels on the reply stream."""
-        return {
-            "turn_uuid": self.turn_uuid,
-            "agent": self.agent,
-            "stop_reason": None if self.stop_reason is None else self.stop_reason.value,
-            "output": self.output,
-            "error_type": self.error_type,
-            "error": self.error,
-            "values": self.values,
-            "deliveries": self.deliveries,
-            "worker": self.worker,
-            "dead_letter": self.dead_letter,
-            "streaming": self.streaming,
-        }
+        """The JSON form that travels on the reply stream (see :func:`outcome_data`)."""
+        return outcome_data(
+            self.turn_uuid,
+            self.agent,
+            self.stop_reason,
+            self.output,
+            self.error_type,
+            self.error,
+            self.values,
+            self.deliveries,
+            self.worker,
+            self.streaming,
+            self.dead_letter,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
@@ -152,6 +153,36 @@ class Outcome:
             f"(worker {bounded(self.worker) or '?'}, delivery {self.deliveries})",
             self,
         )
+
+
+def outcome_data(
+    turn_uuid: str,
+    agent: str,
+    stop_reason: StopReason | None,
+    output: Any,
+    error_type: str | None,
+    error: str | None,
+    values: int,
+    deliveries: int,
+    worker: str,
+    streaming: bool,
+    dead_letter: bool = False,
+) -> dict[str, Any]:
+    """An outcome as JSON-ready data: what workers write and :class:`Outcome` reads
+    (built directly by workers, without an :class:`Outcome` per turn)."""
+    return {
+        "turn_uuid": turn_uuid,
+        "agent": agent,
+        "stop_reason": None if stop_reason is None else stop_reason.value,
+        "output": output,
+        "error_type": error_type,
+        "error": error,
+        "values": values,
+        "deliveries": deliveries,
+        "worker": worker,
+        "dead_letter": dead_letter,
+        "streaming": streaming,
+    }
 
 
 @dataclass(frozen=True, slots=True)

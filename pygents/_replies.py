@@ -105,12 +105,20 @@ class TurnHandle:
         self.message_id = ""
         self._values: list[Any] = []
         self._gap: str | None = None
-        self._outcome: Outcome | None = None
+        # The outcome as it arrived (a dict), made an Outcome when first asked for.
+        self._outcome: Outcome | dict[str, Any] | None = None
         self._changed = asyncio.Event()
 
     def __repr__(self) -> str:
-        state = "pending" if self._outcome is None else (self._outcome.stop_reason or "dead")
+        found = self._final()
+        state = "pending" if found is None else (found.stop_reason or "dead")
         return f"<TurnHandle {self.turn_uuid} on {self.agent!r} {state}>"
+
+    def _final(self) -> Outcome | None:
+        found = self._outcome
+        if isinstance(found, dict):
+            found = self._outcome = Outcome.from_dict(found)
+        return found
 
     @property
     def done(self) -> bool:
@@ -128,10 +136,11 @@ class TurnHandle:
                     "they come, or raise Mailboxes(reply_maxlen=...)"
                 )
         elif self._outcome is None:
-            self._outcome = Outcome.from_dict(data)
-            if self._gap is None and len(self._values) < self._outcome.values:
+            self._outcome = data
+            produced = data.get("values", 0)
+            if self._gap is None and len(self._values) < produced:
                 self._gap = (
-                    f"turn {self.turn_uuid} produced {self._outcome.values} values but only "
+                    f"turn {self.turn_uuid} produced {produced} values but only "
                     f"{len(self._values)} reached this reader; raise Mailboxes(reply_maxlen=...)"
                 )
         self._changed.set()
@@ -148,9 +157,9 @@ class TurnHandle:
 
     async def outcome(self) -> Outcome:
         """Wait for the outcome (bound it with ``asyncio.timeout`` if you must)."""
-        while self._outcome is None:
+        while (found := self._final()) is None:
             await self._wait()
-        return self._outcome
+        return found
 
     async def result(self) -> Any:
         """The return value, or the list of streamed values; raises if not completed."""
@@ -174,7 +183,7 @@ class TurnHandle:
                 yield self._values[sent - 1]
             if self._gap is not None:
                 raise RepliesLostError(self._gap)
-            outcome = self._outcome
+            outcome = self._final()
             if outcome is not None:
                 if not outcome.ok:
                     raise outcome.failure()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,9 +22,10 @@ from pygents._enums import AgentHook, StopReason, ToolType
 from pygents._errors import CompletionCheckReturnError
 from pygents._hooks import fire
 from pygents._mailbox_lua import Keys
-from pygents._mailbox_types import Outcome, bounded
-from pygents._observe import BUS, current_scope, stop_reason_for
+from pygents._mailbox_types import bounded, outcome_data
+from pygents._observe import BUS, stop_reason_for
 from pygents._turn import Turn
+from pygents._turn_run import Runner, TurnRun
 
 __all__ = ["Malformed", "Served", "Sink", "parse_entry", "run_as"]
 
@@ -122,24 +122,24 @@ class Sink:
             ) from None
         await self.emit(self.reply, record)
 
-    def outcome_record(self, outcome: Outcome) -> str:
+    def outcome_record(self, outcome: dict[str, Any]) -> str:
         """The outcome as a reply record; an output JSON cannot carry becomes an error."""
         try:
-            return json.dumps(
-                [self.turn_uuid, "o", 0, self.attempt, outcome.to_dict()], allow_nan=False
-            )
+            return json.dumps([self.turn_uuid, "o", 0, self.attempt, outcome], allow_nan=False)
         except (TypeError, ValueError):
-            failed = Outcome(
-                outcome.turn_uuid,
-                outcome.agent,
-                StopReason.ERROR,
+            output = outcome["output"]
+            failed = dict(
+                outcome,
+                output=None,
+                stop_reason=StopReason.ERROR.value,
                 error_type="TypeError",
-                error=f"the turn returned a {type(outcome.output).__name__}, which JSON "
-                "cannot carry back to the caller; return JSON-ready values",
-                deliveries=outcome.deliveries,
-                worker=outcome.worker,
+                error=f"the turn returned a {type(output).__name__}, which JSON cannot carry "
+                "back to the caller; return JSON-ready values",
             )
-            return json.dumps([self.turn_uuid, "o", 0, self.attempt, failed.to_dict()])
+            return json.dumps([self.turn_uuid, "o", 0, self.attempt, failed])
+
+
+_ROUTED: Final = (Turn, ContextItem)
 
 
 async def run_as(
@@ -148,48 +148,48 @@ async def run_as(
     sink: Sink,
     route_turn: Callable[[Turn], Awaitable[None]],
     worker: str,
-) -> Outcome:
-    """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome.
+    runner: Runner,
+) -> dict[str, Any]:
+    """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome data.
 
-    Exceptions of the turn become its outcome; cancellation (the worker stopping)
-    propagates, leaving the delivery unfinished.
+    Drives the turn's :class:`~pygents._turn_run.TurnRun` as ``Agent.run()`` does (the
+    agent's turn hooks added, the lane's ``runner`` lent). Exceptions of the turn
+    become its outcome; cancellation (the worker stopping) propagates, leaving the
+    delivery unfinished.
     """
-    run = AgentRun(agent, current_scope())
+    run = AgentRun(agent, None)
     if BUS.scopers:
         BUS.start(run)
-    entered = BUS.enter(run)
     hooks = agent.hooks
-    if agent.turn_hooks:
-        own = turn.hooks
-        own.extend(h for h in agent.turn_hooks if h not in own)
     tool = turn.tool
     output: Any = None
     error: BaseException | None = None
     try:
         if hooks or BUS.active:
             await fire(AgentHook.BEFORE_TURN, agent, hooks, (agent,), None, run)
-        if tool.streaming:
-            async with aclosing(turn.yielding()) as stream:
-                async for value in stream:
-                    if isinstance(value, (Turn, ContextItem)):
-                        await _route(agent, value, route_turn)
-                        continue
+        turn_run = turn._open(run, tool.streaming, agent.turn_hooks, runner)
+        try:
+            if tool.streaming:
+                await _stream(agent, turn_run, run, sink, route_turn)
+            else:
+                value = await turn_run.call()
+                if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
+                    raise CompletionCheckReturnError(
+                        f"completion check {tool.name!r} returned {type(value).__name__}; "
+                        "it must return True or False"
+                    )
+                if not turn_run.finish_quietly(value):
+                    await turn_run.finish(None, value)
+                if isinstance(value, _ROUTED):
+                    await _route(agent, value, route_turn, run)
+                else:
+                    output = value
                     if hooks or BUS.active:
                         await _value_event(agent, turn, value, run)
-                    await sink.value(value)
-        else:
-            value = await turn.returning()
-            if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                raise CompletionCheckReturnError(
-                    f"completion check {tool.name!r} returned {type(value).__name__}; it "
-                    "must return True or False"
-                )
-            if isinstance(value, (Turn, ContextItem)):
-                await _route(agent, value, route_turn)
-            else:
-                output = value
-                if hooks or BUS.active:
-                    await _value_event(agent, turn, value, run)
+        except BaseException as exc:
+            if turn._run is turn_run:
+                await turn_run.finish(exc)
+            raise
         if hooks or BUS.active:
             await fire(AgentHook.AFTER_TURN, agent, hooks, (agent, turn), None, run)
     except Exception as exc:
@@ -200,7 +200,6 @@ async def run_as(
         error = exc
         raise
     finally:
-        BUS.exit(run, entered)
         run.error = error
         run.stop_reason = stop_reason_for(error)
         if run.observers:
@@ -211,31 +210,67 @@ async def run_as(
         reason = StopReason.TIMEOUT
     else:
         reason = stop_reason_for(error)
-    return Outcome(
+    return outcome_data(
         turn.uuid,
         agent.name,
         reason,
-        output=output,
-        error_type=None if error is None else type(error).__qualname__,
-        error=None if error is None else bounded(str(error), _ERROR_TEXT),
-        values=sink.values,
-        deliveries=sink.attempt,
-        worker=worker,
-        streaming=tool.streaming,
+        output,
+        None if error is None else type(error).__qualname__,
+        None if error is None else bounded(str(error), _ERROR_TEXT),
+        sink.values,
+        sink.attempt,
+        worker,
+        tool.streaming,
     )
+
+
+async def _stream(
+    agent: Agent,
+    turn_run: TurnRun,
+    run: AgentRun,
+    sink: Sink,
+    route_turn: Callable[[Turn], Awaitable[None]],
+) -> None:
+    """A streaming turn, step by step, in the bracket ``TurnRun`` asks of its drivers."""
+    turn = turn_run.target
+    await turn_run.start_stream()
+    turn_run.resume()
+    try:
+        async for value in turn_run.agen:
+            if turn_run.step_done(value):
+                await turn_run.value_hooks(value)
+            if isinstance(value, _ROUTED):
+                await _route(agent, value, route_turn, run)
+            else:
+                if agent.hooks or BUS.active:
+                    await _value_event(agent, turn, value, run)
+                await sink.value(value)
+            turn_run.resume()
+        turn_run.step_failed(None)
+    except BaseException as exc:
+        turn_run.step_failed(exc)
+        raise
+    await turn_run.finish(None)
 
 
 async def _value_event(agent: Agent, turn: Turn, value: Any, run: AgentRun) -> None:
     await fire(AgentHook.ON_TURN_VALUE, agent, agent.hooks, (agent, turn, value), None, run)
 
 
-async def _route(agent: Agent, value: Any, route_turn: Callable[[Turn], Awaitable[None]]) -> None:
-    if isinstance(value, Turn):
-        await route_turn(value)
-    elif value.id is None:
-        await agent.context_queue.append(value)
-    else:
-        await agent.context_pool.add(value)
+async def _route(
+    agent: Agent, value: Any, route_turn: Callable[[Turn], Awaitable[None]], run: AgentRun
+) -> None:
+    """A routed value: a turn to the agent's mailbox, context to the agent's memory."""
+    entered = BUS.enter(run)
+    try:
+        if isinstance(value, Turn):
+            await route_turn(value)
+        elif value.id is None:
+            await agent.context_queue.append(value)
+        else:
+            await agent.context_pool.add(value)
+    finally:
+        BUS.exit(run, entered)
 
 
 async def _turn_failed(agent: Agent, turn: Turn, exc: Exception, run: AgentRun) -> Exception:

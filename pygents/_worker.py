@@ -2,9 +2,12 @@
 
 A :class:`Worker` runs four things side by side until :meth:`Worker.stop`:
 
-* the *reader* takes new turns of every served mailbox with one ``XREADGROUP``
-  (``COUNT`` = free slots, so a busy replica leaves work to the others);
-* each turn runs in its own task (up to ``concurrency`` at once) as its agent;
+* the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
+  batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
+  at least ``concurrency`` (fewer with a small prefetch), so the lanes rarely wait
+  for a read while turns wait in Redis, and a busy replica leaves the rest to others;
+* ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
+  other in a lane and side by side across lanes;
 * the *writer* (:class:`~pygents._flusher.Flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
@@ -19,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 from redis.exceptions import ResponseError
@@ -31,14 +35,19 @@ from pygents._flusher import Flusher
 from pygents._mailbox import Mailboxes, tool_names
 from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
 from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents._observe import CURRENT, Frame
 from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
 from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
 from pygents._turn import Turn
+from pygents._turn_run import Runner
 
 __all__ = ["Worker", "WorkerCounters"]
 
 _log = logging.getLogger("pygents.redis")
+
+Job = Callable[[Runner], Awaitable[None]]
+"""One delivery for a lane: run a turn, or dead-letter an entry."""
 
 
 @dataclass
@@ -68,6 +77,9 @@ class Worker:
         mailboxes: where the mailboxes are (its URL, prefix and limits).
         agents: the agents to serve; their tools must be registered in this process.
         concurrency: turns run at once by this worker, across its agents.
+        prefetch: turns read ahead of the lanes (default 3 × concurrency): many small
+            turns then cost few round trips. Set 0 for long turns shared fairly
+            among replicas (a worker then holds only what it runs).
         visibility_timeout: seconds without a heartbeat after which a turn held by
             a worker is presumed lost and taken over by another.
         max_deliveries: deliveries after which an unfinished turn is dead-lettered.
@@ -83,6 +95,7 @@ class Worker:
         agents: Agent | Sequence[Agent],
         *,
         concurrency: int = 32,
+        prefetch: int | None = None,
         visibility_timeout: float = 30.0,
         max_deliveries: int = 5,
         name: str | None = None,
@@ -97,6 +110,12 @@ class Worker:
             raise TypeError("Worker(agents=...) takes an Agent or a non-empty list of Agents")
         self.mailboxes = mailboxes
         self.concurrency: int = _check("concurrency", concurrency, 1, int)
+        self.prefetch: int = (
+            3 * self.concurrency if prefetch is None else _check("prefetch", prefetch, 0, int)
+        )
+        # A read waits until it can bring a batch worth the round trip: ``concurrency``
+        # turns, or as many as prefetching allows (with none, one free lane is enough).
+        self._read_at = max(1, min(self.concurrency, self.prefetch))
         self.visibility_timeout: float = _check("visibility_timeout", visibility_timeout, 0.01)
         self.max_deliveries: int = _check("max_deliveries", max_deliveries, 1, int)
         self.stop_grace: float = _check("stop_grace", stop_grace, 0)
@@ -108,8 +127,9 @@ class Worker:
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
         self.counters = WorkerCounters()
         self._held: dict[str, set[str]] = {name: set() for name in self.served}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._room = asyncio.Event()
+        self._jobs: asyncio.Queue[Job | None] = asyncio.Queue()
+        self._load = 0  # deliveries queued or running
+        self._room = asyncio.Event()  # set when a delivery finishes
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self._started = False
@@ -132,8 +152,8 @@ class Worker:
 
     @property
     def free(self) -> int:
-        """Turns this worker could take right now."""
-        return self.concurrency - len(self._tasks)
+        """Turns this worker could take right now (it holds up to 2 × concurrency)."""
+        return self.concurrency + self.prefetch - self._load
 
     @property
     def ready(self) -> bool:
@@ -163,23 +183,26 @@ class Worker:
         loops = [
             asyncio.create_task(self._reader(), name=f"pygents.redis reader {self.name}"),
             asyncio.create_task(self._keeper(), name=f"pygents.redis keeper {self.name}"),
-            asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}"),
         ]
+        writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
+        lanes = [asyncio.create_task(self._lane()) for _ in range(self.concurrency)]
         stopping = asyncio.create_task(self._stopping.wait())
         failure: BaseException | None = None
         try:
-            done, _ = await asyncio.wait([stopping, *loops], return_when=asyncio.FIRST_COMPLETED)
-            failed = [t for t in loops if t in done and not t.cancelled()]
+            done, _ = await asyncio.wait(
+                [stopping, writer, *loops], return_when=asyncio.FIRST_COMPLETED
+            )
+            failed = [t for t in (writer, *loops) if t in done and not t.cancelled()]
             failure = failed[0].exception() if failed else None
         finally:
             self._stopping.set()
             stopping.cancel()
-            for loop in loops[:2]:
+            for loop in loops:
                 loop.cancel()
-            await asyncio.gather(stopping, *loops[:2], return_exceptions=True)
-            await self._drain()
+            await asyncio.gather(stopping, *loops, return_exceptions=True)
+            await self._drain(lanes)
             self.flusher.close()
-            await asyncio.gather(loops[2], return_exceptions=True)
+            await asyncio.gather(writer, return_exceptions=True)
             await self.flusher.flush_now()
             await self._leave()
             for name in self.served:
@@ -187,13 +210,44 @@ class Worker:
         if failure is not None:
             raise failure
 
-    async def _drain(self) -> None:
-        if self._tasks:
-            _, late = await asyncio.wait(set(self._tasks), timeout=self.stop_grace)
-            for task in late:
-                task.cancel()
-            if late:
-                await asyncio.wait(late)
+    async def _lane(self) -> None:
+        """Runs deliveries one after the other; ``concurrency`` lanes run side by side.
+
+        Each lane is what ``Agent.run()`` is to its turns: one frame and one
+        :class:`~pygents._turn_run.Runner` (a shared deadline timer) for many turns,
+        instead of a task and a timer per turn.
+        """
+        frame = Frame(CURRENT.get())
+        CURRENT.set(frame)
+        runner = Runner(frame)
+        try:
+            while (job := await self._jobs.get()) is not None:
+                try:
+                    await job(runner)
+                except Exception as exc:
+                    _log.error("pygents.redis: a delivery failed in the worker", exc_info=exc)
+                finally:
+                    self._load -= 1
+                    self._room.set()
+                # A turn that never awaits leaves the loop no chance to run the reader
+                # and the writer; yielding here keeps reads and writes in flight while
+                # the lanes work (otherwise they would wait for each read in turn).
+                await asyncio.sleep(0)
+        finally:
+            runner.watchdog.close()
+
+    async def _drain(self, lanes: list[asyncio.Task[None]]) -> None:
+        """Let the lanes finish what they hold (within ``stop_grace``), then stop them.
+
+        Deliveries still running after that are cancelled: not acknowledged, with a
+        note of why, they go to another worker after the visibility timeout.
+        """
+        for _ in lanes:
+            self._jobs.put_nowait(None)
+        _, late = await asyncio.wait(lanes, timeout=self.stop_grace)
+        for lane in late:
+            lane.cancel()
+        await asyncio.gather(*lanes, return_exceptions=True)
 
     async def _leave(self) -> None:
         pipe = self.mailboxes.client.pipeline(transaction=False)
@@ -251,7 +305,7 @@ class Worker:
         backoff = self._new_backoff()
         streams: dict[KeyT, StreamIdT] = dict.fromkeys(self._by_mailbox, ">")
         while not self._stopping.is_set():
-            while self.free <= 0:
+            while self.free < self._read_at:
                 self._room.clear()
                 await self._room.wait()
 
@@ -309,56 +363,74 @@ class Worker:
     ) -> None:
         self._held[served.name].add(message_id)
         if deliveries > self.max_deliveries:
-            work = self.flusher.dead_letter(
-                served,
-                message_id,
-                fields,
+            reason = (
                 f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
-                "an outcome: each worker running it died or lost Redis",
-                last_error or "",
-                deliveries,
-                self.name,
+                "an outcome: each worker running it died or lost Redis"
             )
-            self.counters.dead_lettered += 1
-        else:
-            try:
-                turn, reply = parse_entry(served, fields)
-            except Malformed as bad:
-                work = self.flusher.dead_letter(
-                    served, message_id, fields, bad.reason, "", deliveries, self.name, bad
-                )
-                self.counters.dead_lettered += 1
-            else:
-                work = self._run(served, message_id, turn, reply, deliveries)
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
+            self._dead(served, message_id, fields, reason, last_error or "", deliveries, None)
+            return
+        try:
+            turn, reply = parse_entry(served, fields)
+        except Malformed as bad:
+            self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
+            return
+        self._queue(partial(self._run, served, message_id, turn, reply, deliveries))
 
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        self._room.set()
-        if not task.cancelled() and task.exception() is not None:
-            _log.error("pygents.redis: a delivery failed in the worker", exc_info=task.exception())
+    def _dead(
+        self,
+        served: Served,
+        message_id: str,
+        fields: dict[str, str],
+        reason: str,
+        error: str,
+        deliveries: int,
+        bad: Malformed | None,
+    ) -> None:
+        self.counters.dead_lettered += 1
+        move = partial(
+            self.flusher.dead_letter,
+            served,
+            message_id,
+            fields,
+            reason,
+            error,
+            deliveries,
+            self.name,
+            bad,
+        )
+        self._queue(lambda runner: move())
+
+    def _queue(self, job: Job) -> None:
+        self._load += 1
+        self._jobs.put_nowait(job)
 
     def _recorded(self, agent: str, message_id: str) -> None:
         """The writer recorded (or gave up on) this delivery: it is not held any more."""
         self._held[agent].discard(message_id)
 
     async def _run(
-        self, served: Served, message_id: str, turn: Turn, reply: str | None, attempt: int
+        self,
+        served: Served,
+        message_id: str,
+        turn: Turn,
+        reply: str | None,
+        attempt: int,
+        runner: Runner,
     ) -> None:
-        DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
+        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
         sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
 
         async def route(routed: Turn) -> None:
             await self.mailboxes.put(served.name, routed, reply=False)
 
         try:
-            outcome = await run_as(served.agent, turn, sink, route, self.name)
+            outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
         except asyncio.CancelledError:
             self.flusher.unfinished(
                 served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
             )
             raise
+        finally:
+            DELIVERY.reset(token)
         self.counters.turns += 1
         self.flusher.outcome(served, message_id, reply, sink.outcome_record(outcome))

@@ -145,8 +145,8 @@ async def test_stats_show_depth_pending_and_the_live_workers_of_a_mailbox(
     empty = await mailboxes.stats("counter")
     assert (empty.depth, empty.pending, empty.workers, empty.consumers) == (0, 0, 0, ())
 
-    one = await serving.start(Worker(mailboxes, agent, concurrency=1))
-    two = await serving.start(Worker(mailboxes, agent, concurrency=1))
+    one = await serving.start(Worker(mailboxes, agent, concurrency=1, prefetch=0))
+    two = await serving.start(Worker(mailboxes, agent, concurrency=1, prefetch=0))
     handles = await mailboxes.put_many("counter", [Turn("slow") for _ in range(3)])
     await running.wait()
     await eventually(lambda: _pending(mailboxes, 2))
