@@ -93,8 +93,11 @@ def _processes(url: str, role: str, count: int) -> Iterator[None]:
 
 
 async def _until(check: Any, within: float = 60.0) -> None:
+    """Poll ``check`` every millisecond until it holds (the floor has no event to wait on)."""
     async with asyncio.timeout(within):
-        while not await check():
+        for _ in iter(int, 1):  # forever, within the timeout
+            if await check():
+                return
             await asyncio.sleep(0.001)
 
 
@@ -103,8 +106,7 @@ async def _until(check: Any, within: float = 60.0) -> None:
 
 def _payloads(n: int, reply: str) -> list[str]:
     return [
-        json.dumps({"reply": reply, "turn": Turn(bench_w9, args=[i]).to_dict()})
-        for i in range(n)
+        json.dumps({"reply": reply, "turn": Turn(bench_w9, args=[i]).to_dict()}) for i in range(n)
     ]
 
 

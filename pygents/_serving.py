@@ -3,8 +3,8 @@
 A worker runs many turns of an agent at once, so it does not use the agent's own
 queue and ``run()`` loop (one turn at a time). Each delivered turn runs in its own
 agent-run scope — what subscribers see as one ``invoke_agent`` per delivery — with
-the agent's context published for injection, its turn hooks added to the turn's,
-and its agent hooks fired where ``run()`` fires them. Values are routed as ``run()``
+the agent's context published for injection, its turn hooks applied as ``run()``
+applies them, and its agent hooks fired where ``run()`` fires them. Values are routed as ``run()``
 routes them, except that a ``Turn`` goes to the agent's *mailbox* (durable, shared by
 the replicas) and everything else goes back to the caller instead of being yielded.
 """
