@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
@@ -32,10 +32,10 @@ from redis.typing import KeyT, StreamIdT
 
 from pygents._agent import Agent
 from pygents._flusher import Flusher
+from pygents._lanes import Lanes
 from pygents._mailbox import Mailboxes, tool_names
 from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
 from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
-from pygents._observe import CURRENT, Frame
 from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
 from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
@@ -45,9 +45,6 @@ from pygents._turn_run import Runner
 __all__ = ["Worker", "WorkerCounters"]
 
 _log = logging.getLogger("pygents.redis")
-
-Job = Callable[[Runner], Awaitable[None]]
-"""One delivery for a lane: run a turn, or dead-letter an entry."""
 
 
 @dataclass
@@ -127,9 +124,7 @@ class Worker:
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
         self.counters = WorkerCounters()
         self._held: dict[str, set[str]] = {name: set() for name in self.served}
-        self._jobs: asyncio.Queue[Job | None] = asyncio.Queue()
-        self._load = 0  # deliveries queued or running
-        self._room = asyncio.Event()  # set when a delivery finishes
+        self._lanes = Lanes(self.concurrency)
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self._started = False
@@ -153,7 +148,7 @@ class Worker:
     @property
     def free(self) -> int:
         """Turns this worker could take right now (it holds up to 2 × concurrency)."""
-        return self.concurrency + self.prefetch - self._load
+        return self.concurrency + self.prefetch - self._lanes.load
 
     @property
     def ready(self) -> bool:
@@ -185,7 +180,7 @@ class Worker:
             asyncio.create_task(self._keeper(), name=f"pygents.redis keeper {self.name}"),
         ]
         writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
-        lanes = [asyncio.create_task(self._lane()) for _ in range(self.concurrency)]
+        self._lanes.start()
         stopping = asyncio.create_task(self._stopping.wait())
         failure: BaseException | None = None
         try:
@@ -200,7 +195,7 @@ class Worker:
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(stopping, *loops, return_exceptions=True)
-            await self._drain(lanes)
+            await self._lanes.drain(self.stop_grace)
             self.flusher.close()
             await asyncio.gather(writer, return_exceptions=True)
             await self.flusher.flush_now()
@@ -209,45 +204,6 @@ class Worker:
                 ROUTES.discard(name, self.mailboxes)
         if failure is not None:
             raise failure
-
-    async def _lane(self) -> None:
-        """Runs deliveries one after the other; ``concurrency`` lanes run side by side.
-
-        Each lane is what ``Agent.run()`` is to its turns: one frame and one
-        :class:`~pygents._turn_run.Runner` (a shared deadline timer) for many turns,
-        instead of a task and a timer per turn.
-        """
-        frame = Frame(CURRENT.get())
-        CURRENT.set(frame)
-        runner = Runner(frame)
-        try:
-            while (job := await self._jobs.get()) is not None:
-                try:
-                    await job(runner)
-                except Exception as exc:
-                    _log.error("pygents.redis: a delivery failed in the worker", exc_info=exc)
-                finally:
-                    self._load -= 1
-                    self._room.set()
-                # A turn that never awaits leaves the loop no chance to run the reader
-                # and the writer; yielding here keeps reads and writes in flight while
-                # the lanes work (otherwise they would wait for each read in turn).
-                await asyncio.sleep(0)
-        finally:
-            runner.watchdog.close()
-
-    async def _drain(self, lanes: list[asyncio.Task[None]]) -> None:
-        """Let the lanes finish what they hold (within ``stop_grace``), then stop them.
-
-        Deliveries still running after that are cancelled: not acknowledged, with a
-        note of why, they go to another worker after the visibility timeout.
-        """
-        for _ in lanes:
-            self._jobs.put_nowait(None)
-        _, late = await asyncio.wait(lanes, timeout=self.stop_grace)
-        for lane in late:
-            lane.cancel()
-        await asyncio.gather(*lanes, return_exceptions=True)
 
     async def _leave(self) -> None:
         pipe = self.mailboxes.client.pipeline(transaction=False)
@@ -306,8 +262,8 @@ class Worker:
         streams: dict[KeyT, StreamIdT] = dict.fromkeys(self._by_mailbox, ">")
         while not self._stopping.is_set():
             while self.free < self._read_at:
-                self._room.clear()
-                await self._room.wait()
+                self._lanes.room.clear()
+                await self._lanes.room.wait()
 
             async def read() -> None:
                 found = cast(
@@ -374,7 +330,7 @@ class Worker:
         except Malformed as bad:
             self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
             return
-        self._queue(partial(self._run, served, message_id, turn, reply, deliveries))
+        self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
 
     def _dead(
         self,
@@ -398,11 +354,7 @@ class Worker:
             self.name,
             bad,
         )
-        self._queue(lambda runner: move())
-
-    def _queue(self, job: Job) -> None:
-        self._load += 1
-        self._jobs.put_nowait(job)
+        self._lanes.add(lambda runner: move())
 
     def _recorded(self, agent: str, message_id: str) -> None:
         """The writer recorded (or gave up on) this delivery: it is not held any more."""
