@@ -109,8 +109,8 @@ class Sink:
 
     async def value(self, value: Any) -> None:
         index = self.values
-        self.values += 1
         if self.reply is None:
+            self.values += 1
             return
         try:
             record = json.dumps([self.turn_uuid, "v", index, self.attempt, value], allow_nan=False)
@@ -120,6 +120,7 @@ class Sink:
                 "JSON cannot carry back to the caller; yield JSON-ready values (str, int, "
                 "float, bool, None, list, dict)"
             ) from None
+        self.values += 1  # counted once it can reach the caller
         await self.emit(self.reply, record)
 
     def outcome_record(self, outcome: dict[str, Any]) -> str:

@@ -14,6 +14,12 @@ class Serving:
     def __init__(self) -> None:
         self.runs: list[tuple[Worker, asyncio.Task[None]]] = []
 
+    async def __aenter__(self) -> Serving:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
     async def start(self, worker: Worker) -> Worker:
         task = asyncio.create_task(worker.run())
         self.runs.append((worker, task))
