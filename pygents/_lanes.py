@@ -45,6 +45,7 @@ class Lanes:
         frame = Frame(CURRENT.get())
         CURRENT.set(frame)
         runner = Runner(frame)
+        done = 0
         try:
             while (job := await self._jobs.get()) is not None:
                 try:
@@ -54,10 +55,12 @@ class Lanes:
                 finally:
                     self.load -= 1
                     self.room.set()
-                # A turn that never awaits leaves the loop no chance to run the reader
-                # and the writer; yielding here keeps reads and writes in flight while
-                # the lanes work (otherwise they would wait for each read in turn).
-                await asyncio.sleep(0)
+                # Turns that never await leave the loop no chance to run the reader
+                # and the writer; yielding now and then keeps reads and writes in flight
+                # while the lanes work (otherwise they would wait for each read in turn).
+                done += 1
+                if not done % 8:
+                    await asyncio.sleep(0)
         finally:
             runner.watchdog.close()
 

@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _LIMIT: Final = 200
+_REASONS: Final = {reason.value: reason for reason in StopReason}
 
 
 def bounded(value: object, limit: int = _LIMIT) -> str:
@@ -126,19 +127,20 @@ class Outcome:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        """Read :meth:`to_dict`'s form (``ValueError`` for an unknown stop reason)."""
         reason = data.get("stop_reason")
         return cls(
-            turn_uuid=str(data.get("turn_uuid", "")),
-            agent=str(data.get("agent", "")),
-            stop_reason=None if reason is None else StopReason(reason),
-            output=data.get("output"),
-            error_type=data.get("error_type"),
-            error=data.get("error"),
-            values=int(data.get("values", 0)),
-            deliveries=int(data.get("deliveries", 1)),
-            worker=str(data.get("worker", "")),
-            dead_letter=bool(data.get("dead_letter", False)),
-            streaming=bool(data.get("streaming", False)),
+            str(data.get("turn_uuid", "")),
+            str(data.get("agent", "")),
+            None if reason is None else _REASONS.get(reason) or StopReason(reason),
+            data.get("output"),
+            data.get("error_type"),
+            data.get("error"),
+            int(data.get("values", 0)),
+            int(data.get("deliveries", 1)),
+            str(data.get("worker", "")),
+            bool(data.get("dead_letter", False)),
+            bool(data.get("streaming", False)),
         )
 
     def failure(self) -> RemoteTurnError:

@@ -107,7 +107,7 @@ class TurnHandle:
         self._gap: str | None = None
         # The outcome as it arrived (a dict), made an Outcome when first asked for.
         self._outcome: Outcome | dict[str, Any] | None = None
-        self._changed = asyncio.Event()
+        self._changed: asyncio.Event | None = None  # made when someone waits
 
     def __repr__(self) -> str:
         found = self._final()
@@ -143,7 +143,8 @@ class TurnHandle:
                     f"turn {self.turn_uuid} produced {produced} values but only "
                     f"{len(self._values)} reached this reader; raise Mailboxes(reply_maxlen=...)"
                 )
-        self._changed.set()
+        if self._changed is not None:
+            self._changed.set()
 
     async def _wait(self) -> None:
         if self._replies is None:
@@ -151,6 +152,8 @@ class TurnHandle:
                 f"turn {self.turn_uuid} was put with reply=False: nothing comes back; "
                 "put it with reply=True to wait for its result"
             )
+        if self._changed is None:
+            self._changed = asyncio.Event()
         self._changed.clear()
         self._replies.follow()
         await self._changed.wait()
