@@ -180,7 +180,7 @@ async def rows(quick: bool, reps: int) -> list[dict[str, Any]]:
                     out.append(
                         _row(
                             f"W9.{workers}",
-                            f"{n:,} turns via mailbox, {workers} worker process"
+                            f"{n:,} mailbox turns, {workers} worker process"
                             + ("es" if workers > 1 else ""),
                             f"{n / min(works):,.0f} turns/s",
                             f"{n / min(floors):,.0f} turns/s",
