@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pygents import Agent, Turn, UnregisteredAgentError, tool
+from pygents import Agent, DecoratedTool, Turn, UnregisteredAgentError, tool
 from pygents._routing import ROUTES
 
 
@@ -29,13 +29,19 @@ def router() -> Iterator[Recorder]:
         ROUTES.fallback = None
 
 
-@tool()
-async def jot(note: str) -> None:
-    """Writes a note down."""
+@pytest.fixture
+def jot() -> DecoratedTool[..., None]:
+    """A tool defined per test (the registries are restored after each test)."""
+
+    @tool()
+    async def jot(note: str) -> None:
+        """Writes a note down."""
+
+    return jot
 
 
 async def test_a_routed_name_goes_to_its_router_even_if_an_agent_of_that_name_is_here(
-    router: Recorder,
+    router: Recorder, jot: DecoratedTool[..., None]
 ) -> None:
     sender = Agent("sender", "Sends", [jot])
     here = Agent("served", "Served from a mailbox", [jot])
@@ -48,7 +54,9 @@ async def test_a_routed_name_goes_to_its_router_even_if_an_agent_of_that_name_is
     assert here.queue_depth == 0
 
 
-async def test_the_fallback_takes_only_names_not_registered_here(router: Recorder) -> None:
+async def test_the_fallback_takes_only_names_not_registered_here(
+    router: Recorder, jot: DecoratedTool[..., None]
+) -> None:
     sender = Agent("sender", "Sends", [jot])
     local = Agent("local", "Here", [jot])
     ROUTES.fallback = router
@@ -61,7 +69,9 @@ async def test_the_fallback_takes_only_names_not_registered_here(router: Recorde
     assert local.queue_depth == 1
 
 
-async def test_without_routes_an_unknown_name_is_still_an_error() -> None:
+async def test_without_routes_an_unknown_name_is_still_an_error(
+    jot: DecoratedTool[..., None],
+) -> None:
     assert not ROUTES
     sender = Agent("sender", "Sends", [jot])
     with pytest.raises(UnregisteredAgentError, match="nobody"):

@@ -30,12 +30,6 @@ TURNS = 2000
 WORKERS = 3
 
 
-@tool()
-async def post(amount: int) -> int:
-    """The producer's view of the workers' tool (same name, same arguments)."""
-    return amount * 2
-
-
 def spawn(url: str, name: str, logs: Path) -> subprocess.Popen[bytes]:
     with (logs / f"{name}.log").open("wb") as log:
         return subprocess.Popen(
@@ -49,6 +43,11 @@ def spawn(url: str, name: str, logs: Path) -> subprocess.Popen[bytes]:
 async def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_only_its_turns(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
+    @tool()
+    async def post(amount: int) -> int:
+        """The producer's view of the workers' tool (same name, same arguments)."""
+        return amount * 2
+
     url = redis_server.url
     names = [f"crash-{i}" for i in range(WORKERS)]
     workers = [spawn(url, name, tmp_path) for name in names]
