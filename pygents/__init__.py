@@ -36,14 +36,13 @@ from pygents._errors import (
 from pygents._hooks import Hook, HookMetadata, HookRegistry, hook
 from pygents._observe import (
     Event,
-    Scope,
-    ScopeKind,
     Subscriber,
     Subscription,
-    current_scope,
     subscribe,
     unsubscribe,
 )
+from pygents._public import publish as _publish
+from pygents._scope import Scope, ScopeKind, current_scope
 from pygents._tool import (
     CompletionCheckTool,
     DecoratedTool,
@@ -53,8 +52,7 @@ from pygents._tool import (
     tool,
 )
 from pygents._turn import Turn
-
-__version__ = "0.1.0"
+from pygents._version import __version__
 
 __all__ = [
     "COLD_EVENTS",
@@ -104,3 +102,7 @@ __all__ = [
     "tool",
     "unsubscribe",
 ]
+
+# Tracebacks and reprs name ``pygents.TurnTimeoutError``, not the private module that
+# defines it (see pygents/_public.py for why, and why pickle still works).
+_publish(__name__, __all__, globals())

@@ -3,33 +3,45 @@
 ``run()`` takes turns in FIFO order and routes every value a turn produces before
 the next one: a ``Turn`` is queued, a ``ContextItem`` goes to the context queue
 (no id) or pool (id), a completion check's ``True`` ends the run, and anything
-else is yielded to the caller as ``(turn, value)``.
+else is yielded to the caller as ``(turn, value)``. The loop itself lives in
+`pygents._agent_run`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final
 
-from pygents._context import ContextItem, ContextPool, ContextQueue
-from pygents._enums import AgentHook, StopReason, ToolType, TurnHook
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError, UnregisteredAgentError
+from pygents._agent_run import AgentRun, run_agent
+from pygents._context import ContextPool, ContextQueue
+from pygents._enums import AgentHook, TurnHook
+from pygents._errors import UnregisteredAgentError, brief
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags, fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._hooklist import INHERIT, HookList, branch_hooks
+from pygents._hooks import Hook, HookSlot, check_tags, fire
+from pygents._observe import BUS
 from pygents._registry import Registry
 from pygents._routing import ROUTES
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn import Turn, new_uuid
-from pygents._turn_run import Runner
 
-__all__ = ["Agent", "AgentRegistry", "AgentRun"]
+__all__ = ["Agent", "AgentRegistry"]
 
-_ROUTED: Final = (Turn, ContextItem)
+
+def _names(tools: Iterable[DecoratedTool[..., Any]]) -> frozenset[str]:
+    """The tool names an agent with ``tools`` accepts: each tool and its subtools."""
+    return frozenset(t.name for root in tools for t in root.walk())
+
+
+def _listed(names: Iterable[str], limit: int = 10) -> str:
+    """The first ``limit`` of ``names`` (sorted, each bounded) for an error message."""
+    shown = sorted(names)
+    text = ", ".join(brief(n, 40) for n in shown[:limit]) or "none"
+    return text + (f", ... ({len(shown) - limit} more)" if len(shown) > limit else "")
 
 
 def _check_tools(agent: Agent, tools: object) -> tuple[DecoratedTool[..., Any], ...]:
@@ -38,12 +50,21 @@ def _check_tools(agent: Agent, tools: object) -> tuple[DecoratedTool[..., Any], 
     checked = tuple(tools)
     for t in checked:
         if not isinstance(t, DecoratedTool):
-            raise TypeError(f"Agent(tools=...) takes @tool-decorated functions, got {t!r}")
+            raise TypeError(f"Agent(tools=...) takes @tool-decorated functions, got {brief(t)}")
         if ToolRegistry.find(t.name) is not t:
             raise ValueError(
-                f"tool {t.name!r} given to agent {agent._name!r} is not the tool registered "
-                "under that name (was the registry cleared or the tool redefined?); pass "
-                f"ToolRegistry.get({t.name!r})"
+                f"tool {brief(t.name, 60)} given to agent {brief(agent._name, 60)} is not "
+                "the tool registered under that name (was the registry cleared or the tool "
+                "redefined?); pass "
+                f"ToolRegistry.get({brief(t.name, 60)})"
+            )
+    if agent._queue:  # new tools for an agent with queued turns must still run them
+        lost = sorted({turn._tool.name for turn in agent._queue} - _names(checked))
+        if lost:
+            shown = ", ".join(brief(n, 60) for n in lost[:3]) + (", ..." if len(lost) > 3 else "")
+            raise ValueError(
+                f"agent {brief(agent._name, 60)} has queued turns for {shown}, which the new tools "
+                "lack; keep those tools, or run the queued turns before changing tools"
             )
     return checked
 
@@ -70,16 +91,6 @@ AgentRegistry: Final = Registry["Agent"]("agent", UnregisteredAgentError)
 """Every live agent by name; ``send()`` and ``from_dict`` look agents up here."""
 
 
-class AgentRun(Scope):
-    """The scope of one ``run()``; publishes the agent's context for injection."""
-
-    __slots__ = ()
-
-    def __init__(self, agent: Agent, parent: Scope | None) -> None:
-        super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
-        self.resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
-
-
 class Agent:
     """A named worker with tools, a queue of turns, a context queue and a pool."""
 
@@ -88,8 +99,8 @@ class Agent:
     context_queue = guarded(_check_queue)
     context_pool = guarded(_check_pool)
     tags = guarded(check_tags)
-    hooks = guarded(check_hook_list)
-    turn_hooks = guarded(check_hook_list)
+    hooks = guarded(HookList.validator("hooks"))
+    turn_hooks = guarded(HookList.validator("turn_hooks"))
 
     # Agent-level events.
     before_turn = HookSlot(AgentHook.BEFORE_TURN)
@@ -116,12 +127,14 @@ class Agent:
         tags: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"Agent(name=...) must be a non-empty string, got {name!r}")
+            raise TypeError(f"Agent(name=...) must be a non-empty string, got {brief(name)}")
         self._name = name
         self._uuid = new_uuid()
+        self._queue: deque[Turn] = deque()
         self._description = _check_text(self, description)
         self._tools = _check_tools(self, tools)
-        self._tool_names = frozenset(t.name for root in self._tools for t in root.walk())
+        self._names_of: tuple[DecoratedTool[..., Any], ...] = ()
+        self._names: frozenset[str] = frozenset()
         self._context_queue = _check_queue(
             self, ContextQueue(limit=10) if context_queue is None else context_queue
         )
@@ -129,9 +142,8 @@ class Agent:
             self, ContextPool() if context_pool is None else context_pool
         )
         self._tags = check_tags(self, tags)
-        self._hooks: list[Hook[Any]] = []
-        self._turn_hooks: list[Hook[Any]] = []
-        self._queue: deque[Turn] = deque()
+        self._hooks = HookList(Agent, "hooks")
+        self._turn_hooks = HookList(Agent, "turn_hooks")
         self._current: Turn | None = None
         self._run: AgentRun | None = None
         self._paused = False
@@ -160,7 +172,7 @@ class Agent:
 
     @property
     def queue_depth(self) -> int:
-        """How many turns are queued (without copying the queue, unlike :attr:`turns`)."""
+        """How many turns are queued (without copying the queue, unlike `turns`)."""
         return len(self._queue)
 
     @property
@@ -181,6 +193,14 @@ class Agent:
         """The scope of the run in progress, if any."""
         return self._run
 
+    def _tool_names(self) -> frozenset[str]:
+        """The names ``put()`` accepts, derived from `tools` (the one source of
+        truth) and recomputed only when the tools were replaced."""
+        tools = self._tools
+        if self._names_of is not tools:
+            self._names, self._names_of = _names(tools), tools
+        return self._names
+
     def _busy(self) -> str | None:
         if self._run is not None:
             return "running"
@@ -188,7 +208,7 @@ class Agent:
 
     def __repr__(self) -> str:
         state = self._busy() or "idle"
-        return f"<Agent {self._name!r} {state}, {len(self._queue)} queued>"
+        return f"<Agent {brief(self._name, 60)} {state}, {len(self._queue)} queued>"
 
     async def __aenter__(self) -> Agent:
         return self
@@ -208,13 +228,14 @@ class Agent:
         if not isinstance(turn, Turn):
             raise TypeError(f"Agent.put() takes a Turn, got {type(turn).__name__}")
         tool_name = turn._tool.name
-        if tool_name not in self._tool_names:
+        names = self._tool_names()
+        if tool_name not in names:
             raise ValueError(
-                f"agent {self._name!r} has no tool {tool_name!r} (its tools: "
-                f"{', '.join(sorted(self._tool_names)) or 'none'}); give the agent that tool "
+                f"agent {brief(self._name, 60)} has no tool {brief(tool_name, 60)} "
+                f"(its tools: {_listed(names)}); give the agent that tool "
                 "or send the turn to an agent that has it"
             )
-        if self._hooks or BUS.listening:
+        if self._hooks or BUS.any:
             await fire(AgentHook.BEFORE_PUT, self, self._hooks, (self, turn), None, self._run)
             self._queue.append(turn)
             await fire(AgentHook.AFTER_PUT, self, self._hooks, (self, turn), None, self._run)
@@ -232,7 +253,11 @@ class Agent:
         await AgentRegistry.get(agent_name).put(turn)
 
     def pause(self) -> None:
-        """Hold the run loop before its next turn (the current turn finishes)."""
+        """Hold the run loop before its next turn (the current turn finishes).
+
+        Only a queued turn waits at the gate: with nothing queued, ``run()`` ends as
+        it always does, and the pause holds the first turn of a later run.
+        """
         self._paused = True
 
     def resume(self) -> None:
@@ -243,137 +268,14 @@ class Agent:
 
     # -- running ----------------------------------------------------------------------
 
-    def _value_event(self, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-        """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine)."""
-        return fire(AgentHook.ON_TURN_VALUE, self, self._hooks, (self, turn, value), None, run)
-
-    async def _agent_event(self, event: AgentHook, *args: Any) -> None:
-        """A cold agent event (pause, resume, turn failure)."""
-        if self._hooks or BUS.listening:
-            await fire(event, self, self._hooks, args, None, self._run)
-
-    async def _wait_if_paused(self) -> None:
-        await self._agent_event(AgentHook.ON_PAUSE, self)
-        while self._paused:
-            self._gate = asyncio.Event()
-            await self._gate.wait()
-        self._gate = None
-        await self._agent_event(AgentHook.ON_RESUME, self)
-
-    async def _route(self, run: AgentRun, value: Any) -> None:
-        entered = BUS.enter(run)
-        try:
-            if isinstance(value, Turn):
-                await self.put(value)
-            elif value.id is None:
-                await self._context_queue.append(value)
-            else:
-                await self._context_pool.add(value)
-        finally:
-            BUS.exit(run, entered)
-
-    async def run(self) -> AsyncGenerator[tuple[Turn, Any], None]:
+    def run(self) -> AsyncGenerator[tuple[Turn, Any], None]:
         """Run queued turns until the queue is empty or a completion check says done.
 
         Yields ``(turn, value)`` for every value that is not routed. A turn's error
-        or timeout propagates after its hooks (and this agent's) have fired.
+        or timeout propagates after its hooks (and this agent's) have fired. Leave
+        early with ``contextlib.aclosing(agent.run())`` to end the run at the break.
         """
-        if self._run is not None:
-            raise SafeExecutionError(
-                f"{self!r} is already running; consume its current run() instead of "
-                "starting another"
-            )
-        run = AgentRun(self, current_scope())
-        self._run = run
-        if BUS.scopers:
-            BUS.start(run)
-        error: BaseException | None = None
-        frame = Frame(CURRENT.get())
-        frame_token = CURRENT.set(frame)
-        runner = Runner(frame)
-        try:
-            while True:
-                if self._paused:
-                    await self._wait_if_paused()
-                if self._hooks or BUS.active:
-                    await fire(AgentHook.BEFORE_TURN, self, self._hooks, (self,), None, run)
-                if not self._queue:
-                    break
-                turn = self._queue.popleft()
-                self._current = turn
-                tool = turn._tool
-                turn_run = turn._open(run, tool.streaming, self._turn_hooks, runner)
-                done = False
-                try:
-                    if tool.streaming:
-                        await turn_run.start_stream()
-                        turn_run.resume()
-                        try:
-                            async for value in turn_run.agen:
-                                if turn_run.step_done(value):
-                                    await turn_run.value_hooks(value)
-                                if isinstance(value, _ROUTED):
-                                    await self._route(run, value)
-                                elif self._hooks or BUS.active:
-                                    await self._value_event(run, turn, value)
-                                    yield turn, value
-                                else:
-                                    yield turn, value
-                                turn_run.resume()
-                            turn_run.step_failed(None)
-                        except BaseException as exc:
-                            turn_run.step_failed(exc)
-                            raise
-                        await turn_run.finish(None)
-                    else:
-                        value = await turn_run.call()
-                        if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                            raise CompletionCheckReturnError(
-                                f"completion check {tool.name!r} returned "
-                                f"{type(value).__name__} {value!r}; it must return True or False"
-                            )
-                        if not turn_run.finish_quietly(value):
-                            await turn_run.finish(None, value)
-                        if tool.type is ToolType.COMPLETION_CHECK:
-                            done = value
-                        elif isinstance(value, _ROUTED):
-                            await self._route(run, value)
-                        else:
-                            if self._hooks or BUS.active:
-                                await self._value_event(run, turn, value)
-                            self._current = None
-                            yield turn, value
-                except BaseException as exc:
-                    if turn._run is turn_run:
-                        await turn_run.finish(exc)
-                    await self._turn_failed(turn, exc)
-                    raise
-                self._current = None
-                if self._hooks or BUS.active:
-                    await fire(AgentHook.AFTER_TURN, self, self._hooks, (self, turn), None, run)
-                if done:
-                    break
-        except BaseException as exc:
-            error = exc
-            raise
-        finally:
-            runner.watchdog.close()
-            try:
-                CURRENT.reset(frame_token)
-            except ValueError:
-                pass  # finalised in another context (an abandoned run)
-            self._current = None
-            self._run = None
-            run.error = error
-            run.stop_reason = stop_reason_for(error)
-            if run.observers:
-                BUS.end(run)
-
-    async def _turn_failed(self, turn: Turn, exc: BaseException) -> None:
-        if turn.stop_reason is StopReason.TIMEOUT:
-            await self._agent_event(AgentHook.ON_TURN_TIMEOUT, self, turn)
-        elif isinstance(exc, Exception):
-            await self._agent_event(AgentHook.ON_TURN_ERROR, self, turn, exc)
+        return run_agent(self)
 
     # -- copies and serialization -----------------------------------------------------
 
@@ -382,9 +284,14 @@ class Agent:
         name: str,
         description: str | None = None,
         tools: Sequence[DecoratedTool[..., Any]] | None = None,
-        hooks: list[Hook[Any]] | None = None,
+        hooks: Iterable[Hook[Any]] | None = INHERIT,
     ) -> Agent:
-        """A new registered agent with this one's configuration, queue and context."""
+        """A new registered agent with this one's configuration, queue and context.
+
+        ``hooks`` omitted: the copy inherits this agent's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. ``turn_hooks`` are always inherited.
+        """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)  # checked before registering
         child = Agent(
             name,
             self._description if description is None else description,
@@ -393,8 +300,8 @@ class Agent:
             context_pool=self._context_pool.branch(),
             tags=self._tags,
         )
-        child._hooks = list(self._hooks if hooks is None else hooks)
-        child._turn_hooks = list(self._turn_hooks)
+        child._hooks = own_hooks
+        child._turn_hooks = HookList(Agent, "turn_hooks", self._turn_hooks)
         child._queue.extend(turn.copy() for turn in self._queue)
         return child
 
@@ -426,30 +333,33 @@ class Agent:
         name = r.text("name")
         agent_uuid = r.text("uuid")
         if name in AgentRegistry:
-            raise ValueError(
-                f"Agent.from_dict(): an agent named {name!r} is already registered; "
-                "unregister it first (AgentRegistry.unregister) or rename the data"
+            raise r.fail(
+                "",
+                f"an agent named {brief(name, 50)} is already registered; unregister it "
+                "first (AgentRegistry.unregister) or rename the data",
             )
-        tools = [ToolRegistry.get(n) for n in r.strings("tool_names")]
-        current = r.mapping("current_turn", optional=True)
-        turns = [Turn.from_dict(d) for d in ([current] if current else [])]
-        turns += [Turn.from_dict(d) for d in r.items("queue")]
-        queue: ContextQueue[Any] = ContextQueue.from_dict(r.mapping("context_queue"))
-        pool: ContextPool[Any] = ContextPool.from_dict(r.mapping("context_pool"))
+        tool_names = r.strings("tool_names")
+        tools = [r.lookup(ToolRegistry, f"tool_names[{i}]", n) for i, n in enumerate(tool_names)]
+        parts = [r.maybe_child("current_turn", "Turn"), *r.children("queue", "Turn")]
+        turns = [(part, Turn._read(part)) for part in parts if part is not None]
+        queue: ContextQueue[Any] = ContextQueue._read(r.child("context_queue", "ContextQueue"))
+        pool: ContextPool[Any] = ContextPool._read(r.child("context_pool", "ContextPool"))
         hooks, turn_hooks = r.hooks("hooks"), r.hooks("turn_hooks")
         paused = r.flag("is_paused")
         description = r.text("description")
         tags = r.strings("tags")
-        for turn in turns:
-            names = {t.name for root in tools for t in root.walk()}
+        names = {t.name for root in tools for t in root.walk()}
+        for part, turn in turns:
             if turn._tool.name not in names:
-                raise ValueError(
-                    f"Agent.from_dict(): queued turn for tool {turn._tool.name!r} is not "
-                    f"one of the agent's tools {sorted(names)}"
+                raise part.fail(
+                    "tool_name",
+                    f"{brief(turn._tool.name, 50)} is not one of the agent's tools "
+                    f"({brief(sorted(names), 80)}); add it to tool_names",
                 )
-        agent = cls(name, description, tools, queue, pool, tags)
+        agent = r.build(cls, name, description, tools, queue, pool, tags)
         agent._uuid = agent_uuid
-        agent._hooks, agent._turn_hooks = hooks, turn_hooks
-        agent._queue.extend(turns)
+        agent._hooks = HookList(Agent, "hooks", hooks)
+        agent._turn_hooks = HookList(Agent, "turn_hooks", turn_hooks)
+        agent._queue.extend(turn for _, turn in turns)
         agent._paused = paused
         return agent

@@ -1,15 +1,15 @@
 """How pygents calls user functions: binding, dropped extras, thunks, injection, locks.
 
-Tools and hooks share this one mechanism. A :class:`CallShape` is computed once per
-function; :meth:`CallShape.bind` turns the arguments a caller supplied into the
+Tools and hooks share this one mechanism. A `CallShape` is computed once per
+function; `CallShape.bind` turns the arguments a caller supplied into the
 arguments the function accepts:
 
 1. fixed keyword arguments are merged in (call-time ones win, with a warning);
 2. fixed keyword arguments that are callables needing no arguments are called now
    (a turn's own arguments *by reference* are resolved by the turn beforehand:
-   :func:`resolve_arguments`);
+   `resolve_arguments`);
 3. arguments the function does not accept are dropped;
-4. parameters annotated with an :class:`Injectable` type (``ContextQueue``,
+4. parameters annotated with an [`Injectable`][pygents.Injectable] type (``ContextQueue``,
    ``ContextPool``, or ``X | None``) receive the running agent's instance.
 """
 
@@ -24,17 +24,14 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from pygents._errors import FixedKwargOverrideWarning
-from pygents._observe import Scope, current_scope
+from pygents._errors import FixedKwargOverrideWarning, brief
+from pygents._scope import Scope, current_scope
 
 __all__ = [
     "CallShape",
     "Injectable",
     "LoopLock",
-    "is_thunk",
     "resolve_arguments",
-    "resolve_hints",
-    "resolve_value",
 ]
 
 _P = inspect.Parameter
@@ -43,7 +40,8 @@ _UNION_TYPES: Final = (typing.Union, types.UnionType)
 
 class Injectable:
     """Marker base class: a tool or hook parameter annotated with a subclass of this
-    receives the instance the running agent provides (see :meth:`Scope.provide`)."""
+    receives the instance the running agent provides (see
+    [`Scope.provide`][pygents.Scope.provide])."""
 
     __slots__ = ()
 
@@ -235,7 +233,7 @@ class CallShape:
                 continue
             if name in bound:
                 raise TypeError(
-                    f"{self.owner} got argument {name!r} both positionally and by "
+                    f"{self.owner} got argument {brief(name, 60)} both positionally and by "
                     "keyword; pass it one way only"
                 )
             bound[name] = value
@@ -281,8 +279,8 @@ class CallShape:
                     bound[name] = value
                 elif required:
                     raise TypeError(
-                        f"{self.owner} needs a {cls.__name__} for parameter {name!r}, but it "
-                        "is not running inside an agent; pass "
+                        f"{self.owner} needs a {cls.__name__} for parameter "
+                        f"{brief(name, 60)}, but it is not running inside an agent; pass "
                         f"{name}=... explicitly, run it through an Agent, or annotate it "
                         f"'{cls.__name__} | None = None'"
                     )
@@ -290,7 +288,7 @@ class CallShape:
 
 
 class LoopLock:
-    """An :class:`asyncio.Lock` per event loop.
+    """An `asyncio.Lock` per event loop.
 
     A plain lock created at import time breaks when the same tool is used from a
     second event loop (each ``asyncio.run``, each test); this makes one per loop.

@@ -1,7 +1,8 @@
-"""The agent's memory: :class:`ContextItem`, :class:`ContextQueue`, :class:`ContextPool`.
+"""The agent's memory: [`ContextItem`][pygents.ContextItem],
+[`ContextQueue`][pygents.ContextQueue], [`ContextPool`][pygents.ContextPool].
 
-Both stores share one base (:class:`_Store`): tags, an instance hook list, limits,
-``branch()`` and ``to_dict()``/``from_dict()``. Both are :class:`Injectable`: a tool
+Both stores share one base (`_Store`): tags, an instance hook list, limits,
+``branch()`` and ``to_dict()``/``from_dict()``. Both are [`Injectable`][pygents.Injectable]: a tool
 or hook parameter annotated ``ContextQueue`` / ``ContextPool`` (or ``X | None``)
 receives the running agent's instance.
 """
@@ -11,10 +12,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
+from pygents._errors import brief
+from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
 from pygents._serial import Reader, hooks_to_data, json_value
@@ -23,30 +27,49 @@ __all__ = ["ContextItem", "ContextPool", "ContextQueue"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="_Store[Any]")
-_INHERIT: Any = object()
 
 
 @dataclass(frozen=True)
 class ContextItem(Generic[T]):
-    """An immutable piece of context. ``id`` set → it belongs in a pool."""
+    """An immutable piece of context. ``id`` set → it belongs in a pool.
+
+    ``id`` and ``description`` are strings (or ``None``), checked here: a pool keys
+    items by id and serializes them, so a number as id would be accepted now and
+    refused by ``from_dict`` later.
+    """
 
     content: T
     description: str | None = None
     id: str | None = None
 
+    def __post_init__(self) -> None:
+        if not (self.id is None or isinstance(self.id, str)):
+            raise TypeError(
+                f"ContextItem(id=...) must be a string or None, got {brief(self.id)}; "
+                "convert it, e.g. id=str(n)"
+            )
+        if not (self.description is None or isinstance(self.description, str)):
+            raise TypeError(
+                f"ContextItem(description=...) must be a string or None, got "
+                f"{brief(self.description)}"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``TypeError`` if the content is not JSON-representable."""
         return {
-            "content": json_value(self.content, f"ContextItem(id={self.id!r}).content"),
+            "content": json_value(self.content, f"ContextItem(id={brief(self.id, 40)}).content"),
             "description": self.description,
             "id": self.id,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ContextItem[Any]:
-        r = Reader(data, "ContextItem")
+        return cls._read(Reader(data, "ContextItem"))
+
+    @classmethod
+    def _read(cls, r: Reader) -> ContextItem[Any]:
         return cls(
-            content=r.raw("content"),
+            content=r.json("content"),
             description=r.text("description", optional=True),
             id=r.text("id", optional=True),
         )
@@ -57,9 +80,9 @@ def _check_limit(owner: str, limit: object, optional: bool) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int):
         allowed = "an int >= 1 or None" if optional else "an int >= 1"
-        raise TypeError(f"{owner}(limit=...) must be {allowed}, got {limit!r}")
+        raise TypeError(f"{owner}(limit=...) must be {allowed}, got {brief(limit)}")
     if limit < 1:
-        raise ValueError(f"{owner}(limit=...) must be at least 1, got {limit}")
+        raise ValueError(f"{owner}(limit=...) must be at least 1, got {brief(limit)}")
     return limit
 
 
@@ -72,11 +95,20 @@ class _Store(Injectable, Generic[T]):
     def __init__(self, limit: int | None, tags: Iterable[str] | None) -> None:
         self._limit = _check_limit(type(self).__name__, limit, self._optional_limit)
         self.tags = normalize_tags(tags, f"{type(self).__name__}(tags=...)")
-        self.hooks: list[Hook[Any]] = []
+        self._hooks = HookList(type(self), "hooks")
 
     @property
     def limit(self) -> int | None:
         return self._limit
+
+    @property
+    def hooks(self) -> list[Hook[Any]]:
+        """This store's own hooks, fired before global ones; only hooks may go in."""
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def items(self) -> list[ContextItem[T]]:
@@ -99,17 +131,19 @@ class _Store(Injectable, Generic[T]):
         return f"<{type(self).__name__} {len(self)}/{self._limit or '∞'}>"
 
     async def _fire(self, event: HookType, *args: Any) -> None:
-        if self.hooks or BUS.listening:
-            await fire(event, self, self.hooks, args)
+        if self._hooks or BUS.any:
+            await fire(event, self, self._hooks, args)
 
-    def branch(self: S, limit: int | None = None, hooks: list[Hook[Any]] = _INHERIT) -> S:
+    def branch(self: S, limit: int | None = None, hooks: Iterable[Hook[Any]] | None = INHERIT) -> S:
         """An independent copy with the same tags; no hooks fire while copying.
 
-        It inherits this store's hooks unless ``hooks`` is given; a smaller
-        ``limit`` keeps the most recent items.
+        ``hooks`` omitted: the copy inherits this store's hooks; ``None`` or ``[]``:
+        it has none; a list: exactly those. A smaller ``limit`` keeps the most
+        recent items.
         """
+        own_hooks = branch_hooks(self, "hooks", self._hooks, hooks)
         child = type(self)(limit=self._limit if limit is None else limit, tags=self.tags)
-        child.hooks = list(self.hooks if hooks is _INHERIT else hooks)
+        child._hooks = own_hooks
         items = list(self._values())
         child._restore(items if child._limit is None else items[-child._limit :])
         return child
@@ -127,29 +161,34 @@ class _Store(Injectable, Generic[T]):
         return {
             "limit": self._limit,
             "items": [item.to_dict() for item in self._values()],
-            "hooks": hooks_to_data(self.hooks),
+            "hooks": hooks_to_data(self._hooks),
             "tags": sorted(self.tags),
         }
 
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
-        """Rebuild from :meth:`to_dict` output; hooks resolve from ``HookRegistry``.
+        """Rebuild from `to_dict` output; hooks resolve from ``HookRegistry``.
 
         Items are restored as they were: no hooks fire and nothing is evicted.
         """
-        r = Reader(data, cls.__name__)
-        limit = r.raw("limit")
-        try:
-            store = cls(limit=limit, tags=r.strings("tags"))
-            items = [store._check_item(ContextItem.from_dict(d)) for d in r.items("items")]
-        except TypeError as exc:
-            raise ValueError(f"{cls.__name__}.from_dict(): {exc}") from None
+        return cls._read(Reader(data, cls.__name__))
+
+    @classmethod
+    def _read(cls: type[S], r: Reader) -> S:
+        """The store ``r`` holds (an agent reads its two stores with this too)."""
+        store = r.build(cls, limit=r.raw("limit"), tags=r.strings("tags"))
+        r.json("limit")  # an int too long for JSON text
+        items = [
+            c.build(store._check_item, ContextItem._read(c))
+            for c in r.children("items", "ContextItem")
+        ]
         if store._limit is not None and len(items) > store._limit:
-            raise ValueError(
-                f"{cls.__name__}.from_dict(): {len(items)} items exceed the limit of "
-                f"{store._limit}; the data was not produced by to_dict()"
+            raise r.fail(
+                "items",
+                f"holds {len(items)} items, more than the limit of {store._limit}; "
+                f"pass data produced by {r.owner}.to_dict()",
             )
-        store._restore(items)
+        r.build(store._restore, items)
         store.hooks = r.hooks()
         return store
 
@@ -273,8 +312,9 @@ class ContextPool(_Store[T]):
             return self._items[item_id]
         except KeyError:
             raise KeyError(
-                f"no item with id {item_id!r} in the pool (ids: "
-                f"{', '.join(list(self._items)[:10]) or 'none'}); check catalogue() first"
+                f"no item with id {brief(item_id, 50)} in the pool (ids: "
+                f"{brief(list(islice(self._items, 10)), 100) if self._items else 'none'}); "
+                "check catalogue() first"
             ) from None
 
     async def remove(self, item_id: str) -> None:
@@ -298,5 +338,5 @@ class ContextPool(_Store[T]):
         for item in items:
             assert item.id is not None
             if item.id in self._items:
-                raise ValueError(f"ContextPool.from_dict(): the id {item.id!r} appears twice")
+                raise ValueError(f"two items have the id {brief(item.id, 50)}; ids are unique")
             self._items[item.id] = item

@@ -1,18 +1,19 @@
 """Deadlines for turns, cheap enough to consult for every streamed value.
 
 ``asyncio.timeout`` cannot be held across the ``yield`` of an async generator: it
-would cancel whatever the *consumer* happens to be awaiting. A :class:`Deadline`
-instead cancels only the task running a step of turn code; if it expires while the
-consumer has control, the next step raises at once. This is how a streaming turn's
+would cancel whatever the *consumer* happens to be awaiting. A `Deadline`
+instead cancels only the task running a step of turn code (the tool, or one of the
+turn's own hooks up to its outcome); if it expires while the consumer has control,
+the next step raises at once. This is how a streaming turn's
 timeout bounds the whole stream, consumer time included, even when each step runs
 in another task.
 
-Drivers bracket each step: before it, :meth:`Deadline.enter` (or the same inline:
+Drivers bracket each step: before it, `Deadline.enter` (or the same inline:
 set ``task``/``baseline`` when the stepping task changed, then ``stepping = True``);
-after it, ``stepping = False``, or :meth:`Deadline.settle` when it raised.
+after it, ``stepping = False``, or `Deadline.settle` when it raised.
 
 Timers: a bare turn arms its own. An agent runs one turn at a time, so its run
-shares one :class:`Watchdog` timer across consecutive deadlines instead of
+shares one `Watchdog` timer across consecutive deadlines instead of
 scheduling and cancelling a timer per turn.
 """
 

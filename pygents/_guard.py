@@ -7,7 +7,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from pygents._errors import SafeExecutionError
 
-__all__ = ["Guarded", "guarded"]
+__all__ = ["guarded"]
 
 T = TypeVar("T")
 

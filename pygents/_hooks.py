@@ -1,44 +1,61 @@
 """Hooks: async callbacks fired at named lifecycle points, and their one dispatcher.
 
-* :func:`hook` declares a *global* hook (fires for every object, or only for
+* [`hook`][pygents.hook] declares a *global* hook (fires for every object, or only for
   objects sharing one of its ``tags``).
-* :class:`HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
+* `HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
   ``@queue.after_append``, ...), which attach a hook to that object only.
-* :func:`fire` runs the hooks for one event: the object's own hooks first, in list
+* `fire` runs the hooks for one event: the object's own hooks first, in list
   order, then the global ones not already in that list. Hooks run one after the
   other; an exception propagates and stops the rest. Subscribers see the event
   before any hook runs.
+
+Every hook is registered in [`HookRegistry`][pygents.HookRegistry] by function name, because
+serialization refers to hooks by name. Global hooks are held for the life of the
+process. Instance hooks are held *weakly*: they live as long as the objects they
+are attached to (or your own references), so a hook made per request never keeps
+its request's objects alive, and the registry never grows with requests.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
+import reprlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
 
 from pygents._calling import CallShape, LoopLock
-from pygents._enums import HOOK_ENUMS, HookType
-from pygents._errors import UnregisteredHookError
-from pygents._observe import BUS, Scope
+from pygents._enums import HOOK_ENUMS, HookType, parse_hook_type
+from pygents._errors import UnregisteredHookError, brief
+from pygents._observe import BUS
 from pygents._registry import Registry
+from pygents._scope import Scope
 
 __all__ = [
-    "GLOBAL_HOOKS",
     "Hook",
     "HookMetadata",
     "HookRegistry",
     "HookSlot",
-    "check_hook_list",
     "check_tags",
     "fire",
     "hook",
+    "label",
     "normalize_tags",
 ]
 
 P = ParamSpec("P")
 _EMPTY_TAGS: Final[frozenset[str]] = frozenset()
+_SHORT: Final = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+
+
+def label(value: object) -> str:
+    """A short, bounded description of a user value for error messages."""
+    if inspect.isroutine(value) and isinstance(getattr(value, "__name__", None), str):
+        return f"the plain function {_SHORT.repr(value.__name__)}"
+    return f"{type(value).__name__} {_SHORT.repr(value)}"
 
 
 def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
@@ -47,8 +64,8 @@ def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
         return _EMPTY_TAGS
     if isinstance(tags, str):
         raise TypeError(
-            f"{owner}: tags must be a collection of strings, not the string {tags!r}; "
-            f"write tags=[{tags!r}]"
+            f"{owner}: tags must be a collection of strings, not the string {brief(tags)}; "
+            f"write tags=[{brief(tags)}]"
         )
     try:
         result = frozenset(tags)
@@ -58,18 +75,8 @@ def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
         ) from None
     bad = [t for t in result if not isinstance(t, str)]
     if bad:
-        raise TypeError(f"{owner}: every tag must be a string, got {bad[0]!r}")
+        raise TypeError(f"{owner}: every tag must be a string, got {brief(bad[0])}")
     return result
-
-
-def check_hook_list(owner: object, value: object) -> list[Hook[Any]]:
-    """Validator for ``guarded`` hook-list attributes: a list of :class:`Hook`."""
-    if not isinstance(value, list) or not all(isinstance(h, Hook) for h in value):
-        raise TypeError(
-            f"{type(owner).__name__} hook lists must be lists of hooks (functions "
-            "decorated with @hook or attached with an instance decorator)"
-        )
-    return value
 
 
 def check_tags(owner: object, value: object) -> frozenset[str]:
@@ -104,14 +111,7 @@ class Hook(Generic[P]):
         fixed_kwargs: Mapping[str, Any] | None = None,
         is_global: bool = False,
     ) -> None:
-        name = getattr(fn, "__name__", None)
-        if not inspect.iscoroutinefunction(fn):
-            kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
-            raise TypeError(
-                f"hook {name or fn!r} is {kind}; hooks must be 'async def' functions "
-                "that return (not yield)"
-            )
-        assert name is not None
+        name = _function_name(fn)
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.types = types
@@ -136,7 +136,7 @@ class Hook(Generic[P]):
 
     def __repr__(self) -> str:
         kinds = ", ".join(sorted(t.qualified for t in self.types))
-        return f"<Hook {self.metadata.name!r} [{kinds}]>"
+        return f"<Hook {_SHORT.repr(self.metadata.name)} [{kinds}]>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
         return self.invoke(args, kwargs, None)
@@ -151,15 +151,62 @@ class Hook(Generic[P]):
             return await self.fn(*call_args, **call_kwargs)
 
 
-def _same_function(existing: Hook[Any], new: Hook[Any]) -> bool:
-    return existing.fn is new.fn
+def _function_name(fn: object) -> str:
+    """The name ``fn`` registers under; ``TypeError`` (saying what to do) if it cannot
+    be a hook."""
+    if isinstance(fn, Hook):
+        raise TypeError(
+            f"{brief(fn)} is already a hook; attach it as it is with an instance decorator "
+            "(obj.after_run(h)) or obj.hooks.append(h), rather than making a hook of it again"
+        )
+    if isinstance(fn, functools.partial):
+        raise TypeError(
+            f"a hook cannot be a functools.partial ({_SHORT.repr(fn)}): hooks are registered "
+            "and serialized by function name. Give the fixed values as keyword arguments "
+            "instead (@hook(event, key=value) or @obj.after_run(key=value)), or wrap the call "
+            "in a named 'async def'"
+        )
+    name = getattr(fn, "__name__", None)
+    if not callable(fn) or not isinstance(name, str):
+        raise TypeError(
+            f"a hook must be a named 'async def' function, got {label(fn)}; "
+            "define one with 'async def' and decorate it"
+        )
+    if not inspect.iscoroutinefunction(fn):
+        kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
+        raise TypeError(
+            f"hook {_SHORT.repr(name)} is {kind}; hooks must be 'async def' functions "
+            "that return (not yield)"
+        )
+    return name
 
 
-HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError)
-"""Every named hook (global and instance), by function name; ``from_dict`` resolves here."""
+def _same_definition(existing: Hook[Any], new: Hook[Any]) -> bool:
+    """Whether ``new`` may replace ``existing`` under their shared name.
+
+    The same function always may. An *instance* hook may also replace an instance
+    hook made from the same code (a closure re-created per call): that is a helper
+    attaching "its" hook again, not a clash. A global hook never replaces an
+    instance hook, nor the other way round.
+    """
+    if existing.is_global is not new.is_global:
+        return False
+    if existing.fn is new.fn:
+        return True
+    code = getattr(new.fn, "__code__", None)
+    return not new.is_global and code is not None and getattr(existing.fn, "__code__", None) is code
+
+
+def _held_weakly(h: Hook[Any]) -> bool:
+    return not h.is_global
+
+
+HookRegistry: Final = Registry[Hook[Any]]("hook", UnregisteredHookError, weak=_held_weakly)
+"""Every named hook, by function name; ``from_dict`` resolves here. Global hooks are
+held for good; instance hooks only as long as something else holds them."""
 
 GLOBAL_HOOKS: dict[HookType, tuple[Hook[Any], ...]] = {}
-"""Global hooks by event, rebuilt whenever :data:`HookRegistry` changes."""
+"""Global hooks by event, rebuilt whenever [`HookRegistry`][pygents.HookRegistry] changes."""
 
 
 def _rebuild_global_index() -> None:
@@ -177,22 +224,51 @@ HookRegistry.on_change(_rebuild_global_index)
 
 
 def register(h: Hook[Any]) -> None:
-    HookRegistry.add(h.metadata.name, h, same=_same_function)
+    name = h.metadata.name
+    existing = HookRegistry.find(name)
+    if existing is not None and not existing.is_global and not _same_definition(existing, h):
+        # An instance hook whose object is gone lingers until the cycle collector
+        # runs when it sits in a reference cycle (a closure over its own turn, say).
+        # Collect once, so that whether the name is free never depends on timing.
+        del existing
+        gc.collect()
+    HookRegistry.add(name, h, same=_same_definition)
 
 
-def _check_types(types: HookType | Iterable[HookType]) -> frozenset[HookType]:
-    items: list[object] = (
-        [types] if isinstance(types, HOOK_ENUMS) else list(cast("Iterable[object]", types))
-    )
+def _type_hint(item: object) -> str:
+    """What to write instead of ``item`` where a hook type was expected."""
+    if isinstance(item, str):
+        try:
+            member = parse_hook_type(item)
+        except ValueError:
+            members = [m for e in HOOK_ENUMS for m in e if m.value == item.lower()]
+            if members:
+                return f"; write the enum member instead: {' or '.join(map(str, members))}"
+        else:
+            return f"; write the enum member {member}, not the string"
+    if callable(item) and not isinstance(item, type):
+        return "; write the event(s) first: @hook(TurnHook.AFTER_RUN) above the function"
+    return ", e.g. @hook(TurnHook.AFTER_RUN) or @hook([TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT])"
+
+
+def _check_types(types: object) -> frozenset[HookType]:
+    if isinstance(types, HOOK_ENUMS):
+        return frozenset((types,))  # type: ignore[arg-type]  # HOOK_ENUMS are HookType
+    if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
+        raise TypeError(
+            "hook() takes a member of TurnHook, AgentHook, ToolHook, ContextQueueHook or "
+            f"ContextPoolHook, or a list of them; got {label(types)}{_type_hint(types)}"
+        )
+    items = list(types)
     if not items:
         raise ValueError("hook() needs at least one hook type, e.g. @hook(TurnHook.AFTER_RUN)")
     for item in items:
         if not isinstance(item, HOOK_ENUMS):
             raise TypeError(
-                f"hook() takes members of TurnHook, AgentHook, ToolHook, ContextQueueHook "
-                f"or ContextPoolHook, got {item!r}"
+                "hook() takes members of TurnHook, AgentHook, ToolHook, ContextQueueHook "
+                f"or ContextPoolHook; the list holds {label(item)}{_type_hint(item)}"
             )
-    return frozenset(items)  # type: ignore[arg-type]  # checked just above
+    return frozenset(items)
 
 
 def hook(
@@ -213,6 +289,13 @@ def hook(
     tag_set = normalize_tags(tags, "hook()")
 
     def decorate(fn: Callable[P, Awaitable[Any]]) -> Hook[P]:
+        if isinstance(fn, Hook):
+            kind = "a global" if fn.is_global else "an instance"
+            raise TypeError(
+                f"{brief(fn)} is already {kind} hook; @hook(...) makes a global hook from a "
+                "plain async function, so put it directly above the function, below any "
+                "instance decorators (they then attach the global hook as it is)"
+            )
         h = Hook(fn, checked, lock=lock, tags=tag_set, fixed_kwargs=fixed_kwargs, is_global=True)
         register(h)
         return h
@@ -230,7 +313,7 @@ async def fire(
 ) -> None:
     """Run every hook for ``event`` fired by ``source``; see the module docstring.
 
-    Callers skip the call entirely when ``not hooks and not BUS.active``.
+    Callers skip the call entirely when ``not hooks and not BUS.hot``.
     """
     if BUS.listeners:
         BUS.emit(event, source, args, kwargs, scope)
@@ -276,10 +359,32 @@ class _BoundSlot:
         slot = self._slot
         if slot.check is not None:
             slot.check(self._obj, slot.event)
+        hooks = getattr(self._obj, slot.attr)
+        if isinstance(fn, Hook):
+            _check_reuse(fn, slot.event, lock, fixed)
+            if fn not in hooks:
+                hooks.append(fn)
+            return fn
         h = Hook(fn, frozenset((slot.event,)), lock=lock, fixed_kwargs=fixed)
         register(h)
-        getattr(self._obj, slot.attr).append(h)
+        hooks.append(h)
         return h
+
+
+def _check_reuse(h: Hook[Any], event: HookType, lock: bool, fixed: Mapping[str, Any]) -> None:
+    """An existing hook is attached as it is: global or instance, its events, lock and
+    fixed arguments stay what they were, so it must already handle ``event``."""
+    if event not in h.types:
+        raise TypeError(
+            f"{brief(h)} does not handle {event}, so it cannot be attached with that event's "
+            "decorator; attach it with the decorator of one of its own events, or make a "
+            f"hook for {event} from a separate function"
+        )
+    if lock or fixed:
+        raise TypeError(
+            f"{brief(h)} already exists, with the lock and fixed keyword arguments it was made "
+            "with; attach it without options, or make a new hook from a separate function"
+        )
 
 
 class HookSlot:

@@ -2,8 +2,8 @@
 
 ``BEFORE_INVOKE`` → the function (under the tool's lock, if any; for a stream the
 whole iteration, ``ON_YIELD`` included) → ``AFTER_INVOKE`` on success or early stop,
-``ON_ERROR`` if the function raised. Turns drive an :class:`Invocation`; so does
-calling a tool directly (:func:`call_directly`, :func:`stream_directly`).
+``ON_ERROR`` if the function raised. Turns drive an `Invocation`; so does
+calling a tool directly (`call_directly`, `stream_directly`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pygents._calling import resolve_arguments
 from pygents._enums import StopReason, ToolHook
 from pygents._hooks import fire
-from pygents._observe import BUS, CURRENT, Frame, Scope, ScopeKind, stop_reason_for
+from pygents._observe import BUS
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
 
 if TYPE_CHECKING:
     from pygents._tool import DecoratedTool
@@ -38,14 +39,14 @@ class Invocation(Scope):
         await inv.finish(result, None)
     """
 
-    __slots__ = ("_lock", "agen", "args", "kwargs", "values")
+    __slots__ = ("_agen", "_args", "_kwargs", "_lock", "_values")
 
     def __init__(self, tool: DecoratedTool[..., Any], parent: Scope | None) -> None:
         super().__init__(ScopeKind.TOOL, tool, parent)
-        self.args: tuple[Any, ...] = ()
-        self.kwargs: dict[str, Any] = {}
-        self.values: list[Any] = []
-        self.agen: AsyncGenerator[Any, None] | None = None
+        self._args: tuple[Any, ...] = ()
+        self._kwargs: dict[str, Any] = {}
+        self._values: list[Any] = []
+        self._agen: AsyncGenerator[Any, None] | None = None
         self._lock: Any = None
 
     async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -54,19 +55,19 @@ class Invocation(Scope):
             await self.before()
 
     def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """The synchronous part of :meth:`begin`; True if :meth:`before` must run."""
+        """The synchronous part of `begin`; True if `before` must run."""
         tool: DecoratedTool[..., Any] = self.target
         if BUS.scopers:
             BUS.start(self)
         tool.metadata._start = time.time()
         tool.metadata._end = None
-        self.args, self.kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.active or bool(tool.hooks)
+        self._args, self._kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
+        return BUS.hot or bool(tool._hooks)
 
     async def before(self) -> None:
         """Fire ``BEFORE_INVOKE`` with the bound arguments."""
         tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.BEFORE_INVOKE, tool, tool.hooks, self.args, self.kwargs, self)
+        await fire(ToolHook.BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self)
 
     async def call(self, frame: Frame | None = None) -> Any:
         """Run a coroutine tool's function (under its lock) with this scope current.
@@ -84,9 +85,9 @@ class Invocation(Scope):
             entered = BUS.enter(self)
         try:
             if lock is None:
-                return await tool._fn(*self.args, **self.kwargs)
+                return await tool._fn(*self._args, **self._kwargs)
             async with lock.get():
-                return await tool._fn(*self.args, **self.kwargs)
+                return await tool._fn(*self._args, **self._kwargs)
         finally:
             if flip:
                 frame.scope = outer  # type: ignore[union-attr]
@@ -94,10 +95,10 @@ class Invocation(Scope):
                 BUS.exit(self, entered)
 
     async def open_stream(self) -> AsyncGenerator[Any, None]:
-        """Take the lock (held until :meth:`finish`) and create the tool's generator."""
+        """Take the lock (held until `finish`) and create the tool's generator."""
         tool: DecoratedTool[..., Any] = self.target
-        agen: AsyncGenerator[Any, None] = tool._fn(*self.args, **self.kwargs)  # runs nothing yet
-        self.agen = agen
+        agen: AsyncGenerator[Any, None] = tool._fn(*self._args, **self._kwargs)  # runs nothing yet
+        self._agen = agen
         if tool._lock is not None:
             lock = tool._lock.get()
             await lock.acquire()
@@ -107,17 +108,17 @@ class Invocation(Scope):
     async def value(self, value: Any) -> None:
         """Fire ``ON_YIELD`` for one streamed value (callers check for hooks first)."""
         tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.ON_YIELD, tool, tool.hooks, (value,), None, self)
+        await fire(ToolHook.ON_YIELD, tool, tool._hooks, (value,), None, self)
 
     def finish_quietly(self) -> bool:
         """End a successful coroutine invocation that has no hooks to fire, without
-        awaiting; False (and nothing done) if :meth:`finish` is needed."""
+        awaiting; False (and nothing done) if `finish` is needed."""
         tool: DecoratedTool[..., Any] = self.target
-        if self.agen is not None or BUS.active or tool.hooks:
+        if self._agen is not None or BUS.hot or tool._hooks:
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
-        if self.observers:
+        if self._observers:
             BUS.end(self)
         return True
 
@@ -128,13 +129,13 @@ class Invocation(Scope):
         tool: DecoratedTool[..., Any] = self.target
         try:
             try:
-                if self.agen is not None:
+                if self._agen is not None:
                     entered = BUS.enter(self)
                     try:
-                        await self.agen.aclose()
+                        await self._agen.aclose()
                     finally:
                         BUS.exit(self, entered)
-                    result = self.values
+                    result = self._values
             finally:
                 if self._lock is not None:
                     self._lock.release()
@@ -143,12 +144,12 @@ class Invocation(Scope):
             self.error = error
             self.stop_reason = reason if reason is not None else stop_reason_for(error)
             if isinstance(error, Exception):
-                if tool.hooks or BUS.listening:
-                    await fire(ToolHook.ON_ERROR, tool, tool.hooks, (), {"exc": error}, self)
-            elif (error is None or self.agen is not None) and (tool.hooks or BUS.active):
-                await fire(ToolHook.AFTER_INVOKE, tool, tool.hooks, (result,), None, self)
+                if tool._hooks or BUS.any:
+                    await fire(ToolHook.ON_ERROR, tool, tool._hooks, (), {"exc": error}, self)
+            elif (error is None or self._agen is not None) and (tool._hooks or BUS.hot):
+                await fire(ToolHook.AFTER_INVOKE, tool, tool._hooks, (result,), None, self)
         finally:
-            if self.observers:
+            if self._observers:
                 BUS.end(self)
 
 
@@ -188,8 +189,8 @@ async def stream_directly(
                 break
             finally:
                 BUS.exit(inv, entered)
-            inv.values.append(value)
-            if tool.hooks or BUS.active:
+            inv._values.append(value)
+            if tool._hooks or BUS.hot:
                 await inv.value(value)
             yield value
     except BaseException as exc:

@@ -1,29 +1,33 @@
 """The subscription seam: one public way to observe every hook event and scope.
 
-A :class:`Subscriber` sees
+A [`Subscriber`][pygents.Subscriber] sees
 
-* every hook event of every object (:meth:`Subscriber.on_event`), with the object
+* every hook event of every object
+  ([`Subscriber.on_event`][pygents.Subscriber.on_event]), with the object
   that fired it and the enclosing agent and turn, and
 * every *scope* — an agent run, a turn, a tool invocation — as it starts and ends
-  (:meth:`Subscriber.on_start` / :meth:`Subscriber.on_end`) and each time code
-  inside it is about to run (:meth:`Subscriber.on_enter` / :meth:`Subscriber.on_exit`),
+  ([`Subscriber.on_start`][pygents.Subscriber.on_start] /
+  [`Subscriber.on_end`][pygents.Subscriber.on_end]) and each time code
+  inside it is about to run ([`Subscriber.on_enter`][pygents.Subscriber.on_enter] /
+  [`Subscriber.on_exit`][pygents.Subscriber.on_exit]),
   which is how a tracer makes its span *current* while a tool body runs.
 
 Subscribers are telemetry: an exception they raise is logged once per subscriber
 and method and otherwise ignored. With nobody subscribed and no global hooks the
-runtime pays a single attribute check per event (:attr:`Bus.active`).
+runtime pays a single attribute check per event (`Bus.hot` or `Bus.any`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from contextvars import ContextVar, Token
-from enum import StrEnum
+from contextvars import Token
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
-from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType, StopReason
+from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType
+from pygents._errors import brief
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -31,111 +35,14 @@ if TYPE_CHECKING:
 __all__ = [
     "BUS",
     "Event",
-    "Frame",
-    "Scope",
-    "ScopeKind",
     "Subscriber",
     "Subscription",
-    "current_scope",
-    "stop_reason_for",
     "subscribe",
     "unsubscribe",
 ]
 
 _log = logging.getLogger("pygents")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
-
-
-def stop_reason_for(error: BaseException | None) -> StopReason:
-    """How a scope that ended with ``error`` (``None``: success) stopped.
-
-    ``TIMEOUT`` is never inferred: only a turn knows that its own deadline expired.
-    """
-    if error is None:
-        return StopReason.COMPLETED
-    if isinstance(error, Exception):
-        return StopReason.ERROR
-    return StopReason.CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...
-
-
-class ScopeKind(StrEnum):
-    """What a :class:`Scope` is the execution of."""
-
-    AGENT_RUN = "agent_run"
-    TURN = "turn"
-    TOOL = "tool"
-
-
-class Scope:
-    """One execution: an agent run, a turn, or a tool invocation.
-
-    Scopes nest (``parent``): a tool invocation inside a turn inside an agent run.
-    ``state`` is a dictionary where each subscriber may keep what it needs for this
-    scope (a tracer keeps its span there), keyed by the subscriber itself.
-    """
-
-    __slots__ = (
-        "_state",
-        "agent",
-        "error",
-        "kind",
-        "observers",
-        "parent",
-        "resources",
-        "stop_reason",
-        "target",
-        "turn",
-    )
-
-    def __init__(
-        self,
-        kind: ScopeKind,
-        target: Any,
-        parent: Scope | None,
-        *,
-        agent: Any = None,
-        turn: Any = None,
-    ) -> None:
-        self.kind = kind
-        self.target: Any = target
-        self.parent = parent
-        if parent is not None:
-            agent = agent if agent is not None else parent.agent
-            turn = turn if turn is not None else parent.turn
-        self.agent: Any = agent
-        self.turn: Any = turn
-        self.resources: dict[type, object] | None = None
-        self._state: dict[object, Any] | None = None
-        self.stop_reason: StopReason | None = None
-        self.error: BaseException | None = None
-        self.observers: tuple[Subscriber, ...] = ()
-
-    def __repr__(self) -> str:
-        name = getattr(self.target, "name", None) or type(self.target).__name__
-        return f"<Scope {self.kind.value} {name!r}>"
-
-    @property
-    def state(self) -> dict[object, Any]:
-        """Per-subscriber data for this scope (created on first use)."""
-        if self._state is None:
-            self._state = {}
-        return self._state
-
-    def provide(self, cls: type) -> Any:
-        """The nearest enclosing resource that is an instance of ``cls``, or ``None``.
-
-        Agents publish their context queue and pool here; tools and hooks receive
-        them by parameter annotation.
-        """
-        scope: Scope | None = self
-        while scope is not None:
-            resources = scope.resources
-            if resources is not None:
-                for value in resources.values():
-                    if isinstance(value, cls):
-                        return value
-            scope = scope.parent
-        return None
 
 
 class Event:
@@ -149,6 +56,11 @@ class Event:
         scope: the innermost scope running when the event fired, if any.
         agent: the enclosing agent, if any.
         turn: the enclosing turn, if any.
+
+    Read an argument by the name its event declares (``type.arg_names``):
+    ``event["output"]`` for ``TurnHook.AFTER_RUN``, ``event["exc"]`` for
+    ``ToolHook.ON_ERROR``. Names, unlike positions, say what an observer means and
+    cannot silently shift; the lookup is one dictionary access on the member.
     """
 
     __slots__ = ("args", "kwargs", "scope", "source", "type")
@@ -177,6 +89,45 @@ class Event:
         """The enclosing turn, if any."""
         return None if self.scope is None else self.scope.turn
 
+    def __getitem__(self, name: str) -> Any:
+        """The argument called ``name``; ``KeyError`` naming the event's arguments if none is.
+
+        ``ToolHook.BEFORE_INVOKE`` declares no names (its arguments are the tool's
+        own): there, names read the tool's keyword arguments.
+        """
+        index = self.type._positions.get(name)
+        if index is not None:
+            return self.args[index]
+        if name in self.kwargs:
+            return self.kwargs[name]
+        raise KeyError(self._no_argument(name))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The argument called ``name``, or ``default`` when this event has none.
+
+        For code that handles several events at once, some of which carry the
+        argument: ``event.get("turn")`` is the turn for ``AgentHook.AFTER_TURN``
+        and ``None`` for ``AgentHook.BEFORE_TURN``.
+        """
+        index = self.type._positions.get(name)
+        if index is not None:
+            return self.args[index]
+        return self.kwargs.get(name, default)
+
+    def _no_argument(self, name: str) -> str:
+        event = self.type.qualified
+        if self.type.arg_names is None:
+            return (
+                f"{event} has no keyword argument {brief(name, 40)}: it passes the tool's "
+                f"own arguments, here {brief(list(self.kwargs), 120)} by keyword and "
+                f"{len(self.args)} by position in event.args"
+            )
+        names = ", ".join(self.type.arg_names)
+        return (
+            f"{event} has no argument {brief(name, 40)}: its arguments are ({names}); "
+            f"read one of those, e.g. event[{self.type.arg_names[0]!r}]"
+        )
+
     def __repr__(self) -> str:
         return f"<Event {self.type.qualified} from {type(self.source).__name__}>"
 
@@ -187,15 +138,15 @@ class Subscriber:
     Every method is called synchronously on the event loop, in the task that runs
     the observed code, so it must be quick and must not block.
 
-    ``event_types`` limits :meth:`on_event` to some event types (``None``: all), and
-    ``scope_kinds`` limits :meth:`on_start`/:meth:`on_end` to some kinds of scope.
-    Listening only to :data:`~pygents.COLD_EVENTS` keeps every per-turn path of the
+    ``event_types`` limits `on_event` to some event types (``None``: all), and
+    ``scope_kinds`` limits `on_start`/`on_end` to some kinds of scope.
+    Listening only to [`COLD_EVENTS`][pygents.COLD_EVENTS] keeps every per-turn path of the
     runtime on its fast track.
     """
 
     event_types: ClassVar[frozenset[HookType] | None] = None
     scope_kinds: ClassVar[frozenset[ScopeKind] | None] = None
-    """The scope kinds :meth:`on_start`/:meth:`on_end` are called for (``None``: all)."""
+    """The scope kinds `on_start`/`on_end` are called for (``None``: all)."""
 
     def on_event(self, event: Event) -> None:
         """A hook event fired (before the hooks for it run)."""
@@ -210,10 +161,10 @@ class Subscriber:
         """Code inside ``scope`` (a tool body) is about to run in the current task."""
 
     def on_exit(self, scope: Scope) -> None:
-        """The code announced by the matching :meth:`on_enter` stopped running."""
+        """The code announced by the matching `on_enter` stopped running."""
 
     def on_turn_created(self, turn: Any) -> None:
-        """A :class:`~pygents.Turn` was constructed (telemetry remembers where)."""
+        """A [`Turn`][pygents.Turn] was constructed (telemetry remembers where)."""
 
 
 _EnterToken: TypeAlias = "tuple[Token[Scope | Frame | None], tuple[Subscriber, ...]]"
@@ -226,23 +177,33 @@ def _overrides(subscriber: Subscriber, method: str) -> bool:
 class Bus:
     """Holds the subscribers and the flag the runtime checks before doing any work.
 
-    There is one instance, :data:`BUS`. ``active`` is true when per-turn (hot) hook
-    events must be dispatched: a subscriber listens to them, or a global hook exists
-    (maintained by the hook module); ``listening`` is the same for any event, and
-    guards the cold ones. Subscribers that only follow scopes, steps or
+    There is one instance, `BUS`. The runtime guards every event with one of
+    two flags, so that an event nobody needs costs a single attribute check:
+
+    ``hot``
+        someone needs the per-turn events ([`HOT_EVENTS`][pygents.HOT_EVENTS]): a
+        subscriber listens to at least one of them, or a global hook exists. It
+        guards the events fired for every turn and every streamed value.
+    ``any``
+        someone needs events at all: any event listener, or a global hook. It
+        guards the cold events (puts, pauses, errors, timeouts, context changes).
+
+    Both are kept up to date as subscribers come and go and global hooks are
+    registered (by the hook module); an object's own hooks are checked next to the
+    flag (``if hooks or BUS.hot``). Subscribers that only follow scopes, steps or
     turn creation are reached through ``scopers``, ``enterers`` and ``creators``, and
     leave the event paths as fast as with nobody subscribed.
     """
 
     __slots__ = (
         "_reported",
-        "active",
+        "any",
         "creators",
         "enterers",
         "global_hooks",
+        "hot",
         "listeners",
         "listeners_for",
-        "listening",
         "scopers",
         "scopers_by_kind",
         "subscribers",
@@ -257,8 +218,8 @@ class Bus:
         self.listeners_for: dict[HookType, tuple[Subscriber, ...]] = {}
         self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
-        self.active = False
-        self.listening = False
+        self.hot = False
+        self.any = False
         self._reported: set[tuple[int, str]] = set()
 
     def _rebuild(self) -> None:
@@ -291,8 +252,8 @@ class Bus:
             s.event_types is None or not s.event_types.isdisjoint(HOT_EVENTS)
             for s in self.listeners
         )
-        self.active = hot or self.global_hooks
-        self.listening = bool(self.listeners) or self.global_hooks
+        self.hot = hot or self.global_hooks
+        self.any = bool(self.listeners) or self.global_hooks
 
     def set_global_hooks(self, present: bool) -> None:
         self.global_hooks = present
@@ -356,7 +317,7 @@ class Bus:
 
     def start(self, scope: Scope) -> None:
         observers = self.scopers_by_kind[scope.kind]
-        scope.observers = observers
+        scope._observers = observers
         for subscriber in observers:
             try:
                 subscriber.on_start(scope)
@@ -364,14 +325,14 @@ class Bus:
                 self.contain(subscriber, "on_start", exc)
 
     def end(self, scope: Scope) -> None:
-        for subscriber in scope.observers:
+        for subscriber in scope._observers:
             try:
                 subscriber.on_end(scope)
             except Exception as exc:
                 self.contain(subscriber, "on_end", exc)
 
     def enter(self, scope: Scope) -> _EnterToken:
-        """Make ``scope`` current in this task and tell subscribers; see :meth:`exit`."""
+        """Make ``scope`` current in this task and tell subscribers; see `exit`."""
         token = CURRENT.set(scope)
         return token, self.announce_enter(scope)
 
@@ -401,39 +362,12 @@ class Bus:
                 self.contain(subscriber, "on_exit", exc)
 
 
-class Frame:
-    """What :data:`CURRENT` holds while a stream is open.
-
-    Setting a context variable for every streamed value is costly, so a stream sets
-    it once, to a frame, and each step only flips ``frame.scope``: the tool's scope
-    while a step runs, ``None`` between steps — when the ``outer`` value (what the
-    variable held before) applies again. Tasks started inside a step inherit the
-    frame like any context variable.
-    """
-
-    __slots__ = ("outer", "scope")
-
-    def __init__(self, outer: Scope | Frame | None) -> None:
-        self.scope: Scope | None = None
-        self.outer = outer
-
-
 BUS: Final = Bus()
-CURRENT: Final[ContextVar[Scope | Frame | None]] = ContextVar("pygents_current_scope", default=None)
-
-
-def current_scope() -> Scope | None:
-    """The innermost scope whose code is running in this task, if any."""
-    value = CURRENT.get()
-    while isinstance(value, Frame):
-        if value.scope is not None:
-            return value.scope
-        value = value.outer
-    return value
 
 
 class Subscription:
-    """Returned by :func:`subscribe`; unsubscribes on :meth:`close` or on leaving ``with``."""
+    """Returned by [`subscribe`][pygents.subscribe]; unsubscribes on `close` or on leaving
+    ``with``."""
 
     __slots__ = ("subscriber",)
 

@@ -1,175 +1,394 @@
-"""JSON-schema-like descriptions of parameters and results, inferred from type hints.
+"""JSON Schema (Draft 2020-12) descriptions of a tool's parameters and result.
 
-Best effort and dependency free: primitives, containers, unions and optionals,
-literals, enums, dataclasses and TypedDicts, async generators' item type, and any
-class with a ``model_json_schema()`` method (pydantic models, by duck typing).
+Inferred from type hints once, when a tool is decorated, never per call. Best effort
+and dependency free: an annotation nothing is known about gives ``{}`` (anything)
+or an untyped object, never an error, because a schema must not stop a tool from
+being defined.
+
+Each schema is one self-contained document. Dataclasses, TypedDicts, NamedTuples and
+any class with a ``model_json_schema()`` method (pydantic models, by duck typing)
+become entries of ``$defs`` at the document's root, referenced by ``$ref``: a class
+used twice is described once, a recursive class refers to itself instead of being
+expanded without end, and a model's own ``$defs`` are hoisted to the root so that
+the ``#/$defs/...`` references it contains still resolve once it is nested.
 """
 
 from __future__ import annotations
 
+import collections
 import collections.abc as cabc
 import dataclasses
+import datetime as dt
+import decimal
 import enum
 import inspect
+import ipaddress
+import pathlib
+import re
+import sys
 import types
 import typing
+import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["input_schema", "output_schema", "type_schema"]
+from pygents._schema_docstrings import parameter_docs
+from pygents._schema_models import hoist_model_schema, json_value
+
+__all__ = ["input_schema", "output_schema"]
 
 JSON = dict[str, Any]
-_PRIMITIVES: dict[Any, JSON] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-    bytes: {"type": "string", "contentEncoding": "base64"},
-    type(None): {"type": "null"},
-    None: {"type": "null"},
-}
-_ARRAYS = (list, cabc.Sequence, cabc.MutableSequence, cabc.Iterable, cabc.Collection)
-_SETS = (set, frozenset, cabc.Set, cabc.MutableSet)
-_MAPPINGS = (dict, cabc.Mapping, cabc.MutableMapping)
-_STREAMS = (cabc.AsyncIterator, cabc.AsyncIterable, cabc.AsyncGenerator)
+_REF: Final = "#/$defs/"
+_NO_DEFAULT: Final = object()
+# Decimal: a JSON number may be read back as a binary float and lose digits, so a
+# string of digits is accepted as well, which keeps every one of them.
+_DECIMAL_PATTERN: Final = r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"
+_BYTES: Final[JSON] = {"type": "string", "contentEncoding": "base64"}
+# Checked in order with issubclass: bool before int, datetime before date.
+_SCALARS: Final[tuple[tuple[type, JSON], ...]] = (
+    (bool, {"type": "boolean"}),
+    (int, {"type": "integer"}),
+    (float, {"type": "number"}),
+    (str, {"type": "string"}),
+    (bytes, _BYTES),
+    (bytearray, _BYTES),
+    (dt.datetime, {"type": "string", "format": "date-time"}),
+    (dt.date, {"type": "string", "format": "date"}),
+    (dt.time, {"type": "string", "format": "time"}),
+    (dt.timedelta, {"type": "string", "format": "duration"}),
+    (uuid.UUID, {"type": "string", "format": "uuid"}),
+    (pathlib.PurePath, {"type": "string", "format": "path"}),
+    (ipaddress.IPv4Address, {"type": "string", "format": "ipv4"}),
+    (ipaddress.IPv6Address, {"type": "string", "format": "ipv6"}),
+    (
+        decimal.Decimal,
+        {"anyOf": [{"type": "number"}, {"type": "string", "pattern": _DECIMAL_PATTERN}]},
+    ),
+)
+_ARRAYS: Final = (
+    list,
+    collections.deque,
+    cabc.Sequence,
+    cabc.MutableSequence,
+    cabc.Iterable,
+    cabc.Iterator,
+    cabc.Collection,
+)
+_SETS: Final = (set, frozenset, cabc.Set, cabc.MutableSet)
+_MAPPINGS: Final = (dict, cabc.Mapping, cabc.MutableMapping)
+_STREAMS: Final = (cabc.AsyncIterator, cabc.AsyncIterable, cabc.AsyncGenerator)
+_UNIONS: Final = (typing.Union, types.UnionType)
+_WRAPPERS: Final = (typing.Required, typing.NotRequired, typing.Final, typing.ClassVar)
+_JSON_TYPES: Final = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+
+
+class _Document:
+    """One schema document under construction: the ``$defs`` it collects and which
+    class each entry describes, so that every class is described once per document."""
+
+    def __init__(self) -> None:
+        self.defs: dict[str, JSON] = {}
+        self.keys: dict[Any, str] = {}
+        self.fingerprints: dict[str, str] = {}
+
+    def finish(self, root: JSON) -> JSON:
+        if self.defs:
+            root["$defs"] = self.defs
+        return root
+
+    def schema(self, tp: Any) -> JSON:
+        """The schema of one type hint (a fresh dict the caller may change)."""
+        if tp is None or tp is type(None):
+            return {"type": "null"}
+        if tp is Any or tp is object:
+            return {}
+        if tp is typing.Tuple:  # noqa: UP006  # bare: any tuple, unlike tuple[()]
+            return {"type": "array"}
+        if isinstance(tp, typing.TypeVar):
+            if tp.__bound__ is not None:
+                return self.schema(tp.__bound__)
+            return self._union(tp.__constraints__) if tp.__constraints__ else {}
+        supertype = getattr(tp, "__supertype__", None)  # typing.NewType
+        if supertype is not None:
+            return self.schema(supertype)
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is typing.Annotated:
+            schema = self.schema(args[0])
+            text = _annotated_text(args[1:])
+            return {**schema, "description": text} if text else schema
+        if origin in _WRAPPERS:
+            return self.schema(args[0]) if args else {}
+        if origin in _UNIONS:
+            return self._union(args)
+        if origin is typing.Literal:
+            return _literal(args)
+        if origin is not None:
+            return self._generic(origin, args)
+        if isinstance(tp, type):
+            return self._class(tp)
+        return {}
+
+    def field(self, tp: Any, doc: str | None, default: Any = _NO_DEFAULT) -> JSON:
+        """A property's schema: its type's, a description, and a JSON default."""
+        schema = self.schema(tp)
+        if doc and "description" not in schema:
+            schema["description"] = doc
+        if default is not _NO_DEFAULT:
+            ok, value = json_value(default)
+            if ok:
+                schema["default"] = value
+        return schema
+
+    def _union(self, args: tuple[Any, ...]) -> JSON:
+        options = [self.schema(a) for a in args]
+        if any(o == {} for o in options):
+            return {}
+        return {"anyOf": options}
+
+    def _generic(self, origin: Any, args: tuple[Any, ...]) -> JSON:
+        if origin is tuple:
+            if len(args) == 2 and args[1] is Ellipsis:
+                return {"type": "array", "items": self.schema(args[0])}
+            return _fixed_array([self.schema(a) for a in args], len(args))
+        if origin in _SETS:
+            schema: JSON = {"type": "array", "uniqueItems": True}
+            if args:
+                schema["items"] = self.schema(args[0])
+            return schema
+        if origin in _MAPPINGS:
+            schema = {"type": "object"}
+            if len(args) == 2:
+                schema["additionalProperties"] = self.schema(args[1])
+            return schema
+        if origin in _ARRAYS:
+            return {"type": "array", "items": self.schema(args[0])} if args else {"type": "array"}
+        return self.schema(origin)  # a generic class: described without its parameters
+
+    def _class(self, cls: type) -> JSON:
+        if issubclass(cls, enum.Enum):
+            return _enum(cls)
+        if callable(getattr(cls, "model_json_schema", None)):
+            return self._model(cls)
+        if dataclasses.is_dataclass(cls) or typing.is_typeddict(cls) or _is_namedtuple(cls):
+            return self._ref(cls)
+        for base, schema in _SCALARS:
+            if issubclass(cls, base):
+                return dict(schema)
+        if issubclass(cls, (list, tuple, collections.deque)) or cls in _ARRAYS:
+            return {"type": "array"}
+        if issubclass(cls, (set, frozenset)) or cls in _SETS:
+            return {"type": "array", "uniqueItems": True}
+        if issubclass(cls, dict) or cls in _MAPPINGS:
+            return {"type": "object"}
+        return {"type": "object", "title": cls.__name__}
+
+    def _ref(self, cls: type) -> JSON:
+        """A ``$ref`` to ``cls``'s entry, reserved before its fields are described so
+        that a class reaching itself (directly or not) meets the reference."""
+        key = self.keys.get(cls)
+        if key is None:
+            key = self.keys[cls] = self.new_key(
+                cls.__name__, f"{cls.__module__}.{cls.__qualname__}"
+            )
+            self.defs[key] = {}
+            self.defs[key] = self._struct(cls)
+        return {"$ref": _REF + key}
+
+    def new_key(self, name: str, qualified: str = "") -> str:
+        """A ``$defs`` key not taken yet: the name, else the qualified name, else numbered."""
+        base = _key(name) or "Schema"
+        if base not in self.defs:
+            return base
+        if qualified and _key(qualified) not in self.defs:
+            return _key(qualified)
+        n = 2
+        while f"{base}_{n}" in self.defs:
+            n += 1
+        return f"{base}_{n}"
+
+    def _struct(self, cls: type) -> JSON:
+        hints = _class_hints(cls)
+        doc = cls.__dict__.get("__doc__")
+        if not isinstance(doc, str) or doc.startswith(f"{cls.__name__}("):
+            doc = None  # the signature dataclass and namedtuple write when there is none
+        docs = parameter_docs(doc)
+        schema: JSON = {"type": "object", "title": cls.__name__}
+        if doc and (summary := inspect.cleandoc(doc).split("\n\n")[0].strip()):
+            schema["description"] = summary
+        if _is_namedtuple(cls):
+            names: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]  # namedtuple API
+            defaults: dict[str, Any] = cls._field_defaults  # type: ignore[attr-defined]
+            items = [
+                self.field(hints.get(n, Any), docs.get(n), defaults.get(n, _NO_DEFAULT))
+                for n in names
+            ]
+            return {k: v for k, v in schema.items() if k != "type"} | _fixed_array(
+                items, len(names) - len(defaults)
+            )
+        props: JSON = {}
+        required: list[str]
+        if dataclasses.is_dataclass(cls):
+            required = []
+            for f in dataclasses.fields(cls):
+                default = _NO_DEFAULT if f.default is dataclasses.MISSING else f.default
+                text = docs.get(f.name) or _text(f.metadata.get("description"))
+                props[f.name] = self.field(hints.get(f.name, Any), text, default)
+                if default is _NO_DEFAULT and f.default_factory is dataclasses.MISSING:
+                    required.append(f.name)
+        else:  # TypedDict
+            keys: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
+            props = {n: self.field(tp, docs.get(n)) for n, tp in hints.items()}
+            required = [n for n in hints if n in keys]
+        schema["properties"] = props
+        if required:
+            schema["required"] = required
+        return schema
+
+    def _model(self, cls: type) -> JSON:
+        """A ``model_json_schema()`` class: its schema in ``$defs``, its own hoisted."""
+        key = self.keys.get(cls)
+        if key is None:
+            try:
+                raw = cls.model_json_schema()  # type: ignore[attr-defined]  # duck-typed
+            except Exception:
+                raw = {"type": "object", "title": cls.__name__}
+            key = self.keys[cls] = hoist_model_schema(self, cls, raw)
+        return {"$ref": _REF + key}
+
+
+def _key(name: str) -> str:
+    """``name`` made safe for a JSON pointer inside a URI fragment."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def _fixed_array(items: list[JSON], min_items: int) -> JSON:
+    if not items:  # prefixItems may not be empty
+        return {"type": "array", "maxItems": 0}
+    return {"type": "array", "prefixItems": items, "minItems": min_items, "maxItems": len(items)}
+
+
+def _is_namedtuple(cls: type) -> bool:
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def _json_type(values: list[Any]) -> JSON:
+    """``{"type": t}`` when every value has the same JSON type, else ``{}``."""
+    found = set()
+    for value in values:
+        found.add(
+            "null"
+            if value is None
+            else next((t for c, t in _JSON_TYPES if isinstance(value, c)), "")
+        )
+    return {"type": found.pop()} if len(found) == 1 and "" not in found else {}
+
+
+def _enum(cls: type[enum.Enum]) -> JSON:
+    converted = [json_value(m.value) for m in cls]
+    # Values JSON cannot hold (objects, tuples of them): the member names stand for them.
+    ok = all(ok for ok, _ in converted)
+    values = [v for _, v in converted] if ok else [m.name for m in cls]
+    return {"title": cls.__name__, **_json_type(values), "enum": values}
+
+
+def _literal(args: tuple[Any, ...]) -> JSON:
+    converted = [json_value(a) for a in args]
+    if not all(ok for ok, _ in converted):
+        return {}
+    values = [v for _, v in converted]
+    if len(values) == 1:
+        return {**_json_type(values), "const": values[0]}
+    return {**_json_type(values), "enum": values}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _annotated_text(metadata: tuple[Any, ...]) -> str | None:
+    """A description from ``Annotated[T, "text"]`` or an object carrying one
+    (``description`` as pydantic's ``Field`` has, ``documentation`` as ``Doc``)."""
+    for item in metadata:
+        if isinstance(item, str):
+            return item
+        for attribute in ("description", "documentation"):
+            try:
+                text = getattr(item, attribute, None)
+            except Exception:  # a property of somebody else's object that fails
+                continue
+            if isinstance(text, str):
+                return text
+    return None
+
+
+def _class_hints(cls: type) -> dict[str, Any]:
+    """``cls``'s field annotations; one that cannot be resolved does not cost the others."""
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        module = sys.modules.get(base.__module__)
+        namespace = dict(vars(module)) if module is not None else {}
+        for name, annotation in inspect.get_annotations(base).items():
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, namespace, dict(vars(base)))  # as typing does
+                except Exception:
+                    continue
+            hints[name] = annotation
+    return hints
+
+
+def _with_extras(fn: Callable[..., Any], hints: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``hints`` with their ``Annotated`` metadata, which carries descriptions."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        return hints  # resolved one by one by the caller, metadata kept
 
 
 def type_schema(tp: Any) -> JSON:
-    """The schema of one type hint; ``{}`` (anything) where nothing better is known."""
-    if tp in _PRIMITIVES:
-        return dict(_PRIMITIVES[tp])
-    if tp is Any or tp is object:
-        return {}
-    model_schema = getattr(tp, "model_json_schema", None)
-    if isinstance(tp, type) and callable(model_schema):
-        try:
-            result = model_schema()
-        except Exception:
-            return {"type": "object", "title": tp.__name__}
-        return dict(result) if isinstance(result, Mapping) else {}
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin is typing.Annotated:
-        return type_schema(args[0])
-    if origin in (typing.Union, types.UnionType):
-        return _union(args)
-    if origin is typing.Literal:
-        return {"enum": list(args)}
-    if origin in _ARRAYS:
-        return {"type": "array", "items": type_schema(args[0])} if args else {"type": "array"}
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return {"type": "array", "items": type_schema(args[0])}
-        items = [type_schema(a) for a in args]
-        return {
-            "type": "array",
-            "prefixItems": items,
-            "minItems": len(items),
-            "maxItems": len(items),
-        }
-    if origin in _SETS:
-        schema: JSON = {"type": "array", "uniqueItems": True}
-        if args:
-            schema["items"] = type_schema(args[0])
-        return schema
-    if origin in _MAPPINGS:
-        schema = {"type": "object"}
-        if len(args) == 2:
-            schema["additionalProperties"] = type_schema(args[1])
-        return schema
-    if origin is not None:
-        return type_schema(origin)
-    if isinstance(tp, type):
-        return _class_schema(tp)
-    return {}
-
-
-def _union(args: tuple[Any, ...]) -> JSON:
-    options = [type_schema(a) for a in args]
-    if any(o == {} for o in options):
-        return {}
-    return {"anyOf": options}
-
-
-def _class_schema(cls: type) -> JSON:
-    if issubclass(cls, enum.Enum):
-        return {"enum": [m.value for m in cls]}
-    if cls in (list, tuple):
-        return {"type": "array"}
-    if cls in (set, frozenset):
-        return {"type": "array", "uniqueItems": True}
-    if cls is dict:
-        return {"type": "object"}
-    hints = _safe_hints(cls)
-    if dataclasses.is_dataclass(cls):
-        fields = dataclasses.fields(cls)
-        required = [
-            f.name
-            for f in fields
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        ]
-        return _object(cls.__name__, {f.name: hints.get(f.name, Any) for f in fields}, required)
-    if typing.is_typeddict(cls):
-        required_keys: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
-        return _object(cls.__name__, hints, [k for k in hints if k in required_keys])
-    return {"type": "object", "title": cls.__name__}
-
-
-def _object(title: str, props: Mapping[str, Any], required: list[str]) -> JSON:
-    schema: JSON = {
-        "type": "object",
-        "title": title,
-        "properties": {name: type_schema(tp) for name, tp in props.items()},
-    }
-    if required:
-        schema["required"] = required
-    return schema
-
-
-def _safe_hints(obj: Any) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(obj)
-    except Exception:
-        return {}
-
-
-def _json_default(value: Any) -> tuple[bool, Any]:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return True, value
-    if isinstance(value, (list, tuple)) and all(_json_default(v)[0] for v in value):
-        return True, list(value)
-    return False, None
+    """The schema document of one type hint; ``{}`` (anything) where nothing is known."""
+    document = _Document()
+    return document.finish(document.schema(tp))
 
 
 def input_schema(
     fn: Callable[..., Any], hints: Mapping[str, Any], skip: frozenset[str] = frozenset()
 ) -> JSON:
-    """The object schema of ``fn``'s parameters, leaving out ``skip`` and ``*args/**kwargs``."""
+    """The object schema of ``fn``'s parameters, leaving out ``skip`` and ``*args/**kwargs``.
+
+    A parameter's description comes from ``Annotated[T, "text"]``, else from the
+    docstring's Args / Parameters section (Google, NumPy or reST style).
+    """
+    document = _Document()
+    hints = _with_extras(fn, hints)
+    docs = parameter_docs(getattr(fn, "__doc__", None))
     props: JSON = {}
     required: list[str] = []
     for name, p in inspect.signature(fn).parameters.items():
         if name in skip or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        prop = type_schema(hints.get(name, Any))
+        default = _NO_DEFAULT if p.default is p.empty else p.default
+        props[name] = document.field(hints.get(name, Any), docs.get(name), default)
         if p.default is p.empty:
             required.append(name)
-        else:
-            ok, default = _json_default(p.default)
-            if ok:
-                prop["default"] = default
-        props[name] = prop
     schema: JSON = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
-    return schema
+    return document.finish(schema)
 
 
-def output_schema(hints: Mapping[str, Any], streaming: bool) -> JSON:
+def output_schema(fn: Callable[..., Any], hints: Mapping[str, Any], streaming: bool) -> JSON:
     """The schema of the return value, or for a generator of each yielded item."""
+    hints = _with_extras(fn, hints)
     if "return" not in hints:
         return {}
     tp = hints["return"]
     if streaming and typing.get_origin(tp) in _STREAMS:
         args = typing.get_args(tp)
-        return type_schema(args[0]) if args else {}
+        tp = args[0] if args else Any
     return type_schema(tp)

@@ -2,7 +2,7 @@
 
 ``@tool`` accepts an ``async def`` (one result, run by ``Turn.returning()``) or an
 ``async def`` generator (a stream, run by ``Turn.yielding()``). Each call runs the
-``ToolHook`` lifecycle of :mod:`pygents._invocation`.
+``ToolHook`` lifecycle of `pygents._invocation`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from typing import (
 
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HookType, ToolHook, ToolType
-from pygents._errors import UnregisteredToolError
+from pygents._errors import UnregisteredToolError, brief
+from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
-from pygents._observe import current_scope
 from pygents._registry import Registry
 from pygents._schema import input_schema, output_schema
+from pygents._scope import current_scope
 
 __all__ = [
     "CompletionCheckTool",
@@ -44,7 +45,9 @@ __all__ = [
 
 P = ParamSpec("P")
 R = TypeVar("R")
-R_co = TypeVar("R_co", covariant=True)
+# A subtool's own signature: P and R inside DecoratedTool are its parent's.
+SubP = ParamSpec("SubP")
+SubR = TypeVar("SubR")
 
 
 def _iso(ts: float | None) -> str | None:
@@ -115,7 +118,7 @@ class CompletionCheckTool(Protocol):
 def _only_streams(tool: Any, event: HookType) -> None:
     if not tool.streaming:
         raise TypeError(
-            f"tool {tool.name!r} returns a single value, so it never fires {event}; "
+            f"tool {brief(tool.name, 60)} returns a single value, so it never fires {event}; "
             "use after_invoke for its result"
         )
 
@@ -146,7 +149,7 @@ class DecoratedTool(Generic[P, R]):
         fixed_kwargs: Mapping[str, Any],
     ) -> None:
         self.streaming = inspect.isasyncgenfunction(fn)
-        label = f"tool {name!r}"
+        label = f"tool {brief(name, 60)}"
         if not self.streaming and not inspect.iscoroutinefunction(fn):
             raise TypeError(
                 f"{label} is a plain function; tools must be 'async def' functions or "
@@ -160,7 +163,7 @@ class DecoratedTool(Generic[P, R]):
             if hints.get("return") is not bool:
                 raise TypeError(
                     f"{label}: a completion-check tool must be annotated '-> bool' "
-                    f"(found {hints.get('return', 'no return annotation')!r})"
+                    f"(found {brief(hints.get('return', 'no return annotation'))})"
                 )
         functools.update_wrapper(self, fn)
         self.__name__ = name
@@ -170,20 +173,29 @@ class DecoratedTool(Generic[P, R]):
         self.tags = tags
         self.parent = parent
         self.subtools: list[DecoratedTool[..., Any]] = []
-        self.hooks: list[Hook[Any]] = []
+        self._hooks = HookList(DecoratedTool, "hooks")
         self._lock = LoopLock() if lock else None
         skip = frozenset(self._shape.fixed) | {n for n, _, _ in self._shape.injectables}
         self.metadata = ToolMetadata(
             name=getattr(fn, "__name__", name),
             description=inspect.getdoc(fn),
             input_schema=input_schema(fn, hints, skip),
-            output_schema=output_schema(hints, self.streaming),
+            output_schema=output_schema(fn, hints, self.streaming),
         )
 
     @property
     def fn(self) -> Callable[P, R]:
         """The decorated function itself."""
         return self._fn
+
+    @property
+    def hooks(self) -> list[Hook[Any]]:
+        """This tool's own hooks, fired before global ones; only hooks may go in."""
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def name(self) -> str:
@@ -201,7 +213,7 @@ class DecoratedTool(Generic[P, R]):
 
     def __repr__(self) -> str:
         kind = "stream" if self.streaming else "coroutine"
-        return f"<Tool {self.name!r} ({kind}, {self.type.value})>"
+        return f"<Tool {brief(self.name, 60)} ({kind}, {self.type.value})>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         parent = current_scope()
@@ -210,25 +222,38 @@ class DecoratedTool(Generic[P, R]):
         return cast(R, call_directly(self, args, kwargs, parent))
 
     @overload
-    def subtool(self, fn: Callable[P, R], /) -> DecoratedTool[P, R]: ...
+    def subtool(self, fn: Callable[SubP, SubR], /) -> DecoratedTool[SubP, SubR]: ...
     @overload
     def subtool(
-        self, /, *, lock: bool = ..., tags: Iterable[str] | None = ..., **fixed_kwargs: Any
-    ) -> Callable[[Callable[P, R]], DecoratedTool[P, R]]: ...
+        self,
+        /,
+        *,
+        lock: bool = ...,
+        tags: Iterable[str] | None = ...,
+        type: ToolType = ...,
+        **fixed_kwargs: Any,
+    ) -> Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]: ...
     def subtool(
         self,
-        fn: Callable[P, R] | None = None,
+        fn: Callable[SubP, SubR] | None = None,
         /,
         *,
         lock: bool = False,
         tags: Iterable[str] | None = None,
+        type: ToolType = ToolType.ACTION,
         **fixed_kwargs: Any,
-    ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
-        """Register a full tool under the scoped name ``"<this tool>.<function>"``."""
-        tag_set = normalize_tags(tags, f"{self.name}.subtool()")
+    ) -> DecoratedTool[SubP, SubR] | Callable[[Callable[SubP, SubR]], DecoratedTool[SubP, SubR]]:
+        """Register a full tool under the scoped name ``"<this tool>.<function>"``.
 
-        def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:
-            return _create(f, self, lock, tag_set, ToolType.ACTION, fixed_kwargs)
+        It takes the options of ``@tool``, checked the same way: a completion-check
+        subtool must be a coroutine annotated ``-> bool``.
+        """
+        where = f"{self.name}.subtool()"
+        _check_type(type, where)
+        tag_set = normalize_tags(tags, where)
+
+        def decorate(f: Callable[SubP, SubR]) -> DecoratedTool[SubP, SubR]:
+            return _create(f, self, lock, tag_set, type, fixed_kwargs)
 
         return decorate if fn is None else decorate(fn)
 
@@ -259,6 +284,15 @@ ToolRegistry: Final = _ToolRegistry("tool", UnregisteredToolError)
 """Every tool by name (scoped ``"parent.child"`` names for subtools)."""
 
 
+def _check_type(type: object, where: str) -> None:
+    """``type=`` of ``@tool`` and ``subtool()``: a ``ToolType`` member, checked before
+    the function is even seen."""
+    if not isinstance(type, ToolType):
+        raise TypeError(
+            f"{where} takes type=ToolType.ACTION or ToolType.COMPLETION_CHECK, got {brief(type)}"
+        )
+
+
 def _create(
     fn: Callable[P, R],
     parent: DecoratedTool[..., Any] | None,
@@ -269,11 +303,11 @@ def _create(
 ) -> DecoratedTool[P, R]:
     short = getattr(fn, "__name__", None)
     if not isinstance(short, str):
-        raise TypeError(f"@tool needs a named async function, got {fn!r}")
+        raise TypeError(f"@tool needs a named async function, got {brief(fn)}")
     name = short if parent is None else f"{parent.name}.{short}"
     if name in ToolRegistry:
         raise ValueError(
-            f"a tool named {name!r} is already registered; rename the function, or "
+            f"a tool named {brief(name, 60)} is already registered; rename the function, or "
             "clear ToolRegistry first (pygents.testing.isolated_registries() in tests)"
         )
     created = DecoratedTool(
@@ -305,8 +339,7 @@ def tool(
     **fixed_kwargs: Any,
 ) -> DecoratedTool[P, R] | Callable[[Callable[P, R]], DecoratedTool[P, R]]:
     """Declare a tool. Use as ``@tool`` or ``@tool(lock=..., tags=..., type=..., **fixed)``."""
-    if not isinstance(type, ToolType):
-        raise TypeError(f"@tool(type=...) takes a ToolType, got {type!r}")
+    _check_type(type, "@tool")
     tag_set = normalize_tags(tags, "@tool")
 
     def decorate(f: Callable[P, R]) -> DecoratedTool[P, R]:

@@ -1,6 +1,6 @@
 """Turns: *what* should happen — one call of one tool, with a timeout and hooks.
 
-The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``,
+The life of a turn is one mechanism, `TurnRun`, driven by ``returning()``,
 ``yielding()`` and the agent loop alike::
 
     BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
@@ -9,33 +9,47 @@ The life of a turn is one mechanism, :class:`TurnRun`, driven by ``returning()``
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
 import uuid as _uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, overload
 
 from pygents._enums import StopReason, TurnHook
-from pygents._errors import SafeExecutionError, WrongRunMethodError
+from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
-from pygents._hooks import Hook, HookSlot, check_hook_list, check_tags
-from pygents._observe import (
-    BUS,
-    Scope,
-    current_scope,
-)
+from pygents._hooklist import HookList
+from pygents._hooks import Hook, HookSlot, check_tags
+from pygents._observe import BUS
+from pygents._scope import Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn_run import Runner, TurnRun
 
 __all__ = ["Turn"]
 
+if TYPE_CHECKING:
+    # For type checkers only (they all know typing_extensions): a bare ``Turn`` means
+    # ``Turn[Any]``, so annotations written before Turn was generic stay valid.
+    from typing_extensions import TypeVar
+
+    T = TypeVar("T", default=Any)
+else:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 _EMPTY_ARGS: Final[tuple[Any, ...]] = ()
 _NO_TAGS: Final[frozenset[str]] = frozenset()
+
+MAX_TIMEOUT: Final = 1_000_000_000
+"""The longest ``Turn(timeout=...)``, in seconds (about 31.7 years). Longer values
+would reach event-loop time arithmetic that overflows (``10**400`` cannot become a
+float; uvloop's millisecond timers overflow near ``1.8e13``); a turn always has a
+deadline, so pass this when you mean "as long as it takes"."""
 
 # Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
 # again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
@@ -74,23 +88,29 @@ def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
     if isinstance(value, Mapping):
         for key in value:
             if not isinstance(key, str):
-                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {key!r}")
+                raise TypeError(f"Turn(kwargs=...) keys must be strings, got {brief(key)}")
         return dict(value)
     raise TypeError(f"Turn(kwargs=...) takes a dict, got {type(value).__name__}")
 
 
 def _check_timeout(turn: Turn, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {value!r}")
-    if not (value > 0 and math.isfinite(value)):
+        raise TypeError(f"Turn(timeout=...) takes seconds as a number, got {brief(value)}")
+    if not (0 < value <= MAX_TIMEOUT):  # NaN fails both comparisons
         raise ValueError(
-            f"Turn(timeout=...) must be a positive, finite number of seconds, got {value!r}"
+            f"Turn(timeout=...) must be a positive number of seconds, at most {MAX_TIMEOUT:_} "
+            f"(about 31 years), got {brief(value)}; for no practical limit, pass {MAX_TIMEOUT:_}"
         )
     return value
 
 
-class Turn:
-    """One call of one tool.
+class Turn(Generic[T]):
+    """One call of one tool, generic in what the tool produces.
+
+    ``T`` is the result of a coroutine tool (what ``returning()`` returns) or the
+    type of each value of a streaming tool (what ``yielding()`` yields); a turn
+    built from a tool object infers it, a turn built from a tool name is
+    ``Turn[Any]`` unless annotated (``plan: Turn[str] = Turn("plan")``).
 
     Args:
         tool: a registered tool name (``"search"``, ``"parent.child"``) or the tool.
@@ -135,6 +155,46 @@ class Turn:
     on_error = HookSlot(TurnHook.ON_ERROR)
     on_complete = HookSlot(TurnHook.ON_COMPLETE)
 
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., Coroutine[Any, Any, T]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., AsyncGenerator[T, Any]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: DecoratedTool[..., AsyncIterator[T]],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Turn[T],
+        tool: str | DecoratedTool[..., Any],
+        args: Sequence[Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+        timeout: float = 60,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
     def __init__(
         self,
         tool: str | DecoratedTool[..., Any],
@@ -148,13 +208,15 @@ class Turn:
         self._args = _check_args(self, args)
         self._kwargs = _check_kwargs(self, kwargs)
         self._timeout = (
-            timeout if type(timeout) is int and timeout > 0 else _check_timeout(self, timeout)
+            timeout
+            if type(timeout) is int and 0 < timeout <= MAX_TIMEOUT
+            else _check_timeout(self, timeout)
         )
         self._tags = _NO_TAGS if tags is None else check_tags(self, tags)
         if metadata is not None and not isinstance(metadata, Mapping):
             raise TypeError(f"Turn(metadata=...) takes a dict, got {type(metadata).__name__}")
         self._metadata: dict[str, Any] | None = None if metadata is None else dict(metadata)
-        self._hooks: list[Hook[Any]] | None = None
+        self._hooks: HookList | None = None
         self._uuid: str | None = None
         self._run: TurnRun | None = None
         self._start: float | None = None
@@ -189,16 +251,16 @@ class Turn:
 
     @property
     def hooks(self) -> list[Hook[Any]]:
-        """This turn's own hooks, fired before global ones."""
+        """This turn's own hooks, fired before global ones; only hooks may go in."""
         if self._hooks is None:
-            self._hooks = []
+            self._hooks = HookList(Turn, "hooks")
         return self._hooks
 
     @hooks.setter
-    def hooks(self, value: list[Hook[Any]]) -> None:
+    def hooks(self, value: Iterable[Hook[Any]]) -> None:
         if self._run is not None:
             raise SafeExecutionError(f"cannot replace the hooks of {self!r} while it is running")
-        self._hooks = check_hook_list(self, value)
+        self._hooks = HookList.coerce(self, "hooks", value)
 
     @property
     def start_time(self) -> datetime | None:
@@ -248,17 +310,47 @@ class Turn:
                 "Turn (or wait for this one) to run it again"
             )
         run = TurnRun(self, parent, extra_hooks, runner)
+        self._begin(run)
+        if BUS.scopers:
+            BUS.start(run)
+        return run
+
+    # A run changes its turn only through these three methods, so what a turn holds
+    # during and after a run (and in which order) reads in one place.
+
+    def _begin(self, run: TurnRun) -> None:
+        """A run starts: it owns the turn, and the previous outcome is forgotten."""
         self._run = run
         self._start = time.time()
         self._end = None
         self.output = None
         self.stop_reason = None
         self.error = None
-        if BUS.scopers:
-            BUS.start(run)
-        return run
 
-    async def returning(self) -> Any:
+    def _settle(
+        self,
+        output: Any,
+        stop_reason: StopReason,
+        error: BaseException | None,
+        detach: bool = False,
+    ) -> None:
+        """The run's outcome. The turn still shows as running until `_detach`
+        (or ``detach=True``, when no hook is left to run), because its closing hooks
+        see the outcome first; one that raises changes the outcome, which is then
+        settled again."""
+        self.output = output
+        self._end = time.time()
+        self.stop_reason = stop_reason
+        self.error = error
+        if detach:
+            self._run = None
+
+    def _detach(self) -> None:
+        """The run is over (only ``ON_COMPLETE`` may still be running): the turn can
+        run again."""
+        self._run = None
+
+    async def returning(self) -> T:
         """Run a coroutine tool and return its result."""
         run = self._open(current_scope(), False)
         try:
@@ -268,9 +360,10 @@ class Turn:
             raise
         if not run.finish_quietly(result):
             await run.finish(None, result)
-        return result
+        value: T = result  # the tool's result, typed by the tool this turn was built from
+        return value
 
-    async def yielding(self) -> Any:
+    async def yielding(self) -> AsyncGenerator[T, None]:
         """Run a streaming tool, yielding each value as it is produced."""
         run = self._open(current_scope(), True)
         error: BaseException | None = None
@@ -293,9 +386,9 @@ class Turn:
         finally:
             await run.finish(error)
 
-    def copy(self) -> Turn:
+    def copy(self) -> Turn[T]:
         """A new, not-yet-run turn with the same tool, arguments, settings and hooks."""
-        clone = Turn(
+        clone: Turn[T] = Turn(
             self._tool,
             self._args,
             self._kwargs,
@@ -303,7 +396,7 @@ class Turn:
             self._tags,
             dict(self._metadata) if self._metadata else None,
         )
-        clone._hooks = list(self._hooks) if self._hooks else None
+        clone._hooks = HookList(Turn, "hooks", self._hooks) if self._hooks else None
         return clone
 
     # -- serialization ----------------------------------------------------------------
@@ -329,23 +422,25 @@ class Turn:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Turn:
         """Rebuild a turn; tool and hooks are resolved from their registries."""
-        r = Reader(data, "Turn")
-        try:
-            turn = cls(
-                r.text("tool_name"),
-                args=r.items("args"),
-                kwargs=r.mapping("kwargs"),
-                timeout=r.number("timeout"),
-                tags=r.strings("tags"),
-                metadata=r.mapping("metadata"),
-            )
-        except TypeError as exc:
-            raise ValueError(f"Turn.from_dict(): {exc}") from None
+        return cls._read(Reader(data, "Turn"))
+
+    @classmethod
+    def _read(cls, r: Reader) -> Turn:
+        """The turn ``r`` holds (an agent reads its queued turns with this too)."""
+        turn = r.build(
+            cls,
+            r.lookup(ToolRegistry, "tool_name", r.text("tool_name")),
+            args=r.json("args", "list"),
+            kwargs=r.json("kwargs", "object"),
+            timeout=r.number("timeout"),
+            tags=r.strings("tags"),
+            metadata=r.json("metadata", "object"),
+        )
         turn._uuid = r.text("uuid")
         hooks = r.hooks()
-        turn._hooks = hooks or None
+        turn._hooks = HookList(Turn, "hooks", hooks) if hooks else None
         turn._start = r.time("start_time")
         turn._end = r.time("end_time")
         turn.stop_reason = r.enum(StopReason, "stop_reason")
-        turn.output = r.raw("output")
+        turn.output = r.json("output")
         return turn

@@ -1,15 +1,20 @@
 """The life of one run of a turn, shared by every driver.
 
-``returning()``, ``yielding()`` and the agent loop all drive a :class:`TurnRun`::
+``returning()``, ``yielding()`` and the agent loop all drive a `TurnRun`::
 
     BEFORE_RUN → tool invocation (→ ON_VALUE per streamed value) →
     AFTER_RUN | ON_TIMEOUT | ON_ERROR → ON_COMPLETE (always, exactly once)
+
+The turn's deadline covers its own work up to the outcome, hooks included
+(``BEFORE_RUN``, the tool's hooks, ``ON_VALUE``, ``AFTER_RUN``): hook code runs
+as a step, so an overrun cancels it and the turn times out. The outcome's hooks
+(``ON_TIMEOUT``/``ON_ERROR``) and ``ON_COMPLETE`` come after the outcome is
+decided and are not cut, so that they always run to their end exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from asyncio import current_task
 from collections.abc import AsyncGenerator, Sequence
 from contextvars import Token
@@ -20,15 +25,8 @@ from pygents._enums import StopReason, TurnHook
 from pygents._errors import TurnTimeoutError
 from pygents._hooks import Hook, fire
 from pygents._invocation import Invocation
-from pygents._observe import (
-    BUS,
-    CURRENT,
-    Frame,
-    Scope,
-    ScopeKind,
-    Subscriber,
-    stop_reason_for,
-)
+from pygents._observe import BUS, Subscriber
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
 
 if TYPE_CHECKING:
     from pygents._turn import Turn
@@ -40,8 +38,8 @@ _NO_HOOKS: Final[tuple[Hook[Any], ...]] = ()
 
 class Runner:
     """What a driver that runs many turns in a row (an agent run) lends each of them:
-    its event loop, a shared :class:`Watchdog` timer, and its frame (the value of the
-    current-scope variable for the whole run, see :class:`~pygents._observe.Frame`).
+    its event loop, a shared `Watchdog` timer, and its frame (the value of the
+    current-scope variable for the whole run, see `Frame`).
     """
 
     __slots__ = ("frame", "loop", "watchdog")
@@ -56,17 +54,17 @@ class TurnRun(Scope):
     """One run of a turn: its scope and lifecycle. See the module docstring."""
 
     __slots__ = (
-        "deadline",
-        "entered",
-        "extra_hooks",
-        "frame",
-        "frame_token",
-        "inv",
-        "keep",
-        "runner",
-        "started",
-        "step_token",
-        "timed_out",
+        "_deadline",
+        "_entered",
+        "_extra_hooks",
+        "_frame",
+        "_frame_token",
+        "_inv",
+        "_keep",
+        "_runner",
+        "_started",
+        "_step_token",
+        "_timed_out",
     )
 
     def __init__(
@@ -77,69 +75,73 @@ class TurnRun(Scope):
         runner: Runner | None = None,
     ) -> None:
         super().__init__(ScopeKind.TURN, turn, parent, turn=turn)
-        self.extra_hooks = extra_hooks
-        self.runner = runner
-        self.inv = Invocation(turn._tool, self)
-        self.deadline: Deadline | None = None
-        self.started = False
-        self.timed_out: TurnTimeoutError | None = None
-        self.frame: Frame | None = None
-        self.frame_token: Token[Scope | Frame | None] | None = None
-        self.step_token: Token[Scope | Frame | None] | None = None
-        self.entered: tuple[Subscriber, ...] = ()
+        self._extra_hooks = extra_hooks
+        self._runner = runner
+        self._inv = Invocation(turn._tool, self)
+        self._deadline: Deadline | None = None
+        self._started = False
+        self._timed_out: TurnTimeoutError | None = None
+        self._frame: Frame | None = None
+        self._frame_token: Token[Scope | Frame | None] | None = None
+        self._step_token: Token[Scope | Frame | None] | None = None
+        self._entered: tuple[Subscriber, ...] = ()
 
     def hooks(self) -> Sequence[Hook[Any]]:
-        """The turn's own hooks, then those the running agent adds for every turn."""
+        """The turn's own hooks, then those the running agent adds for every turn.
+
+        A hook in both lists runs once, in the turn's place: attaching an agent's
+        hook to one of its turns as well must not make it fire twice.
+        """
         own = self.target._hooks
-        extra = self.extra_hooks
+        extra = self._extra_hooks
         if extra:
-            return [*own, *extra] if own else extra
+            return [*own, *(h for h in extra if h not in own)] if own else extra
         return own or _NO_HOOKS
 
     def timeout_error(self) -> TurnTimeoutError:
         """This run's own timeout (a ``TurnTimeoutError`` from a nested turn is an error)."""
         turn: Turn = self.target
-        self.timed_out = TurnTimeoutError(
+        self._timed_out = TurnTimeoutError(
             f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
-            f"tool {turn._tool.name!r} faster"
+            f"tool {turn._tool.name!r} (or the turn's hooks) faster"
         )
-        return self.timed_out
+        return self._timed_out
 
     def _reason(self, error: BaseException | None) -> StopReason:
-        if error is not None and error is self.timed_out:
+        if error is not None and error is self._timed_out:
             return StopReason.TIMEOUT
         return stop_reason_for(error)
 
     def _arm(self) -> None:
-        runner = self.runner
+        runner = self._runner
         if runner is None:
-            self.deadline = Deadline(self.target._timeout, asyncio.get_running_loop())
+            self._deadline = Deadline(self.target._timeout, asyncio.get_running_loop())
         else:
-            self.deadline = Deadline(self.target._timeout, runner.loop, runner.watchdog)
-        self.deadline.enter()
+            self._deadline = Deadline(self.target._timeout, runner.loop, runner.watchdog)
+        self._deadline.enter()
 
     async def _begin(self) -> None:
         turn: Turn = self.target
         self._arm()
         hooks = self.hooks()
-        if hooks or BUS.active:
+        if hooks or BUS.hot:
             await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
-        self.started = True
-        if self.inv.prepare(turn._args, turn._kwargs):
-            await self.inv.before()
+        self._started = True
+        if self._inv.prepare(turn._args, turn._kwargs):
+            await self._inv.before()
 
     async def call(self) -> Any:
         """Run a coroutine turn up to its result, under the deadline."""
         try:
             turn: Turn = self.target
-            if turn._hooks or self.extra_hooks or BUS.active:
+            if turn._hooks or self._extra_hooks or BUS.hot:
                 await self._begin()
             else:  # nothing to fire before the call: the same steps, without awaiting
                 self._arm()
-                self.started = True
-                if self.inv.prepare(turn._args, turn._kwargs):
-                    await self.inv.before()
-            result = await self.inv.call(None if self.runner is None else self.runner.frame)
+                self._started = True
+                if self._inv.prepare(turn._args, turn._kwargs):
+                    await self._inv.before()
+            result = await self._inv.call(None if self._runner is None else self._runner.frame)
         except BaseException as exc:
             self._settle(exc)
             raise
@@ -150,20 +152,32 @@ class TurnRun(Scope):
         """Run a streaming turn up to its first value, under the deadline."""
         try:
             await self._begin()
-            await self.inv.open_stream()
+            await self._inv.open_stream()
         except BaseException as exc:
             self._settle(exc)
             raise
         self._settle(None)
-        self.frame = Frame(CURRENT.get())
-        self.frame_token = CURRENT.set(self.frame)
-        self.keep = self.inv.values.append
-        self.target.output = self.inv.values  # live: grows as values arrive
+        self._frame = Frame(CURRENT.get())
+        self._frame_token = CURRENT.set(self._frame)
+        self._keep = self._inv._values.append
+        self.target.output = self._inv._values  # live: grows as values arrive
 
     def _settle(self, exc: BaseException | None) -> None:
-        deadline = self.deadline
+        deadline = self._deadline
         if deadline is not None and deadline.settle(exc):
             raise self.timeout_error() from exc
+
+    def _release(self, exc: BaseException | None) -> BaseException | None:
+        """End the deadline's watch over closing hooks that raised ``exc`` (or nothing):
+        ``exc``, or this run's timeout if the deadline cut them."""
+        deadline = self._deadline
+        assert deadline is not None
+        deadline.close()
+        if deadline.settle(exc):
+            timeout = self.timeout_error()
+            timeout.__cause__ = exc
+            return timeout
+        return exc
 
     # The steps of a stream are bracketed synchronously, so that the drivers (``yielding()``
     # and the agent loop) let ``async for`` step the tool's generator with no layer
@@ -183,13 +197,13 @@ class TurnRun(Scope):
 
     @property
     def agen(self) -> AsyncGenerator[Any, None]:
-        agen = self.inv.agen
+        agen = self._inv._agen
         assert agen is not None
         return agen
 
     def resume(self) -> None:
         """Before a step: the deadline watches this task, the tool's scope is current."""
-        deadline = self.deadline
+        deadline = self._deadline
         assert deadline is not None
         if deadline.expired:
             deadline.settle(None)
@@ -199,123 +213,152 @@ class TurnRun(Scope):
             deadline.task = task
             deadline.baseline = task.cancelling() if task is not None else 0
         deadline.stepping = True
-        frame = self.frame
+        frame = self._frame
         if frame is not None and CURRENT.get() is frame:
-            frame.scope = self.inv
+            frame.scope = self._inv
         else:  # a step run from a task whose context lacks the frame
-            self.step_token = CURRENT.set(self.inv)
+            self._step_token = CURRENT.set(self._inv)
         if BUS.enterers:
-            self.entered = BUS.announce_enter(self.inv)
+            self._entered = BUS.announce_enter(self._inv)
 
     def _end_step(self) -> None:
-        if self.step_token is None:
-            if self.frame is not None:
-                self.frame.scope = None
+        if self._step_token is None:
+            if self._frame is not None:
+                self._frame.scope = None
         else:
             try:
-                CURRENT.reset(self.step_token)
+                CURRENT.reset(self._step_token)
             except ValueError:
                 pass
-            self.step_token = None
-        if self.entered:
-            BUS.announce_exit(self.inv, self.entered)
-            self.entered = ()
+            self._step_token = None
+        if self._entered:
+            BUS.announce_exit(self._inv, self._entered)
+            self._entered = ()
 
     def step_done(self, value: Any) -> bool:
         """After a step produced ``value``; True if per-value hooks must run."""
-        self.deadline.stepping = False  # type: ignore[union-attr]  # armed in _begin
-        if self.step_token is None and not self.entered:
-            self.frame.scope = None  # type: ignore[union-attr]  # set in start_stream
+        self._deadline.stepping = False  # type: ignore[union-attr]  # armed in _begin
+        if self._step_token is None and not self._entered:
+            self._frame.scope = None  # type: ignore[union-attr]  # set in start_stream
         else:
             self._end_step()
-        self.keep(value)
-        return BUS.active or bool(self.target._hooks or self.extra_hooks or self.inv.target.hooks)
+        self._keep(value)
+        turn: Turn = self.target
+        return BUS.hot or bool(turn._hooks or self._extra_hooks or self._inv.target._hooks)
 
     def step_failed(self, exc: BaseException | None) -> None:
         """After the stream ended (``None``) or raised; raises this turn's timeout if
         a step was cut by it. Does nothing if no step was in progress."""
-        deadline = self.deadline
+        deadline = self._deadline
         if deadline is None or not deadline.stepping:
             return
         self._end_step()
         self._settle(exc)
 
     async def value_hooks(self, value: Any) -> None:
-        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value."""
-        await self.inv.value(value)
-        hooks = self.hooks()
-        if hooks or BUS.active:
-            await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+        """``ON_YIELD`` (tool hooks) then ``ON_VALUE`` (turn hooks) for one value,
+        under the deadline like a step of the tool."""
+        deadline = self._deadline
+        assert deadline is not None
+        if deadline.expired:
+            deadline.settle(None)
+            raise self.timeout_error()
+        deadline.enter()
+        try:
+            await self._inv.value(value)
+            hooks = self.hooks()
+            if hooks or BUS.hot:
+                await fire(TurnHook.ON_VALUE, self.target, hooks, (self.target, value), None, self)
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        self._settle(None)
 
     def finish_quietly(self, result: Any) -> bool:
         """End a successful coroutine run that has no hooks to fire, without awaiting.
 
-        Returns False (having done nothing) when :meth:`finish` is needed instead.
+        Returns False (having done nothing) when `finish` is needed instead.
         """
         turn: Turn = self.target
-        if turn._hooks or self.extra_hooks or not self.inv.finish_quietly():
+        if turn._hooks or self._extra_hooks or not self._inv.finish_quietly():
             return False
-        assert self.deadline is not None
-        self.deadline.close()
-        turn.output = result
-        turn._end = time.time()
-        turn.stop_reason = self.stop_reason = StopReason.COMPLETED
-        turn._run = None
-        if self.observers:
+        assert self._deadline is not None
+        self._deadline.close()
+        turn._settle(result, StopReason.COMPLETED, None, detach=True)
+        self.stop_reason = StopReason.COMPLETED
+        if self._observers:
             BUS.end(self)
         return True
 
     async def finish(self, error: BaseException | None, result: Any = None) -> None:
-        """End the run: tool hooks, the outcome's hooks, then ``ON_COMPLETE``.
+        """End the run: the tool's closing hooks, ``AFTER_RUN`` on success, the
+        outcome's hook, then ``ON_COMPLETE``.
 
-        Raises only what a hook raised; the caller re-raises ``error`` itself.
+        Until the outcome is decided the deadline still runs: a closing hook
+        (``AFTER_INVOKE``, ``AFTER_RUN``) that overruns it makes the outcome a timeout.
+        Raises only what a hook raised, or that timeout; the caller re-raises
+        ``error`` itself.
         """
         turn: Turn = self.target
-        if self.deadline is not None:
-            self.deadline.close()
-        if self.frame_token is not None:
+        if self._frame_token is not None:
             try:
-                CURRENT.reset(self.frame_token)
+                CURRENT.reset(self._frame_token)
             except ValueError:
                 pass  # finalised in another context (an abandoned stream)
-            self.frame_token = None
+            self._frame_token = None
+        hooks = self.hooks()
+        raised: BaseException | None = None
+        bounded = False  # closing hooks run under the deadline
+        deadline = self._deadline
+        if deadline is not None:
+            if error is None and (hooks or BUS.hot or self._inv.target.hooks):
+                if deadline.expired:  # it passed just as the tool finished
+                    deadline.close()
+                    raised = error = self.timeout_error()
+                else:
+                    deadline.enter()
+                    bounded = True
+            else:
+                deadline.close()
         reason = self._reason(error)
         try:
-            try:
-                if self.started:
-                    await self.inv.finish(result, error, reason)
-            except BaseException as exc:
-                error, reason = exc, self._reason(exc)
-                raise
-            finally:
-                turn.output = self.inv.values if turn._tool.streaming else result
-                turn._end = time.time()
-                turn.stop_reason = reason
-                turn.error = error
-            hooks = self.hooks()
-            if hooks or BUS.listening:
-                if reason is StopReason.COMPLETED and (hooks or BUS.active):
-                    try:
-                        await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
-                    except BaseException as exc:
-                        turn.error, turn.stop_reason = exc, self._reason(exc)
-                        if turn.stop_reason is StopReason.ERROR:
-                            await fire(TurnHook.ON_ERROR, turn, hooks, (turn, exc), None, self)
-                        raise
-                elif reason is StopReason.TIMEOUT:
+            if self._started:
+                try:
+                    await self._inv.finish(result, error, reason)
+                except BaseException as exc:
+                    raised = error = self._release(exc) if bounded else exc
+                    bounded = False
+                    reason = self._reason(error)
+            turn._settle(self._inv._values if turn._tool.streaming else result, reason, error)
+            if reason is StopReason.COMPLETED and (hooks or BUS.hot):
+                try:
+                    await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
+                except BaseException as exc:
+                    raised = error = self._release(exc) if bounded else exc
+                    bounded = False
+            if bounded:  # a closing hook swallowed the deadline's cancellation
+                raised = error = self._release(None)
+            if error is not turn.error:  # a closing hook changed the outcome
+                reason = self._reason(error)
+                turn._settle(turn.output, reason, error)
+            hooks = self.hooks()  # closing hooks may have attached more
+            if hooks or BUS.any:
+                if reason is StopReason.TIMEOUT:
                     await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
                 elif reason is StopReason.ERROR:
                     await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
         finally:
-            turn._run = None
+            turn._detach()
             self.stop_reason = turn.stop_reason
             self.error = turn.error
             try:
                 hooks = self.hooks()
-                if hooks or BUS.active:
+                if hooks or BUS.hot:
                     await fire(
                         TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
                     )
             finally:
-                if self.observers:
+                if self._observers:
                     BUS.end(self)
+        if raised is not None:
+            raise raised

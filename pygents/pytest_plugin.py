@@ -21,6 +21,6 @@ def pygents_isolated() -> Iterator[None]:
 
 @pytest.fixture
 def recorder() -> Iterator[RecordingSubscriber]:
-    """A subscribed :class:`~pygents.testing.RecordingSubscriber`."""
+    """A subscribed `RecordingSubscriber`."""
     with RecordingSubscriber().subscribed() as rec:
         yield rec

@@ -1,9 +1,13 @@
 """Helpers for testing code built on pygents (no pytest needed to import this).
 
-* :func:`isolated_registries` — tools, hooks and agents defined inside the block are
-  forgotten when it ends, so tests can reuse names; what existed before stays.
-* :class:`RecordingSubscriber` — records every event and scope, and lets a test
-  *wait* for one (no sleeps).
+* [`isolated_registries`][pygents.testing.isolated_registries] — tools, hooks and
+  agents defined inside the block are forgotten when it ends, so tests can reuse
+  names; what existed before stays.
+* [`RecordingSubscriber`][pygents.testing.RecordingSubscriber] — records every event
+  and scope, and lets a test *wait* for one (no sleeps).
+* [`collect`][pygents.testing.collect] and [`drain`][pygents.testing.drain] — consume
+  a stream or an agent's run into a list, so tests do not each write the same
+  ``async for`` comprehension.
 
 For pytest, add ``pytest_plugins = ["pygents.pytest_plugin"]`` to ``conftest.py``
 to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
@@ -12,19 +16,29 @@ to get the ``pygents_isolated`` (autouse) and ``recorder`` fixtures.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pygents._agent import AgentRegistry
+from pygents._agent import Agent, AgentRegistry
 from pygents._enums import HookType
 from pygents._hooks import HookRegistry
-from pygents._observe import Event, Scope, ScopeKind, Subscriber, subscribe
+from pygents._observe import Event, Subscriber, subscribe
 from pygents._registry import Registry
+from pygents._scope import Scope, ScopeKind
 from pygents._tool import ToolRegistry
 
-__all__ = ["RecordingSubscriber", "ScopeRecord", "isolated_registries", "registries"]
+__all__ = [
+    "RecordingSubscriber",
+    "ScopeRecord",
+    "collect",
+    "drain",
+    "isolated_registries",
+    "registries",
+]
+
+T = TypeVar("T")
 
 
 def registries() -> list[Registry[Any]]:
@@ -45,7 +59,8 @@ def isolated_registries() -> Iterator[None]:
 
 @dataclass(frozen=True, slots=True)
 class ScopeRecord:
-    """One scope transition seen by a :class:`RecordingSubscriber`."""
+    """One scope transition seen by a
+    [`RecordingSubscriber`][pygents.testing.RecordingSubscriber]."""
 
     action: str  # "start", "end", "enter" or "exit"
     scope: Scope
@@ -117,3 +132,23 @@ class RecordingSubscriber(Subscriber):
         """Subscribe for the duration of a ``with`` block."""
         with subscribe(self):
             yield self
+
+
+async def collect(stream: AsyncIterable[T]) -> list[T]:
+    """Every item of ``stream``, in order: ``await collect(agent.run())`` keeps the turns.
+
+    Written once here because nearly every test of a streaming tool or an agent needs it,
+    and a hand-rolled loop per test module drifts (one swallows errors, one does not).
+    Errors from the stream propagate; nothing is swallowed.
+    """
+    return [item async for item in stream]
+
+
+async def drain(agent: Agent) -> list[Any]:
+    """Run ``agent`` until its queue is empty and return the values it yielded, in order.
+
+    The turns are dropped, which is what most tests want; use
+    [`collect`][pygents.testing.collect] on ``agent.run()`` when the ``(turn, value)``
+    pairs matter. A failing turn's error propagates, as it does from ``agent.run()``.
+    """
+    return [value async for _, value in agent.run()]

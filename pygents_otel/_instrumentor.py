@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -13,21 +14,42 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
-from pygents import Scope, Subscriber, Subscription, Turn, subscribe
+from pygents import Scope, Subscriber, Subscription, Turn, __version__, subscribe
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 from pygents_otel._subscriber import TelemetrySubscriber
-from pygents_otel._version import __version__
+from pygents_otel._text import bounded
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
 MAX_VALUE_EVENTS_ENV = "PYGENTS_OTEL_MAX_VALUE_EVENTS"
+EXCEPTION_MESSAGE_ENV = "OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+DEFAULT_CONTENT_MAX_LENGTH = 2048
 
 _log = logging.getLogger("pygents_otel")
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def _exception_messages(value: bool | None) -> bool:
+    """The argument, else the variable, else ``True`` (OpenTelemetry's default). A value
+    of the variable that is neither true nor false is refused rather than guessed:
+    it decides whether messages may leave the process."""
+    if value is not None:
+        return bool(value)
+    raw = os.environ.get(EXCEPTION_MESSAGE_ENV, "").strip()
+    if not raw or raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ValueError(
+        f"{EXCEPTION_MESSAGE_ENV}={bounded(raw)!r} is neither true nor false; set it to "
+        "'false' to record the exception type only, or 'true' (the default)"
+    )
 
 
 def _env_int(name: str, default: int) -> int:
@@ -35,15 +57,71 @@ def _env_int(name: str, default: int) -> int:
     try:
         return int(raw) if raw else default
     except ValueError:
-        _log.warning("%s=%r is not an integer; using %d", name, raw, default)
+        _log.warning("%s=%r is not an integer; using %d", name, bounded(raw), default)
         return default
+
+
+def _content_max_length(value: object) -> int:
+    """The argument, else the variable, else 2048; refused below 1 (a negative or zero
+    length would not cut anything, and recorded content must stay bounded)."""
+    fix = "it is the number of characters kept per recorded value, at least 1"
+    if value is None:
+        raw = os.environ.get(MAX_LENGTH_ENV, "").strip()
+        if not raw:
+            return DEFAULT_CONTENT_MAX_LENGTH
+        try:
+            chosen = int(raw)
+        except ValueError:
+            raise ValueError(
+                f"{MAX_LENGTH_ENV}={bounded(raw)!r} is not an integer; {fix}"
+            ) from None
+        where = MAX_LENGTH_ENV
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"content_max_length must be an int, got {type(value).__name__}; {fix}")
+    else:
+        chosen, where = value, "content_max_length"
+    if chosen < 1:
+        raise ValueError(f"{where}={chosen} is refused; {fix}")
+    return chosen
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``instrument()`` was given, checked once (before dormancy, if any)."""
+
+    tracer_provider: Any
+    meter_provider: Any
+    content: s.Content
+    max_value_events: int
+    max_span_events: int
+    exception_messages: bool
+
+    @classmethod
+    def of(cls, kwargs: dict[str, Any]) -> Settings:
+        capture = kwargs.get("capture_content")
+        max_value_events = kwargs.get("max_value_events")
+        max_span_events = kwargs.get("max_span_events")
+        return cls(
+            tracer_provider=kwargs.get("tracer_provider"),
+            meter_provider=kwargs.get("meter_provider"),
+            content=s.Content(
+                capture=_env_flag(CAPTURE_ENV) if capture is None else bool(capture),
+                max_length=_content_max_length(kwargs.get("content_max_length")),
+            ),
+            max_value_events=(
+                _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events
+            ),
+            max_span_events=96 if max_span_events is None else max_span_events,
+            exception_messages=_exception_messages(kwargs.get("capture_exception_message")),
+        )
 
 
 class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Traces and measures every agent run, turn and tool invocation.
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
-    max_value_events=None, max_span_events=None, content_max_length=None)``.
+    max_value_events=None, max_span_events=None, content_max_length=None,
+    capture_exception_message=None)``.
     Without explicit providers it
     uses the global ones. If no OpenTelemetry SDK is configured yet it stays dormant
     (costing nothing per event) and switches itself on at the first turn created
@@ -53,38 +131,32 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     _subscription: Subscription | None = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
-        return ("pygents >= 0.1.0",)
+        return (f"pygents >= {__version__}",)
 
     def _instrument(self, **kwargs: Any) -> None:
-        if kwargs.get("tracer_provider") is None and not _sdk_installed():
+        settings = Settings.of(kwargs)  # bad arguments raise here, before anything
+        if settings.tracer_provider is None and not _sdk_installed():
             # No SDK yet: wait for one without costing anything per event. The first
             # turn created after an SDK is installed switches tracing on.
             _log.info("no OpenTelemetry SDK is configured yet; pygents tracing is dormant")
-            self._subscription = subscribe(_Waker(self, kwargs))
+            self._subscription = subscribe(_Waker(self, settings))
             return
-        self._activate(kwargs)
+        self._activate(settings)
 
-    def _activate(self, kwargs: dict[str, Any]) -> TelemetrySubscriber:
-        capture = kwargs.get("capture_content")
-        max_length = kwargs.get("content_max_length")
-        content = s.Content(
-            capture=_env_flag(CAPTURE_ENV) if capture is None else bool(capture),
-            max_length=_env_int(MAX_LENGTH_ENV, 2048) if max_length is None else max_length,
-        )
-        max_value_events = kwargs.get("max_value_events")
-        max_span_events = kwargs.get("max_span_events")
+    def _activate(self, settings: Settings) -> TelemetrySubscriber:
         tracer = trace.get_tracer(
-            "pygents_otel", __version__, kwargs.get("tracer_provider"), schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, settings.tracer_provider, schema_url=s.SCHEMA_URL
         )
         meter = metrics.get_meter(
-            "pygents_otel", __version__, kwargs.get("meter_provider"), schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, settings.meter_provider, schema_url=s.SCHEMA_URL
         )
         subscriber = TelemetrySubscriber(
             tracer,
             Metrics(meter),
-            content,
-            _env_int(MAX_VALUE_EVENTS_ENV, 16) if max_value_events is None else max_value_events,
-            96 if max_span_events is None else max_span_events,
+            settings.content,
+            settings.max_value_events,
+            settings.max_span_events,
+            settings.exception_messages,
         )
         if self._subscription is not None:
             self._subscription.close()
@@ -116,13 +188,13 @@ class _Waker(Subscriber):
     """Stands in while no SDK is configured: it only looks at turn creation, which is
     cheap and happens before any turn runs, and activates tracing once an SDK exists."""
 
-    def __init__(self, instrumentor: PygentsInstrumentor, kwargs: dict[str, Any]) -> None:
+    def __init__(self, instrumentor: PygentsInstrumentor, settings: Settings) -> None:
         self.instrumentor = instrumentor
-        self.kwargs = kwargs
+        self.settings = settings
 
     def on_turn_created(self, turn: Turn) -> None:
         if _sdk_installed():
-            self.instrumentor._activate(self.kwargs).on_turn_created(turn)
+            self.instrumentor._activate(self.settings).on_turn_created(turn)
 
 
 def trace_id_of(scope: Scope) -> str | None:

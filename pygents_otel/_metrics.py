@@ -10,6 +10,7 @@ from opentelemetry.util.types import AttributeValue
 
 from pygents import Agent, AgentRegistry, StopReason
 from pygents_otel import _spans as s
+from pygents_otel._text import bounded
 
 # The GenAI conventions' advisory buckets for operation durations, in seconds.
 DURATION_BUCKETS: Final = (
@@ -69,7 +70,7 @@ class Metrics:
         attributes: dict[str, AttributeValue] = {
             s.OPERATION: s.INVOKE_AGENT,
             s.PROVIDER: "pygents",
-            s.AGENT_NAME: agent_name,
+            s.AGENT_NAME: bounded(agent_name),
         }
         if error_type:
             attributes[s.ERROR_TYPE] = error_type
@@ -81,17 +82,17 @@ class Metrics:
         attributes: dict[str, AttributeValue] = {
             s.OPERATION: s.EXECUTE_TOOL,
             s.PROVIDER: "pygents",
-            s.TOOL_NAME: tool_name,
+            s.TOOL_NAME: bounded(tool_name),
         }
         if error_type:
             attributes[s.ERROR_TYPE] = error_type
         self.tool_duration.record(seconds, attributes)
         if values:
-            self.values.add(values, {s.TOOL_NAME: tool_name})
+            self.values.add(values, {s.TOOL_NAME: bounded(tool_name)})
 
     def turn(self, tool_name: str, seconds: float, stop_reason: StopReason | None) -> None:
         attributes: dict[str, AttributeValue] = {
-            s.PYGENTS_TOOL: tool_name,
+            s.PYGENTS_TOOL: bounded(tool_name),
             s.STOP_REASON: stop_reason.value if stop_reason else "unknown",
         }
         self.turns.add(1, attributes)
@@ -106,18 +107,20 @@ class Metrics:
 
     def _queue_depths(self, options: CallbackOptions) -> Iterable[Observation]:
         for agent in self._agents():
-            yield Observation(len(agent.turns), {s.AGENT_NAME: agent.name})
+            yield Observation(len(agent.turns), {s.AGENT_NAME: bounded(agent.name)})
 
     def _context_queue_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
         for agent in self._agents():
             queue = agent.context_queue
             yield Observation(
-                len(queue), {s.AGENT_NAME: agent.name, "pygents.context.limit": queue.limit or 0}
+                len(queue),
+                {s.AGENT_NAME: bounded(agent.name), "pygents.context.limit": queue.limit or 0},
             )
 
     def _context_pool_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
         for agent in self._agents():
             pool = agent.context_pool
             yield Observation(
-                len(pool), {s.AGENT_NAME: agent.name, "pygents.context.limit": pool.limit or 0}
+                len(pool),
+                {s.AGENT_NAME: bounded(agent.name), "pygents.context.limit": pool.limit or 0},
             )

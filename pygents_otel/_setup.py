@@ -1,8 +1,8 @@
 """``configure()``: a one-call OpenTelemetry SDK for people without a distro.
 
-Reads the standard variables — ``OTEL_SERVICE_NAME``, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
-``OTEL_EXPORTER_OTLP_PROTOCOL`` (``grpc`` | ``http/protobuf``), ``OTEL_TRACES_EXPORTER``
-and ``OTEL_METRICS_EXPORTER`` (``otlp`` | ``console`` | ``none``),
+Reads the standard variables the way ``opentelemetry-instrument`` does (see
+``_exporters``) — ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` as comma lists,
+the general and per-signal ``OTEL_EXPORTER_OTLP_*`` settings, ``OTEL_SERVICE_NAME``,
 ``OTEL_RESOURCE_ATTRIBUTES`` — builds the providers, installs them globally unless the
 application already installed its own (those are kept, never replaced), and
 instruments pygents.
@@ -10,90 +10,198 @@ instruments pygents.
 
 from __future__ import annotations
 
+import atexit
+import logging
+import math
 import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import (
-    ConsoleMetricExporter,
-    MetricExporter,
-    MetricReader,
-    PeriodicExportingMetricReader,
-)
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from pygents_otel._instrumentor import PygentsInstrumentor
+from pygents_otel._exporters import ExporterChoice, choose
+from pygents_otel._instrumentor import PygentsInstrumentor, Settings
+from pygents_otel._tally import EndedSpans, SpanCounts, SpanTally, TallyingExporter
+from pygents_otel._text import bounded
 
 __all__ = ["Telemetry", "configure"]
 
-_PROTOCOLS = ("grpc", "http/protobuf")
-_EXPORTERS = ("otlp", "console", "none")
+METRIC_INTERVAL_ENV = "OTEL_METRIC_EXPORT_INTERVAL"
+SHUTDOWN_TIMEOUT_ENV = "PYGENTS_OTEL_SHUTDOWN_TIMEOUT"
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+_DEFAULT_METRIC_INTERVAL_SECONDS = 10.0
+# After the exporters were stopped, how long the shutdown thread gets to wind down.
+_GRACE_SECONDS = 1.0
+
+_log = logging.getLogger("pygents_otel")
 
 
-@dataclass
+@dataclass(eq=False)
 class Telemetry:
-    """What :func:`configure` set up; call :meth:`shutdown` before exiting."""
+    """What [`configure`][pygents_otel.configure] set up; call `shutdown` before exiting.
+
+    ``shutdown_timeout`` is the most `shutdown` waits for the last exports, in
+    seconds. ``exporters`` are the exporters ``configure`` built: the ones shutdown
+    stops when that time is up. ``tally`` counts their spans (`span_counts`).
+    """
 
     tracer_provider: Any
     meter_provider: Any
     instrumentor: PygentsInstrumentor
     owned: list[Any] = field(default_factory=list)
+    exporters: list[Any] = field(default_factory=list)
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    tally: SpanTally = field(default_factory=SpanTally)
 
-    def force_flush(self) -> None:
+    def span_counts(self) -> dict[str, SpanCounts]:
+        """For each span exporter ``configure`` built (by name): the spans that ended,
+        were exported, failed to export, and were dropped because the export queue
+        was full. Empty when the application's own tracer provider was kept."""
+        return self.tally.counts()
+
+    def force_flush(self, timeout: float | None = None) -> bool:
+        """Ask the providers ``configure`` created to export what they hold, allowing
+        ``timeout`` seconds (default: ``shutdown_timeout``) in all. ``False`` if a
+        provider reported that it did not finish."""
+        seconds = self.shutdown_timeout if timeout is None else _seconds("timeout", timeout)
+        deadline = time.monotonic() + seconds
+        flushed = True
         for provider in self.owned:
-            provider.force_flush()
+            left = max(0.0, deadline - time.monotonic())
+            flushed = bool(provider.force_flush(timeout_millis=int(left * 1000))) and flushed
+        return flushed
 
-    def shutdown(self) -> None:
-        """Uninstrument, then flush and shut down the providers ``configure`` created."""
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Uninstrument, then flush and shut down the providers ``configure`` created,
+        waiting at most ``timeout`` seconds (default: ``shutdown_timeout``).
+
+        With the collector down, the SDK's exporters keep retrying each batch and
+        its shutdown waits for them (tens of seconds). Here, once the time is up the
+        exporters are shut down, which ends their retries; what was not exported is
+        dropped, a warning says so, and ``False`` is returned. Calling it again does
+        nothing. It also runs at interpreter exit if the application did not call it.
+        """
+        seconds = self.shutdown_timeout if timeout is None else _seconds("timeout", timeout)
+        atexit.unregister(self.shutdown)
         self.instrumentor.uninstrument()
-        for provider in self.owned:
-            provider.shutdown()
-        self.owned.clear()
+        owned, self.owned = self.owned, []
+        if not owned:
+            return True
+        worker = _daemon(_shut_down, owned, time.monotonic() + seconds)
+        worker.join(seconds)
+        finished = not worker.is_alive()
+        if not finished:
+            # Stopping the exporters ends their retries and waits on the network. Some
+            # SDK versions make exporter.shutdown() itself wait for the export in
+            # flight, so it runs on its own daemon thread too, and both get a moment.
+            stopper = _daemon(_stop, self.exporters)
+            grace = time.monotonic() + _GRACE_SECONDS
+            stopper.join(_GRACE_SECONDS)
+            worker.join(max(0.0, grace - time.monotonic()))
+            _log.warning(
+                "telemetry was not exported within %.3g s (is the collector down or "
+                "slow?); the rest was dropped. To wait longer, pass shutdown_timeout= to "
+                "configure() or set %s",
+                seconds,
+                SHUTDOWN_TIMEOUT_ENV,
+            )
+        _report(self.span_counts(), finished)
+        return finished
 
 
-def _choice(value: str | None, env: str, default: str, allowed: tuple[str, ...]) -> str:
-    chosen = (value or os.environ.get(env) or default).strip().lower()
-    if chosen not in allowed:
-        raise ValueError(f"{env}={chosen!r} is not supported; use one of {', '.join(allowed)}")
-    return chosen
-
-
-def _span_exporter(kind: str, protocol: str, endpoint: str | None) -> SpanExporter | None:
-    if kind == "console":
-        return ConsoleSpanExporter()
-    if kind == "none":
-        return None
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        return OTLPSpanExporter(endpoint=endpoint) if endpoint else OTLPSpanExporter()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-        OTLPSpanExporter as HTTPSpanExporter,
+def _report(counts: dict[str, SpanCounts], finished: bool) -> None:
+    """One warning per exporter that lost spans, with the exact numbers."""
+    why = (
+        "because the export queue was full (raise OTEL_BSP_MAX_QUEUE_SIZE)"
+        if finished
+        else "because the export queue was full or shutdown ran out of time"
     )
+    for name, count in counts.items():
+        if count.dropped or count.failed:
+            _log.warning(
+                "%s exporter: %d of %d spans were not exported: %d dropped %s, %d failed to send",
+                name,
+                count.dropped + count.failed,
+                count.ended,
+                count.dropped,
+                why,
+                count.failed,
+            )
 
-    url = f"{endpoint.rstrip('/')}/v1/traces" if endpoint else None
-    return HTTPSpanExporter(endpoint=url) if url else HTTPSpanExporter()
+
+def _daemon(target: Any, *args: Any) -> threading.Thread:
+    """A started daemon thread: one the interpreter does not wait for at exit."""
+    thread = threading.Thread(target=target, args=args, name="pygents-otel-shutdown")
+    thread.daemon = True
+    thread.start()
+    return thread
 
 
-def _metric_exporter(kind: str, protocol: str, endpoint: str | None) -> MetricExporter | None:
-    if kind == "console":
-        return ConsoleMetricExporter()
-    if kind == "none":
-        return None
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+def _stop(exporters: list[Any]) -> None:
+    for exporter in exporters:
+        _quietly(exporter.shutdown)
 
-        return OTLPMetricExporter(endpoint=endpoint) if endpoint else OTLPMetricExporter()
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-        OTLPMetricExporter as HTTPMetricExporter,
-    )
 
-    url = f"{endpoint.rstrip('/')}/v1/metrics" if endpoint else None
-    return HTTPMetricExporter(endpoint=url) if url else HTTPMetricExporter()
+def _shut_down(providers: list[Any], deadline: float) -> None:
+    """Shut the providers down (on the shutdown thread, which ``shutdown`` waits for)."""
+    for provider in providers:
+        if isinstance(provider, MeterProvider):
+            left = max(0.0, deadline - time.monotonic())
+            _quietly(provider.shutdown, timeout_millis=left * 1000)
+        else:
+            _quietly(provider.shutdown)
+
+
+def _quietly(call: Any, **kwargs: Any) -> None:
+    """``call(**kwargs)``; an error is logged in one line and the shutdown goes on (the
+    SDK raises, for instance, when a meter provider had no time left)."""
+    try:
+        call(**kwargs)
+    except Exception as error:
+        owner = type(getattr(call, "__self__", call)).__name__
+        _log.warning(
+            "%s did not shut down cleanly: %s", owner, bounded(" ".join(str(error).split()))
+        )
+
+
+def _seconds(name: str, value: object) -> float:
+    """A duration argument, checked: a finite number of seconds, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, got {bounded(repr(value))}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def _shutdown_timeout(value: float | None) -> float:
+    if value is not None:
+        return _seconds("shutdown_timeout", value)
+    raw = os.environ.get(SHUTDOWN_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHUTDOWN_TIMEOUT
+    try:
+        return _seconds(SHUTDOWN_TIMEOUT_ENV, float(raw))
+    except ValueError:
+        raise ValueError(
+            f"{SHUTDOWN_TIMEOUT_ENV}={bounded(raw)!r} is not a number of seconds >= 0; "
+            "set it to e.g. 5, or unset it for the default"
+        ) from None
+
+
+def _metric_reader(built: Any, interval_seconds: float | None) -> MetricReader:
+    if isinstance(built, MetricReader):  # a pull exporter (Prometheus, ...) is a reader
+        return built
+    if interval_seconds is None and not os.environ.get(METRIC_INTERVAL_ENV, "").strip():
+        interval_seconds = _DEFAULT_METRIC_INTERVAL_SECONDS
+    millis = None if interval_seconds is None else interval_seconds * 1000
+    return PeriodicExportingMetricReader(built, export_interval_millis=millis)
 
 
 def configure(
@@ -104,40 +212,66 @@ def configure(
     traces_exporter: str | None = None,
     metrics_exporter: str | None = None,
     capture_content: bool | None = None,
-    metric_interval_seconds: float = 10.0,
+    capture_exception_message: bool | None = None,
+    metric_interval_seconds: float | None = None,
+    shutdown_timeout: float | None = None,
 ) -> Telemetry:
     """Set up tracing and metrics from arguments or the standard ``OTEL_*`` variables.
 
-    Arguments win over variables. A tracer or meter provider the application already
-    installed is kept (and used); only missing ones are created.
+    Arguments win over variables. ``traces_exporter`` and ``metrics_exporter`` take
+    what the variables take: a comma-separated list of exporter names, or ``"none"``.
+    A tracer or meter provider the application already installed is kept (and used);
+    only missing ones are created. Every setting is checked before anything is
+    installed, so a ``ValueError`` leaves the process as it was.
+
+    ``shutdown_timeout`` (or ``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``; 5 s by default) bounds
+    how long [`Telemetry.shutdown`][pygents_otel.Telemetry.shutdown] waits for the
+    last exports, so that a
+    collector that is down cannot hold up the program's exit.
+
+    ``capture_content`` and ``capture_exception_message`` go to
+    `PygentsInstrumentor.instrument`.
     """
-    protocol = _choice(protocol, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", _PROTOCOLS)
-    traces = _choice(traces_exporter, "OTEL_TRACES_EXPORTER", "otlp", _EXPORTERS)
-    metric_kind = _choice(metrics_exporter, "OTEL_METRICS_EXPORTER", "otlp", _EXPORTERS)
+    seconds = _shutdown_timeout(shutdown_timeout)
+    instrumenting = {
+        "capture_content": capture_content,
+        "capture_exception_message": capture_exception_message,
+    }
+    Settings.of(instrumenting)  # checks the instrumentor's variables before installing
+    span_choices = choose("traces", traces_exporter, protocol)
+    metric_choices = choose("metrics", metrics_exporter, protocol)
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
     resource = Resource.create({"service.name": name})
     owned: list[Any] = []
 
     tracer_provider: Any = trace.get_tracer_provider()
-    if not isinstance(tracer_provider, TracerProvider):
-        tracer_provider = TracerProvider(resource=resource)
-        exporter = _span_exporter(traces, protocol, endpoint)
-        if exporter is not None:
-            tracer_provider.add_span_processor(BatchSpanProcessor(exporter))
+    new_tracer_provider = not isinstance(tracer_provider, TracerProvider)
+    meter_provider: Any = metrics.get_meter_provider()
+    new_meter_provider = not isinstance(meter_provider, MeterProvider)
+    # Build every exporter first: one that fails to build leaves nothing installed.
+    span_exporters = _build(span_choices, endpoint) if new_tracer_provider else []
+    metric_exporters = _build(metric_choices, endpoint) if new_meter_provider else []
+
+    tally = SpanTally()
+    if new_tracer_provider:
+        # Shut down by Telemetry.shutdown (bounded), at exit too: not by the SDK's own
+        # exit handler, which waits for every retry.
+        tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+        if span_exporters:
+            tracer_provider.add_span_processor(EndedSpans(tally))
+        # The batch processors read the OTEL_BSP_* variables themselves.
+        for name, exporter in _named(span_choices, span_exporters):
+            tracer_provider.add_span_processor(
+                BatchSpanProcessor(TallyingExporter(exporter, name, tally))
+            )
         trace.set_tracer_provider(tracer_provider)
         owned.append(tracer_provider)
 
-    meter_provider: Any = metrics.get_meter_provider()
-    if not isinstance(meter_provider, MeterProvider):
-        readers: list[MetricReader] = []
-        metric_exporter = _metric_exporter(metric_kind, protocol, endpoint)
-        if metric_exporter is not None:
-            readers.append(
-                PeriodicExportingMetricReader(
-                    metric_exporter, export_interval_millis=metric_interval_seconds * 1000
-                )
-            )
-        meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    if new_meter_provider:
+        readers = [_metric_reader(built, metric_interval_seconds) for built in metric_exporters]
+        meter_provider = MeterProvider(
+            resource=resource, metric_readers=readers, shutdown_on_exit=False
+        )
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
 
@@ -145,8 +279,27 @@ def configure(
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()  # re-instrument with these providers
     instrumentor.instrument(
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        capture_content=capture_content,
+        tracer_provider=tracer_provider, meter_provider=meter_provider, **instrumenting
     )
-    return Telemetry(tracer_provider, meter_provider, instrumentor, owned)
+    exporters = [
+        built for built in span_exporters + metric_exporters if not isinstance(built, MetricReader)
+    ]
+    telemetry = Telemetry(
+        tracer_provider, meter_provider, instrumentor, owned, exporters, seconds, tally
+    )
+    if owned:
+        atexit.register(telemetry.shutdown)
+    return telemetry
+
+
+def _build(choices: list[ExporterChoice], endpoint: str | None) -> list[Any]:
+    return [choice.build(endpoint) for choice in choices]
+
+
+def _named(choices: list[ExporterChoice], built: list[Any]) -> list[tuple[str, Any]]:
+    """Each exporter with a name to count it under (``console#2`` for a second one)."""
+    named: list[tuple[str, Any]] = []
+    for choice, exporter in zip(choices, built, strict=True):
+        taken = sum(1 for name, _ in named if name.split("#")[0] == choice.name)
+        named.append((f"{choice.name}#{taken + 1}" if taken else choice.name, exporter))
+    return named

@@ -2,12 +2,12 @@
 
 Names and attributes follow the OpenTelemetry GenAI semantic conventions (agent and
 tool spans, status "Development"); what the conventions do not cover is namespaced
-``pygents.*``.
+``pygents.*``. Every piece of user text (agent and tool names, descriptions, tags,
+item ids, exception class names) goes through ``bounded`` on its way in.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,6 +29,8 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_otel._dump import dump
+from pygents_otel._text import TEXT_LIMIT, bounded
 
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
 
@@ -62,6 +64,7 @@ VALUE_INDEX: Final = "pygents.value.index"
 VALUE: Final = "pygents.value"
 QUEUE_DEPTH: Final = "pygents.agent.queue.depth"
 ITEM_ID: Final = "pygents.context.item.id"
+CONTEXT_CONTENT: Final = "pygents.context.content"
 STORE_SIZE: Final = "pygents.context.size"
 PYGENTS_TOOL: Final = "pygents.tool.name"
 
@@ -97,93 +100,80 @@ _OBJECT: Final[dict[type, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Content:
-    """Whether tool arguments, results and values are recorded, and how much."""
+    """Whether tool arguments, results, values and context item contents are
+    recorded, and how many characters of each (at least 1, checked by the
+    instrumentor)."""
 
     capture: bool = False
     max_length: int = 2048
 
     def dump(self, value: Any) -> str:
-        """``value`` as JSON (``repr`` for the rest), truncated; never raises.
+        """``value`` as JSON-ish text, cut to ``max_length`` characters; never raises.
 
-        Long lists (a stream's values) are encoded item by item only until the limit
-        is reached, so a million-value result costs no more than a short one.
+        Serialization stops at the limit, so a huge value costs no more than a short
+        one (see ``_dump``).
         """
-        if isinstance(value, (list, tuple)) and len(value) > 64:
-            parts: list[str] = []
-            size = 0
-            for item in value:
-                parts.append(self._one(item))
-                size += len(parts[-1]) + 2
-                if size > self.max_length:
-                    break
-            text = "[" + ", ".join(parts) + ("]" if len(parts) == len(value) else ", ")
-        else:
-            text = self._one(value)
-        if len(text) > self.max_length:
-            return text[: self.max_length] + "…"
-        return text
-
-    @staticmethod
-    def _one(value: Any) -> str:
-        try:
-            return json.dumps(value, default=_safe_repr, ensure_ascii=False)
-        except Exception:  # a value whose repr raises inside containers, and the like
-            return _safe_repr(value)
+        return dump(value, self.max_length)
 
 
-def _safe_repr(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:
-        return f"<{type(value).__name__} (repr failed)>"
+MAX_TAGS: Final = 64
+"""Tags recorded per span (the first ones in sorted order)."""
 
 
 def tags(obj: Any) -> dict[str, AttributeValue]:
     found = getattr(obj, "tags", None)
-    return {TAGS: sorted(found)} if found else {}
+    return {TAGS: [bounded(tag) for tag in sorted(found)[:MAX_TAGS]]} if found else {}
+
+
+def error_type(error: object) -> str:
+    """``error.type``: the exception's class name, bounded."""
+    return bounded(type(error).__qualname__)
 
 
 # -- spans -------------------------------------------------------------------------------
 
 
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(agent.name)
     attributes: dict[str, AttributeValue] = {
         OPERATION: INVOKE_AGENT,
         PROVIDER: "pygents",
-        AGENT_NAME: agent.name,
+        AGENT_NAME: name,
         AGENT_ID: agent.uuid,
         **tags(agent),
     }
     if agent.description:
-        attributes[AGENT_DESCRIPTION] = agent.description
-    return f"{INVOKE_AGENT} {agent.name}", attributes
+        attributes[AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
+    return f"{INVOKE_AGENT} {name}", attributes
 
 
 def turn_span(turn: Turn) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(turn.tool.name)
     attributes: dict[str, AttributeValue] = {
         TURN_UUID: turn.uuid,
         TURN_TIMEOUT: float(turn.timeout),
-        PYGENTS_TOOL: turn.tool.name,
+        PYGENTS_TOOL: name,
         **tags(turn),
     }
-    return f"turn {turn.tool.name}", attributes
+    return f"turn {name}", attributes
 
 
 def tool_span(
     tool: DecoratedTool[..., Any], turn: Turn | None
 ) -> tuple[str, dict[str, AttributeValue]]:
+    name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
         OPERATION: EXECUTE_TOOL,
         PROVIDER: "pygents",
-        TOOL_NAME: tool.name,
+        TOOL_NAME: name,
         TOOL_TYPE: "function",
         **tags(tool),
     }
     if tool.metadata.description:
-        attributes[TOOL_DESCRIPTION] = tool.metadata.description
+        attributes[TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
     if turn is not None:
         attributes[TOOL_CALL_ID] = turn.uuid
-    return f"{EXECUTE_TOOL} {tool.name}", attributes
+    return f"{EXECUTE_TOOL} {name}", attributes
 
 
 def end_attributes(
@@ -196,7 +186,7 @@ def end_attributes(
     if stop_reason is StopReason.TIMEOUT:
         attributes[ERROR_TYPE] = "TurnTimeoutError"
     elif isinstance(error, Exception):
-        attributes[ERROR_TYPE] = type(error).__qualname__
+        attributes[ERROR_TYPE] = error_type(error)
     return attributes
 
 
@@ -208,32 +198,38 @@ def _none(event: Event) -> dict[str, AttributeValue]:
 
 
 def _stop(event: Event) -> dict[str, AttributeValue]:
-    return {STOP_REASON: event.args[1].value}
+    return {STOP_REASON: event["stop_reason"].value}
 
 
-def _error(event: Event) -> dict[str, AttributeValue]:
-    exc = event.args[-1] if event.args else event.kwargs.get("exc")
-    return {ERROR_TYPE: type(exc).__qualname__}
+def _turn_error(event: Event) -> dict[str, AttributeValue]:
+    return {ERROR_TYPE: error_type(event["exception"])}
+
+
+def _tool_error(event: Event) -> dict[str, AttributeValue]:
+    return {ERROR_TYPE: error_type(event["exc"])}
 
 
 def _queued(event: Event) -> dict[str, AttributeValue]:
-    agent: Agent = event.args[0]
-    attributes: dict[str, AttributeValue] = {AGENT_NAME: agent.name, QUEUE_DEPTH: agent.queue_depth}
-    if len(event.args) > 1:
-        turn: Turn = event.args[1]
+    agent: Agent = event["agent"]
+    attributes: dict[str, AttributeValue] = {
+        AGENT_NAME: bounded(agent.name),
+        QUEUE_DEPTH: agent.queue_depth,
+    }
+    turn: Turn | None = event.get("turn")  # BEFORE_TURN has none yet
+    if turn is not None:
         attributes[TURN_UUID] = turn.uuid
-        attributes[PYGENTS_TOOL] = turn.tool.name
+        attributes[PYGENTS_TOOL] = bounded(turn.tool.name)
     return attributes
 
 
 def _turn_of_agent(event: Event) -> dict[str, AttributeValue]:
-    turn: Turn = event.args[1]
-    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: turn.tool.name}
+    turn: Turn = event["turn"]
+    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: bounded(turn.tool.name)}
 
 
 def _agent_error(event: Event) -> dict[str, AttributeValue]:
     attributes = _turn_of_agent(event)
-    attributes[ERROR_TYPE] = type(event.args[2]).__qualname__
+    attributes[ERROR_TYPE] = error_type(event["exception"])
     return attributes
 
 
@@ -241,16 +237,31 @@ def _store(event: Event) -> dict[str, AttributeValue]:
     store = event.source
     assert isinstance(store, (ContextQueue, ContextPool))
     attributes: dict[str, AttributeValue] = {STORE_SIZE: len(store)}
-    item_id = getattr(event.args[1], "id", None) if len(event.args) > 1 else None
+    item_id = getattr(event.get("item"), "id", None)
     if isinstance(item_id, str):
-        attributes[ITEM_ID] = item_id
+        attributes[ITEM_ID] = bounded(item_id)
     return attributes
 
 
+# What a context event is about, by argument name: the item added, removed or evicted,
+# the items appended, or the items about to be cleared.
+_ABOUT: Final[dict[HookType, str]] = {
+    ContextQueueHook.BEFORE_APPEND: "incoming",
+    ContextQueueHook.AFTER_APPEND: "appended_items",
+    ContextQueueHook.BEFORE_CLEAR: "items",
+    ContextQueueHook.ON_EVICT: "item",
+    ContextPoolHook.BEFORE_ADD: "item",
+    ContextPoolHook.AFTER_ADD: "item",
+    ContextPoolHook.BEFORE_REMOVE: "item",
+    ContextPoolHook.AFTER_REMOVE: "item",
+    ContextPoolHook.ON_EVICT: "item",
+    ContextPoolHook.BEFORE_CLEAR: "snapshot",
+}
+
 _BUILDERS: Final[dict[HookType, Any]] = {
     TurnHook.ON_COMPLETE: _stop,
-    TurnHook.ON_ERROR: _error,
-    ToolHook.ON_ERROR: _error,
+    TurnHook.ON_ERROR: _turn_error,
+    ToolHook.ON_ERROR: _tool_error,
     AgentHook.BEFORE_PUT: _queued,
     AgentHook.AFTER_PUT: _queued,
     AgentHook.BEFORE_TURN: _queued,
@@ -269,10 +280,6 @@ EVENT_NAMES: Final[dict[HookType, str]] = {
 }
 
 
-def event_name(event: Event) -> str:
-    return EVENT_NAMES[event.type]
-
-
 def event_attributes(
     event: Event, index: int | None, content: Content
 ) -> dict[str, AttributeValue]:
@@ -281,7 +288,10 @@ def event_attributes(
     if index is not None:
         attributes[VALUE_INDEX] = index
         if content.capture:
-            attributes[VALUE] = content.dump(event.args[-1])
+            attributes[VALUE] = content.dump(event["value"])
+    elif content.capture and event.type in _ABOUT:
+        # The dump stops at the content limit, however many items there are.
+        attributes[CONTEXT_CONTENT] = content.dump(event[_ABOUT[event.type]])
     return attributes
 
 

@@ -29,6 +29,7 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_otel import _exceptions as x
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 
@@ -73,10 +74,13 @@ class TelemetrySubscriber(Subscriber):
         content: s.Content,
         max_value_events: int = 16,
         max_span_events: int = 96,
+        exception_messages: bool = True,
     ) -> None:
         self.tracer = tracer
         self.metrics = metrics
         self.content = content
+        # False: failures record the exception's type only (see _exceptions).
+        self.exception_messages = exception_messages
         self.max_value_events = max_value_events
         # Below the SDK's default of 128 events a span, leaving room for exceptions.
         self.max_span_events = max_span_events
@@ -150,8 +154,9 @@ class TelemetrySubscriber(Subscriber):
         span.set_attributes(attributes)
         failed = reason in (StopReason.ERROR, StopReason.TIMEOUT)
         if failed and isinstance(error, Exception):
-            span.record_exception(error)
-            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"[:256]))
+            messages = self.exception_messages
+            span.add_event(x.EVENT, x.event_attributes(error, messages))
+            span.set_status(Status(StatusCode.ERROR, x.status_description(error, messages)))
         span.end()
         if self.metrics is not None:
             self._measure(scope, state, attributes.get(s.ERROR_TYPE) if failed else None)
@@ -172,7 +177,7 @@ class TelemetrySubscriber(Subscriber):
     def on_event(self, event: Event) -> None:
         kind = event.type
         if kind is AgentHook.BEFORE_PUT:
-            _remember_origin(event.args[1])
+            _remember_origin(event["turn"])
         state = self._event_state(event)
         span = state.span if state is not None else trace.get_current_span()
         if not span.is_recording():
@@ -198,7 +203,7 @@ class TelemetrySubscriber(Subscriber):
                     s.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
                 )
             elif kind is ToolHook.AFTER_INVOKE:
-                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event.args[0]))
+                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event["result"]))
         span.add_event(s.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
 
     def _event_state(self, event: Event) -> _SpanState | None:

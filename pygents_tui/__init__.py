@@ -2,20 +2,44 @@
 
 Run ``pygents-tui demo`` to see it on a built-in workload, ``pygents-tui run app.py``
 around your own coroutine, or embed it: ``run_dashboard(main)``.
+
+The package imports without Textual: ``Dashboard`` and ``Workload`` load on first use,
+so that without the ``tui`` extra both ``pygents-tui`` and ``from pygents_tui import
+Dashboard`` say which extra to install instead of failing inside an import.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from pygents_tui.app import Dashboard, Workload
+from pygents import __version__
+from pygents._extras import import_from_extra
 from pygents_tui.model import DashboardModel
+
+if TYPE_CHECKING:
+    from pygents_tui.app import Dashboard, Workload
+
+# The top-level modules the 'tui' extra installs (Textual brings Rich).
+TUI_PROVIDES = ("textual", "rich")
+
+
+def dashboard_module() -> ModuleType:
+    """``pygents_tui.app``, or a one-line ``MissingExtraError`` naming the 'tui' extra."""
+    return import_from_extra("pygents_tui.app", "pygents-tui", "tui", TUI_PROVIDES)
+
+
+def __getattr__(name: str) -> Any:
+    """``Dashboard`` and ``Workload``, loaded from ``pygents_tui.app`` on first use."""
+    if name in ("Dashboard", "Workload"):
+        return getattr(dashboard_module(), name)
+    raise AttributeError(f"module 'pygents_tui' has no attribute {name!r}")
 
 
 def run_dashboard(workload: Workload | None = None, **options: object) -> int:
     """Run the dashboard around ``workload`` (an async function) until the user quits;
     return the exit code (1 if the workload raised)."""
-    app = Dashboard(workload, **options)  # type: ignore[arg-type]
+    app: Dashboard = dashboard_module().Dashboard(workload, **options)
     app.run()
     return app.return_code or 0
 

@@ -1,7 +1,7 @@
 """The dashboard application.
 
 The workload (the demo, or your coroutine) runs in the app's own event loop. A
-:class:`~pygents_tui.model.DashboardModel` collects what happens at almost no cost to
+`DashboardModel` collects what happens at almost no cost to
 the agents; a timer drains it ten times a second and repaints only what changed.
 """
 
@@ -16,26 +16,34 @@ from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static, TabbedContent
+from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
+from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
 from pygents_tui.screens.main import TABS
-from pygents_tui.widgets import (
-    AgentsTable,
-    ContextPanel,
-    EventsPanel,
-    QueueTable,
-    RunningPanel,
-    TimelineTable,
-    ValuesLog,
-)
+from pygents_tui.widgets import AgentsTable, TimelineTable
 
-__all__ = ["Dashboard", "Workload"]
+__all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
+INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+
+
+def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
+    """The process exit status ``exc`` asks for, and what happened in a few words.
+
+    ``SystemExit`` follows Python's own rules: no code is 0, an int is passed through,
+    anything else is a message, shown, with status 1. ``KeyboardInterrupt`` is 130.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED, "interrupted"
+    code = exc.code
+    if code is None or isinstance(code, int):
+        return code or 0, f"exited with status {code or 0}"
+    return 1, f"exited: {preview(str(code), 200)}"
 
 
 class Dashboard(App[int]):
@@ -45,13 +53,12 @@ class Dashboard(App[int]):
     TITLE = "pygents"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "interrupt", "Interrupt", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("p", "toggle_pause", "Pause"),
         Binding("space", "freeze", "Freeze"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "back", "Back"),
-        Binding("j", "cursor('down')", "Down", show=False),
-        Binding("k", "cursor('up')", "Up", show=False),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -75,9 +82,8 @@ class Dashboard(App[int]):
         self.trace_url = trace_url
         if title:
             self.sub_title = title
-        self.frozen = False
-        self._frozen_at = 0
         self.workload_error: BaseException | None = None
+        self.exit_reason: str | None = None  # why the app ended itself, for the CLI
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
@@ -105,26 +111,45 @@ class Dashboard(App[int]):
             await self.workload()
         except asyncio.CancelledError:
             raise
+        except (SystemExit, KeyboardInterrupt) as exc:
+            # The program asked to end (sys.exit(), or Ctrl-C reached it): end the
+            # dashboard with its status. Raised on, they would burst out of the event
+            # loop past the app's own shutdown.
+            status, what = exit_status(exc)
+            self._end(status, what if status == INTERRUPTED else f"the workload {what}")
         except BaseException as exc:
             self.workload_error = exc
             self.notify(
-                f"{type(exc).__name__}: {exc}",
+                f"{type(exc).__name__}: {preview(str(exc), 300)}",
                 title="the workload failed",
                 severity="error",
                 timeout=30,
+                markup=False,
             )
-            raise
+            if isinstance(exc, Exception):
+                raise  # the worker records it; other BaseExceptions would end the loop
         finally:
             self.workload_done.set()
             self.refresh_view()
 
     @on(Worker.StateChanged)
     def _workload_state(self, event: Worker.StateChanged) -> None:
-        if event.worker.name == "workload" and event.state is WorkerState.SUCCESS:
-            self.notify("the workload finished; press q to quit", timeout=10)
+        ended_well = self.workload_error is None and self.exit_reason is None
+        if event.worker.name == "workload" and event.state is WorkerState.SUCCESS and ended_well:
+            self.notify("the workload finished; press q to quit", timeout=10, markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(return_code=1 if self.workload_error is not None else 0)
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: end the dashboard (and the workload) as an interrupted program."""
+        self._end(INTERRUPTED, "interrupted")
+
+    def _end(self, status: int, reason: str) -> None:
+        """Exit with ``status`` once the screen is up: a workload may end before the
+        first paint, and exiting while the screen still mounts breaks Textual's header."""
+        self.exit_reason = reason
+        self.call_after_refresh(self.exit, return_code=status)
 
     # -- refreshing -------------------------------------------------------------------
 
@@ -143,6 +168,7 @@ class Dashboard(App[int]):
                     title="the dashboard failed to refresh",
                     severity="error",
                     timeout=30,
+                    markup=False,
                 )
 
     def _refresh_view(self) -> None:
@@ -153,51 +179,19 @@ class Dashboard(App[int]):
             self.screen, (HelpScreen, InspectorScreen)
         ):
             return
-        status = self._main.query_one("#status", Static)
-        if self.frozen:
-            fresh = self.model.processed - self._frozen_at
-            status.update(f" FROZEN · +{fresh} new record(s) · space to resume", layout=False)
-            status.add_class("frozen")
-            return
-        status.remove_class("frozen")
-        model = self.model
-        running = len(model.running)
-        status.update(
-            f"{len(AgentRegistry)} agent(s) · {running} turn(s) running · "
-            f"{sum(s.completed for s in model.agents.values())} done · "
-            f"{model.log_total} event(s)"
-            + (f" · {model.dropped} dropped" if model.dropped else "")
-            + (" · workload failed" if self.workload_error else ""),
-            layout=False,
-        )
-        with self.batch_update():
-            agents = self._main.query_one(AgentsTable)
-            agents.refresh_from_model()
-            name = agents.selected
-            agent = AgentRegistry.find(name) if name else None
-            self._main.query_one(RunningPanel).refresh()
-            self._main.query_one(RunningPanel).agent = name
-            active = self._main.query_one(TabbedContent).active
-            if active == "tab-queue":
-                self._main.query_one(QueueTable).refresh_from(agent)
-            elif active == "tab-values":
-                self._main.query_one(ValuesLog).refresh_from(name)
-            elif active == "tab-context":
-                panel = self._main.query_one(ContextPanel)
-                panel.agent = agent
-                panel.refresh()
-            elif active == "tab-events":
-                self._main.query_one(EventsPanel).refresh_from_model()
-            elif active == "tab-timeline":
-                # Rebuilt when the model changed or the selection did; every tick while
-                # turns run, since their bars grow.
-                self._main.query_one(TimelineTable).refresh_from(name, force=bool(running))
+        self._main.refresh_view(workload_failed=self.workload_error is not None)
 
     # -- actions ----------------------------------------------------------------------
 
     @property
     def selected_agent(self) -> str | None:
-        return self._main.query_one(AgentsTable).selected
+        """The agent the main screen shows (its name)."""
+        return self._main.selected
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the view is frozen (``space``): data keeps arriving, unshown."""
+        return self._main.frozen
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -207,19 +201,18 @@ class Dashboard(App[int]):
         name = self.selected_agent
         agent = AgentRegistry.find(name) if name else None
         if agent is None:
-            self.notify("select an agent first", severity="warning")
+            self.notify("select an agent first", severity="warning", markup=False)
             return
         if agent.is_paused:
             agent.resume()
-            self.notify(f"{name} resumed")
+            self.notify(f"{name} resumed", markup=False)
         else:
             agent.pause()
-            self.notify(f"{name} will pause before its next turn")
+            self.notify(f"{name} will pause before its next turn", markup=False)
         self.refresh_view()
 
     def action_freeze(self) -> None:
-        self.frozen = not self.frozen
-        self._frozen_at = self.model.processed
+        self._main.toggle_freeze()
         self.refresh_view()
 
     def action_filter(self) -> None:
@@ -227,7 +220,7 @@ class Dashboard(App[int]):
         self._main.query_one("#filter", Input).focus()
 
     def action_show_tab(self, tab: str) -> None:
-        self._main.query_one(TabbedContent).active = tab
+        self._main.show_tab(tab)
         self.refresh_view()
 
     async def action_back(self) -> None:
@@ -236,38 +229,25 @@ class Dashboard(App[int]):
         else:
             self._main.query_one(AgentsTable).focus()
 
-    def action_cursor(self, direction: str) -> None:
-        focused = self.focused
-        if isinstance(focused, DataTable):
-            if direction == "down":
-                focused.action_cursor_down()
-            else:
-                focused.action_cursor_up()
-
     def action_inspect(self, uuid: str | None = None) -> None:
         if uuid is None:
             uuid = self._main.query_one(TimelineTable).selected_uuid
         record = self.model.find_turn(uuid) if uuid else None
         if record is None:
-            self.notify("no turn selected: pick one in the Timeline panel (6)", severity="warning")
+            self.notify(
+                "no turn selected: pick one in the Timeline panel (6)",
+                severity="warning",
+                markup=False,
+            )
             return
-        self.push_screen(InspectorScreen(record, self.trace_url, now=self.model.clock()))
+        model = self.model
+        self.push_screen(
+            InspectorScreen(record, self.trace_url, now=model.clock(), wall_time=model.wall_time)
+        )
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:
         self.action_inspect(str(event.row_key.value))
-
-    @on(DataTable.RowSelected, "#agents")
-    def _agent_chosen(self, event: DataTable.RowSelected) -> None:
-        self.refresh_view()
-
-    @on(DataTable.RowHighlighted, "#agents")
-    def _agent_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.refresh_view()
-
-    @on(TabbedContent.TabActivated)
-    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
-        self.refresh_view()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any, NoReturn
 
 from pygents_tui import __version__
 from pygents_tui._target import TargetError, load_target
-from pygents_tui.app import Dashboard, Workload
+from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
 
 __all__ = ["main"]
@@ -49,18 +53,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _without_console(variable: str) -> str | None:
+    """The exporter list in ``variable`` less ``console``, which would write over the
+    dashboard; ``None`` when the variable is unset (the default applies)."""
+    value = os.environ.get(variable)
+    if value is None or not value.strip():
+        return None
+    kept = [name for name in (n.strip() for n in value.split(",")) if name and name != "console"]
+    return ",".join(kept) or "none"
+
+
 def _telemetry() -> tuple[Any, Callable[..., Any] | None]:
     """Export to OTLP too when the standard variables ask for it."""
-    wanted = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_TRACES_EXPORTER")
-    if not wanted or os.environ.get("OTEL_TRACES_EXPORTER", "").lower() in ("console", "none"):
-        return None, None  # console output would write over the dashboard
+    traces = _without_console("OTEL_TRACES_EXPORTER")
+    if traces == "none" or not (traces or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")):
+        return None, None
     try:
         import pygents_otel
     except ImportError:
         return None, None
     return pygents_otel.configure(
-        service_name=os.environ.get("OTEL_SERVICE_NAME", "pygents-tui")
+        service_name=os.environ.get("OTEL_SERVICE_NAME", "pygents-tui"),
+        traces_exporter=traces,
+        metrics_exporter=_without_console("OTEL_METRICS_EXPORTER"),
     ), (pygents_otel.trace_id_of)
+
+
+@contextmanager
+def _interrupts_end(app: Dashboard) -> Iterator[None]:
+    """SIGINT (``kill -INT``, or Ctrl-C in a terminal that sends it) ends the app as
+    its ``ctrl+c`` key does: an orderly exit with status 130, the terminal restored.
+    Without this, asyncio would cancel the app from outside and it would exit 0."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop is running: behave as Python does
+            raise KeyboardInterrupt from None
+        loop.call_soon_threadsafe(app.action_interrupt)
+
+    try:
+        previous = signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,21 +120,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         except TargetError as exc:
             print(f"pygents-tui: error: {_one_line(str(exc))}", file=sys.stderr)
             return 2
+        except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() or Ctrl-C on import
+            status, what = exit_status(exc)
+            print(f"pygents-tui: {args.target} {what} while loading", file=sys.stderr)
+            return status
         title = args.target
     telemetry, trace_id = _telemetry()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
     try:
-        app.run()
+        with _interrupts_end(app):
+            app.run()
+    except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
+        print("pygents-tui: interrupted", file=sys.stderr)
+        return INTERRUPTED
     finally:
         if telemetry is not None:
             telemetry.shutdown()
-    if app.workload_error is not None:
+    if app.exit_reason is not None:
+        print(f"pygents-tui: {app.exit_reason}", file=sys.stderr)
+    elif app.workload_error is not None:
         error = app.workload_error
         message = _one_line(f"{type(error).__name__}: {error}")
         print(f"pygents-tui: the workload failed: {message}", file=sys.stderr)
     return app.return_code or 0
-
-
-def run() -> NoReturn:
-    """Console-script wrapper."""
-    sys.exit(main())

@@ -29,7 +29,7 @@ class FlakySource(Exception):
 
 @dataclass
 class Demo:
-    """The demo's agents; :meth:`run` drives them until cancelled."""
+    """The demo's agents; `run` drives them until cancelled."""
 
     agents: list[Agent]
     first: Turn

@@ -3,7 +3,8 @@
 It is fed by the core's subscription seam at almost no cost to the agents: it follows
 scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
 timeouts, context changes — so every per-turn path of the runtime stays on its fast
-track. Ingestion is one ``deque.append`` and a count; :meth:`DashboardModel.drain`,
+track. Ingestion is one ``deque.append`` and a count;
+[`DashboardModel.drain`][pygents_tui.DashboardModel.drain],
 called by the UI on a timer, turns the records into per-agent state, bounded ring
 buffers and counters. Live state (queue depth, current turn, context sizes, a stream's values so
 far) is read from the agents themselves at refresh time.
@@ -15,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
 from pygents import (
@@ -37,51 +39,29 @@ from pygents import (
     TurnHook,
 )
 from pygents_tui._preview import preview
+from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
 
-__all__ = ["AgentState", "DashboardModel", "LogEntry", "TurnRecord", "ValueRecord"]
+__all__ = [
+    "AgentState",
+    "DashboardModel",
+    "LogEntry",
+    "TurnDetails",
+    "TurnRecord",
+    "ValueRecord",
+]
 
 _START, _END, _EVENT = 0, 1, 2
 THROUGHPUT_SECONDS: Final = 60
-
-
-@dataclass(slots=True)
-class TurnRecord:
-    """One turn the dashboard saw start (and maybe end)."""
-
-    turn: Turn
-    agent: str | None
-    tool: str
-    uuid: str
-    started: float
-    timeout: float
-    streaming: bool
-    ended: float | None = None
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    values: int = 0
-    trace_id: str | None = None
-
-    @property
-    def elapsed(self) -> float:
-        return (self.ended if self.ended is not None else time.monotonic()) - self.started
-
-    def elapsed_at(self, now: float) -> float:
-        return (self.ended if self.ended is not None else now) - self.started
-
-
-@dataclass(slots=True)
-class ValueRecord:
-    at: float
-    tool: str
-    text: str
-
-
-@dataclass(slots=True)
-class LogEntry:
-    at: float
-    agent: str
-    kind: str
-    text: str
+SHOWN_EVENTS: Final = frozenset(
+    kind
+    for kind in COLD_EVENTS
+    if not kind.name.startswith("BEFORE_")
+    and kind not in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT)
+)
+"""The events the model records: cold ones only (so every per-turn path of the runtime
+stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
+``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
+TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
 
 
 @dataclass
@@ -98,7 +78,7 @@ class AgentState:
     evictions: int = 0
     last_error: str | None = None
     values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=500))
-    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=200))
+    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
     throughput: deque[int] = field(
         default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
     )
@@ -106,9 +86,13 @@ class AgentState:
 
 
 class DashboardModel(Subscriber):
-    """See the module docstring. ``clock`` is injectable for deterministic tests."""
+    """See the module docstring.
 
-    event_types: ClassVar[frozenset[HookType] | None] = COLD_EVENTS
+    ``clock`` (monotonic seconds) times everything the model records; ``wall_clock``
+    (seconds since the epoch) is read once, to show those times as dates. Both are the
+    seam that makes a test's timings, bars and dates exact."""
+
+    event_types: ClassVar[frozenset[HookType] | None] = SHOWN_EVENTS
     scope_kinds: ClassVar[frozenset[ScopeKind] | None] = frozenset(
         (ScopeKind.AGENT_RUN, ScopeKind.TURN)
     )
@@ -120,9 +104,11 @@ class DashboardModel(Subscriber):
         max_log: int = 2000,
         max_inbox: int = 1_000_000,
         trace_id: Callable[[Scope], str | None] | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.clock = clock
         self.epoch = clock()  # times are shown as seconds since the dashboard started
+        self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
         self.received = 0
         self.processed = 0
@@ -134,6 +120,7 @@ class DashboardModel(Subscriber):
         self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
+        self._settling: list[tuple[TurnRecord, str | None]] = []
 
     # -- the seam: one append (and one count) each, nothing else -----------------------
 
@@ -183,6 +170,7 @@ class DashboardModel(Subscriber):
             else:
                 self._event(obj, at)
         self.processed += count
+        self._settle()
         if self._tail_streams():
             changed = True
         if self._roll_throughput(int(self.clock())):
@@ -190,6 +178,30 @@ class DashboardModel(Subscriber):
         if changed:
             self.version += 1
         return changed
+
+    def _settle(self) -> None:
+        """Previews for the turns that ended in this drain and are still kept; then
+        every one of them lets go of its turn (its output and values are the program's
+        to free).
+
+        Done once per drain, newest first, rather than as each turn ends: in a busy drain
+        most ended turns are already pushed out of the bounded rings, and previews built
+        for them would be thrown away unseen.
+        """
+        settling = self._settling
+        recent_left = self.recent.maxlen or 0
+        agent_left: dict[str, int] = {}
+        for record, output in reversed(settling):
+            kept = recent_left > 0
+            recent_left -= 1
+            if record.agent is not None:
+                left = agent_left.get(record.agent, TURNS_KEPT)
+                kept = kept or left > 0
+                agent_left[record.agent] = left - 1
+            turn = record.turn
+            if turn is not None:
+                record.let_go(TurnDetails.of(turn, record.streaming, output) if kept else None)
+        settling.clear()
 
     def _roll_throughput(self, second: int) -> bool:
         """Quiet seconds count as zero: move every agent's buckets up to now."""
@@ -218,7 +230,6 @@ class DashboardModel(Subscriber):
             turn=turn,
             agent=agent,
             tool=turn.tool.name,
-            uuid=turn.uuid,
             started=at,
             timeout=float(turn.timeout),
             streaming=turn.tool.streaming,
@@ -251,12 +262,19 @@ class DashboardModel(Subscriber):
         record.stop_reason = scope.stop_reason
         if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
             record.error = preview(scope.error, 200)
-        if not record.streaming and scope.stop_reason is StopReason.COMPLETED:
-            output = record.turn.output
-            routed = isinstance(output, (Turn, ContextItem))
-            check = record.turn.tool.type is ToolType.COMPLETION_CHECK
-            if not routed and not check and record.agent is not None:
-                self._value(record, output, at)
+        turn: Turn = scope.target
+        output = None  # its preview, made here only when the values tail needs it
+        if (
+            not record.streaming
+            and not record.error
+            and scope.stop_reason is StopReason.COMPLETED
+            and record.agent is not None
+            and not isinstance(turn.output, (Turn, ContextItem))
+            and turn.tool.type is not ToolType.COMPLETION_CHECK
+        ):
+            output = preview(turn.output, 200)
+            self._value(record, output, at)
+        self._settling.append((record, output))  # see _settle
         self.recent.append(record)
         if record.agent is None:
             return
@@ -291,16 +309,17 @@ class DashboardModel(Subscriber):
             state.bucket = second
         state.throughput[-1] += 1
 
-    def _value(self, record: TurnRecord, value: Any, at: float) -> None:
+    def _value(self, record: TurnRecord, text: str, at: float) -> None:
+        """Count a value of ``record``'s turn, and keep ``text``, its preview."""
         if record.agent is None:
             return
         state = self.agent(record.agent)
         state.values += 1
         record.values += 1
-        state.values_tail.append(ValueRecord(at, record.tool, preview(value, 200)))
+        state.values_tail.append(ValueRecord(at, record.tool, text))
 
     def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
-        output = record.turn.output
+        output = record.turn.output if record.turn is not None else None
         if not record.streaming or not isinstance(output, list):
             return False
         seen = self._seen_values.get(scope, 0)
@@ -318,7 +337,7 @@ class DashboardModel(Subscriber):
             record.values += skipped
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
-                self._value(record, value, at)
+                self._value(record, preview(value, 200), at)
         self._seen_values[scope] = total
         return True
 
@@ -335,7 +354,7 @@ class DashboardModel(Subscriber):
         if isinstance(source, Agent):
             name = source.name
             if kind is AgentHook.AFTER_PUT:
-                turn: Turn = event.args[1]
+                turn: Turn = event["turn"]
                 self._note(at, name, "put", f"← {turn.tool.name} queued")
             elif kind is AgentHook.ON_PAUSE:
                 self.agent(name).phase = "paused"
@@ -346,22 +365,24 @@ class DashboardModel(Subscriber):
             return
         owner = event.agent.name if event.agent is not None else "—"
         if kind in (ContextPoolHook.ON_EVICT, ContextQueueHook.ON_EVICT):
-            item = event.args[1]
+            item = event["item"]
             if event.agent is not None:
                 self.agent(owner).evictions += 1
             store = "pool" if kind is ContextPoolHook.ON_EVICT else "queue"
             label = item.id if getattr(item, "id", None) else preview(item.content, 30)
             self._note(at, owner, "evict", f"♻ {store} evicted {label}")
         elif kind is ContextPoolHook.AFTER_ADD:
-            self._note(at, owner, "context", f"+ pool {event.args[1].id}")
+            self._note(at, owner, "context", f"+ pool {event['item'].id}")
         elif kind is ContextQueueHook.AFTER_APPEND:
-            self._note(at, owner, "context", f"+ queue {len(event.args[0])} item(s)")
-        elif kind in (TurnHook.ON_ERROR, ToolHook.ON_ERROR, TurnHook.ON_TIMEOUT):
-            return  # reported by the turn's end
-        elif kind in COLD_EVENTS and not kind.name.startswith("BEFORE_"):
+            self._note(at, owner, "context", f"+ queue {len(event['appended_items'])} item(s)")
+        else:
             self._note(at, owner, "event", f"{kind.qualified}")
 
     # -- reading, for the widgets -----------------------------------------------------------
+
+    def wall_time(self, at: float) -> datetime:
+        """The date (UTC) of ``at``, a time read from `clock`."""
+        return datetime.fromtimestamp(self.wall_epoch + (at - self.epoch), UTC)
 
     def live_agents(self) -> list[Agent]:
         """The registered agents, by name."""

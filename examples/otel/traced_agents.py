@@ -17,8 +17,8 @@ With no backend at all, printing the spans as JSON instead of sending them::
 The standard ``OTEL_*`` variables choose the exporter. ``otlp`` is the default and
 sends OTLP/gRPC to localhost:4317; ``OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf``
 sends to localhost:4318 instead. If nothing listens there the script still runs to
-the end: it says so, and the exporter gives up after its timeout
-(``OTEL_EXPORTER_OTLP_TIMEOUT``, 10 s by default) when the script exits.
+the end: it says so, and at exit ``telemetry.shutdown()`` gives up on the spans after
+at most 5 s (``PYGENTS_OTEL_SHUTDOWN_TIMEOUT``).
 
 Neither Jaeger nor Tempo stores metrics, so this script turns metric export off
 unless ``OTEL_METRICS_EXPORTER`` is set (``console`` prints them).
@@ -139,10 +139,17 @@ async def traced_session(report: Report) -> None:
 
 
 def collector_address() -> tuple[str, int] | None:
-    """Where OTLP spans will go, or ``None`` when the traces exporter is not ``otlp``."""
-    if os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() != "otlp":
+    """Where OTLP spans will go, or ``None`` when no traces exporter is an OTLP one."""
+    names = {name.strip() for name in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",")}
+    names = names - {""} or {"otlp"}  # unset: otlp
+    if not names & {"otlp", "otlp_proto_grpc", "otlp_proto_http"}:
         return None
-    grpc = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc").strip().lower() == "grpc"
+    protocol = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "").strip()
+        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "").strip()
+        or "grpc"
+    )
+    grpc = "otlp_proto_grpc" in names or ("otlp" in names and protocol == "grpc")
     default_port = 4317 if grpc else 4318
     endpoint = (
         os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")

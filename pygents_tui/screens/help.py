@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -22,8 +23,19 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("end", "values and events: follow the newest again"),
     ("?", "this help"),
     ("ctrl+p", "command palette"),
-    ("q", "quit"),
+    ("q  ctrl+c", "quit; ctrl+c interrupts (exit status 130)"),
 )
+
+
+def key_map() -> Text:
+    """The keys in bold, what they do in plain text (styled spans, never markup)."""
+    text = Text()
+    for index, (key, what) in enumerate(KEYS):
+        if index:
+            text.append("\n")
+        text.append(f"{key:<16}", style="bold")
+        text.append(f" {what}")
+    return text
 
 
 class HelpScreen(ModalScreen[None]):
@@ -32,8 +44,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        lines = "\n".join(f"[b]{key:<16}[/b] {what}" for key, what in KEYS)
         with Vertical(id="help-dialog"):
-            yield Static("[b]pygents-tui — keys[/b]\n", id="help-title")
-            yield Static(lines, id="help-keys")
-            yield Static("\n[dim]esc or ? to close[/dim]")
+            yield Static(Text("pygents-tui — keys\n", style="bold"), id="help-title")
+            yield Static(key_map(), id="help-keys")
+            yield Static(Text("\nesc or ? to close", style="dim"))

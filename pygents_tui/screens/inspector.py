@@ -2,60 +2,94 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import ClassVar
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from pygents_tui._preview import preview as _raw_preview
 from pygents_tui.model import TurnRecord
 
-
-def preview(value: object, width: int) -> str:
-    return escape(_raw_preview(value, width))
+_LABEL = 10  # the width of the label column
 
 
-def describe(record: TurnRecord, trace_url: str | None = None, now: float | None = None) -> str:
-    """The inspector's text for ``record`` (markup-free apart from bold labels)."""
-    turn = record.turn
-    started = turn.start_time.isoformat(timespec="milliseconds") if turn.start_time else "—"
-    ended = turn.end_time.isoformat(timespec="milliseconds") if turn.end_time else "running"
+class _Lines:
+    """Builds the inspector's text. Labels are styled spans and user text is appended
+    as plain text: nothing a turn carries is ever parsed as markup."""
+
+    def __init__(self) -> None:
+        self.text = Text()
+
+    def add(self, label: str = "", value: str = "", indent: str = "") -> None:
+        if self.text:
+            self.text.append("\n")
+        if label:
+            self.text.append(label, style="bold")
+            if value:
+                self.text.append(" " * max(_LABEL - len(label), 1))
+        self.text.append(indent + value)
+
+
+def trace_link(trace_url: str, trace_id: str) -> str:
+    """``trace_url`` with the id filled in; a template that does not format is shown
+    as given rather than breaking the inspector."""
+    try:
+        return trace_url.format(trace_id=trace_id)
+    except (IndexError, KeyError, ValueError):
+        return trace_url
+
+
+def describe(
+    record: TurnRecord,
+    trace_url: str | None = None,
+    now: float | None = None,
+    wall_time: Callable[[float], datetime] | None = None,
+) -> Text:
+    """The inspector's text for ``record``: plain text with bold labels."""
+    details = record.inspect()
+    started, ended = "—", "running"
+    if wall_time is not None:  # the dates of the model's own start and end times
+        started = wall_time(record.started).isoformat(timespec="milliseconds")
+        if record.ended is not None:
+            ended = wall_time(record.ended).isoformat(timespec="milliseconds")
     elapsed = record.elapsed_at(now) if now is not None else record.elapsed
-    lines = [
-        f"[b]turn[/b]      {record.uuid}",
-        f"[b]tool[/b]      {record.tool} ({'stream' if record.streaming else 'coroutine'})"
-        f" on {record.agent or '—'}",
-        f"[b]state[/b]     {record.stop_reason or 'running'} after {elapsed:.3f}s"
-        f" of {record.timeout:g}s",
-    ]
+    lines = _Lines()
+    lines.add("turn", record.uuid)
+    kind = "stream" if record.streaming else "coroutine"
+    lines.add("tool", f"{record.tool} ({kind}) on {record.agent or '—'}")
+    lines.add(
+        "state", f"{record.stop_reason or 'running'} after {elapsed:.3f}s of {record.timeout:g}s"
+    )
     if record.error:
-        lines += [f"[b]exception[/b] {escape(record.error)}"]
-    output = turn.output
-    if isinstance(output, list) and record.streaming:
-        lines += [f"[b]output[/b]    {len(output)} value(s)"]
-        lines += [f"  {preview(v, 100)}" for v in output[-10:]]
+        lines.add("exception", record.error)
+    if record.streaming:
+        lines.add("output", f"{details.values} value(s)")
+        for value in details.last_values:
+            lines.add(value=value, indent="  ")
     elif not record.error:
-        lines += [f"[b]output[/b]    {preview(output, 100)}"]
+        lines.add("output", details.output or "")
     if record.trace_id:
-        lines += [f"[b]trace[/b]     {record.trace_id}"]
+        lines.add("trace", record.trace_id)
         if trace_url:
-            lines += [f"          {escape(trace_url.format(trace_id=record.trace_id))}"]
-    lines += [
-        "",
-        "[b]arguments[/b]",
-        *(f"  {i}: {preview(a, 100)}" for i, a in enumerate(turn.args)),
-        *(f"  {k} = {preview(v, 100)}" for k, v in turn.kwargs.items()),
-        "[b]metadata[/b]",
-        *(f"  {k} = {preview(v, 100)}" for k, v in turn.metadata.items()),
-        f"[b]started[/b]   {started}",
-        f"[b]ended[/b]     {ended}",
-        f"[b]tags[/b]      {', '.join(sorted(turn.tags)) or '—'}",
-    ]
-    return "\n".join(lines)
+            lines.add(value=trace_link(trace_url, record.trace_id), indent=" " * _LABEL)
+    lines.add()
+    lines.add("arguments")
+    for index, arg in enumerate(details.args):
+        lines.add(value=f"{index}: {arg}", indent="  ")
+    for key, value in details.kwargs:
+        lines.add(value=f"{key} = {value}", indent="  ")
+    lines.add("metadata")
+    for key, value in details.metadata:
+        lines.add(value=f"{key} = {value}", indent="  ")
+    lines.add("started", started)
+    lines.add("ended", ended)
+    lines.add("tags", details.tags or "—")
+    return lines.text
 
 
 class InspectorScreen(ModalScreen[None]):
@@ -64,16 +98,20 @@ class InspectorScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Back")]
 
     def __init__(
-        self, record: TurnRecord, trace_url: str | None = None, now: float | None = None
+        self,
+        record: TurnRecord,
+        trace_url: str | None = None,
+        now: float | None = None,
+        wall_time: Callable[[float], datetime] | None = None,
     ) -> None:
         super().__init__()
         self.record = record
         self.trace_url = trace_url
         self.now = now
+        self.wall_time = wall_time
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspector-dialog"):
-            yield Static(
-                describe(self.record, self.trace_url, self.now), id="inspector-body", markup=True
-            )
-            yield Static("[dim]esc to go back[/dim]")
+            text = describe(self.record, self.trace_url, self.now, self.wall_time)
+            yield Static(text, id="inspector-body")
+            yield Static(Text("esc to go back", style="dim"))

@@ -1,16 +1,28 @@
-"""The main screen: agents on top, the selected agent's panels below."""
+"""The main screen: agents on top, the selected agent's panels below.
+
+The screen owns what it shows: the selected agent (its reactive `MainScreen.
+selected`, following the agents table's cursor), whether the view is frozen, and
+which panel is visible. The app's timer drains the model and asks the screen to
+repaint; the screen repaints the status line, the agents table and the one visible
+`Panel`, never the hidden ones.
+"""
 
 from __future__ import annotations
 
+from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from pygents import AgentRegistry
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
     EventsPanel,
+    Panel,
     QueueTable,
     RunningPanel,
     TimelineTable,
@@ -28,27 +40,110 @@ TABS: tuple[tuple[str, str], ...] = (
 
 
 class MainScreen(Screen[None]):
-    """Composes the panels; the app refreshes them from the model on a timer."""
+    """Composes the panels and repaints the visible one for the selected agent."""
+
+    selected: reactive[str | None] = reactive(None, init=False)
+    """The name of the agent under the agents table's cursor (None: no agent)."""
 
     def __init__(self, model: DashboardModel) -> None:
         super().__init__()
         self.model = model
+        self.frozen = False
+        self._frozen_at = 0
+        self._panels: dict[str, Panel] = {}
 
     def compose(self) -> ComposeResult:
+        model = self.model
+        self._status = Static("", id="status")
+        self._agents = AgentsTable(model, id="agents")
+        queue = QueueTable(id="queue")
+        running = RunningPanel(model, id="running")
+        values = ValuesLog(model, id="values")
+        context = ContextPanel(model, id="context")
+        events = EventsPanel(model, id="events")
+        timeline = TimelineTable(model, id="timeline")
+        self._panels = {
+            "tab-queue": queue,
+            "tab-running": running,
+            "tab-values": values,
+            "tab-context": context,
+            "tab-events": events,
+            "tab-timeline": timeline,
+        }
         yield Header(show_clock=False)
-        yield Static("", id="status")
-        yield AgentsTable(self.model, id="agents")
-        with TabbedContent(initial="tab-running", id="tabs"):
+        yield self._status
+        yield self._agents
+        with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
             with TabPane("Queue", id="tab-queue"):
-                yield QueueTable(id="queue")
+                yield queue
             with TabPane("Running", id="tab-running"):
-                yield RunningPanel(self.model, id="running")
+                yield running
             with TabPane("Values", id="tab-values"):
-                yield ValuesLog(self.model, id="values")
+                yield values
             with TabPane("Context", id="tab-context"):
-                yield ContextPanel(self.model, id="context")
+                yield context
             with TabPane("Events", id="tab-events"):
-                yield EventsPanel(self.model, id="events")
+                yield events
             with TabPane("Timeline", id="tab-timeline"):
-                yield TimelineTable(self.model, id="timeline")
+                yield timeline
         yield Footer()
+
+    # -- repainting --------------------------------------------------------------------
+
+    def refresh_view(self, workload_failed: bool = False) -> None:
+        """One tick: the status line, then (unless frozen) the agents table and the
+        visible panel, in one batch so that the terminal sees a single update."""
+        model = self.model
+        status = self._status
+        if self.frozen:
+            fresh = model.processed - self._frozen_at
+            status.update(Text(f" FROZEN · +{fresh} new record(s) · space to resume"), layout=False)
+            status.add_class("frozen")
+            return
+        status.remove_class("frozen")
+        status.update(
+            Text(
+                f"{len(AgentRegistry)} agent(s) · {len(model.running)} turn(s) running · "
+                f"{sum(s.completed for s in model.agents.values())} done · "
+                f"{model.log_total} event(s)"
+                + (f" · {model.dropped} dropped" if model.dropped else "")
+                + (" · workload failed" if workload_failed else "")
+            ),
+            layout=False,
+        )
+        with self.app.batch_update():
+            self._agents.refresh_from(None)
+            before = self.selected
+            self.selected = self._agents.selected  # a change repaints in the watcher
+            if self.selected == before:
+                self.refresh_panel()
+
+    def refresh_panel(self) -> None:
+        """Repaint the visible panel (only) for the selected agent."""
+        panel = self._panels.get(self._tabs.active)
+        if panel is not None:
+            panel.refresh_from(self.selected)
+
+    def watch_selected(self) -> None:
+        if not self.frozen:
+            self.refresh_panel()
+
+    def toggle_freeze(self) -> None:
+        """Stop (or resume) repainting; what arrives meanwhile is counted."""
+        self.frozen = not self.frozen
+        self._frozen_at = self.model.processed
+
+    def show_tab(self, tab: str) -> None:
+        self._tabs.active = tab
+
+    # -- following the agents table ----------------------------------------------------
+
+    @on(DataTable.RowHighlighted, "#agents")
+    @on(DataTable.RowSelected, "#agents")
+    def _follow_cursor(self) -> None:
+        self.selected = self._agents.selected
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self) -> None:
+        if not self.frozen:
+            self.refresh_panel()

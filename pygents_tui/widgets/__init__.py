@@ -1,5 +1,6 @@
 """The dashboard's panels; each refreshes itself from the model, never per event."""
 
+from pygents_tui.widgets._panel import NavigableTable, Panel
 from pygents_tui.widgets.agents import AgentsTable
 from pygents_tui.widgets.context import ContextPanel
 from pygents_tui.widgets.events import EventsPanel
@@ -12,6 +13,8 @@ __all__ = [
     "AgentsTable",
     "ContextPanel",
     "EventsPanel",
+    "NavigableTable",
+    "Panel",
     "QueueTable",
     "RunningPanel",
     "TimelineTable",

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual.widgets import DataTable
+from rich.text import Text
 
+from pygents import Agent
 from pygents_tui.model import DashboardModel
+from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import sparkline
 
 _STATE_STYLE = {
-    "running": "[green]running[/]",
-    "paused": "[yellow]paused[/]",
-    "finished": "[blue]done[/]",
-    "failed": "[red]failed[/]",
-    "idle": "[dim]idle[/]",
+    "running": ("running", "green"),
+    "paused": ("paused", "yellow"),
+    "finished": ("done", "blue"),
+    "failed": ("failed", "red"),
+    "idle": ("idle", "dim"),
 }
 
 
-class AgentsTable(DataTable[str]):
-    """Agents with state, queue, current turn, counts, context sizes and throughput."""
+def _cell(column: str, value: str) -> Text:
+    """A cell as plain text: agent and tool names are data, never markup."""
+    if column == "state":
+        label, style = _STATE_STYLE.get(value, (value, ""))
+        return Text(label, style=style)
+    return Text(value)
+
+
+class AgentsTable(NavigableTable[Text]):
+    """Agents with state, queue, current turn, counts, context sizes and throughput.
+
+    The list that chooses the selected agent: the main screen follows its cursor."""
 
     # Fits 80 columns: widths plus one cell of padding on each side.
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
@@ -33,8 +45,8 @@ class AgentsTable(DataTable[str]):
         ("rate", "Rate", 8),
     )
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
         self._cells: dict[str, tuple[str, ...]] = {}
 
@@ -49,9 +61,13 @@ class AgentsTable(DataTable[str]):
             return None
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
-    def refresh_from_model(self) -> None:
+    def refresh_from(self, agent: str | None = None) -> None:
+        """Every live agent's row; ``agent`` is unused (this table *makes* the choice)."""
+        self._show(self.model.live_agents())
+
+    def _show(self, live: list[Agent]) -> None:
+        """Add, update (changed cells only) and remove rows to match ``live``."""
         model = self.model
-        live = model.live_agents()
         names = {agent.name for agent in live}
         for gone in [name for name in self._cells if name not in names]:
             self.remove_row(gone)
@@ -63,7 +79,7 @@ class AgentsTable(DataTable[str]):
             counts = f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0"
             cells = (
                 agent.name,
-                _STATE_STYLE.get(model.phase(agent), model.phase(agent)),
+                model.phase(agent),
                 str(agent.queue_depth),
                 current.tool.name if current is not None else "",
                 counts,
@@ -73,11 +89,17 @@ class AgentsTable(DataTable[str]):
             )
             previous = self._cells.get(agent.name)
             if previous is None:
-                self.add_row(*cells, key=agent.name)
+                self.add_row(
+                    *(
+                        _cell(key, value)
+                        for (key, _, _), value in zip(self.COLUMNS, cells, strict=True)
+                    ),
+                    key=agent.name,
+                )
             elif previous != cells:
                 for (column, _label, _width), old, new in zip(
                     self.COLUMNS, previous, cells, strict=True
                 ):
                     if old != new:
-                        self.update_cell(agent.name, column, new)
+                        self.update_cell(agent.name, column, _cell(column, new))
             self._cells[agent.name] = cells

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from textual.widget import Widget
 
-from pygents import Agent
+from pygents import AgentRegistry
 from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 
@@ -17,13 +18,20 @@ class ContextPanel(Widget):
 
     DEFAULT_CSS = "ContextPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.model = model
-        self.agent: Agent | None = None
+        # The agent's name, not the agent: a panel must not keep an agent (and its
+        # context) alive after the program has let go of it.
+        self.agent: str | None = None
+
+    def refresh_from(self, agent: str | None) -> None:
+        """Repaint: `render` reads the model and the agent when it runs."""
+        self.agent = agent
+        self.refresh()
 
     def render(self) -> Group:
-        agent = self.agent
+        agent = AgentRegistry.find(self.agent) if self.agent is not None else None
         if agent is None:
             return Group("no agent selected")
         state = self.model.agents.get(agent.name)
@@ -33,7 +41,7 @@ class ContextPanel(Widget):
         window.add_column("#", width=3)
         window.add_column("content", ratio=1)
         for index, item in enumerate(queue.items, start=1):
-            window.add_row(str(index), preview(item.content, 70))
+            window.add_row(str(index), Text(preview(item.content, 70)))
         pooled = Table(
             title=f"pool {len(pool)}/{pool.limit or '∞'} · evictions {evictions}",
             expand=True,
@@ -43,7 +51,9 @@ class ContextPanel(Widget):
         pooled.add_column("description", ratio=1)
         pooled.add_column("content", ratio=1)
         for item in pool.items[-30:]:
-            pooled.add_row(
-                preview(item.id, 14), preview(item.description, 40), preview(item.content, 40)
+            pooled.add_row(  # user text: plain, never markup
+                Text(preview(item.id, 14)),
+                Text(preview(item.description, 40)),
+                Text(preview(item.content, 40)),
             )
         return Group(window, pooled)

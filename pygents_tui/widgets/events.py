@@ -18,8 +18,8 @@ class EventsPanel(Vertical):
     EventsPanel Log { height: 1fr; }
     """
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.model = model
         self._written = 0
         self._filter = ""
@@ -36,12 +36,14 @@ class EventsPanel(Vertical):
         self._filter = text.strip().lower()
         self.log_widget.clear()
         self._written = 0
-        self.refresh_from_model()
+        self.refresh_from(None)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.set_filter(event.value)
 
-    def refresh_from_model(self) -> None:
+    def refresh_from(self, agent: str | None) -> None:
+        """Write the events logged since the last call; every agent's (``agent`` is
+        unused: the filter narrows the log)."""
         model = self.model
         fresh = min(model.log_total - self._written, len(model.log))
         if fresh <= 0:

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from itertools import islice
 
-from textual.widgets import DataTable
+from rich.text import Text
 
-from pygents import Agent
+from pygents import AgentRegistry
 from pygents_tui._preview import preview
+from pygents_tui.widgets._panel import NavigableTable
 
 _SHOWN = 200
 
 
-class QueueTable(DataTable[str]):
+class QueueTable(NavigableTable[Text]):
     """Pending turns of one agent: position, tool, arguments preview, timeout."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", id=id)
         self._shown: list[tuple[str, ...]] = []
 
     def on_mount(self) -> None:
@@ -25,10 +26,11 @@ class QueueTable(DataTable[str]):
         self.add_column("Arguments", key="args", width=40)
         self.add_column("Timeout", key="timeout", width=8)
 
-    def refresh_from(self, agent: Agent | None) -> None:
+    def refresh_from(self, agent: str | None) -> None:
+        found = AgentRegistry.find(agent) if agent is not None else None
         rows: list[tuple[str, ...]] = []
-        if agent is not None:
-            for position, turn in enumerate(islice(agent, _SHOWN), start=1):
+        if found is not None:
+            for position, turn in enumerate(islice(found, _SHOWN), start=1):
                 arguments = ", ".join(f"{k}={preview(v, 24)}" for k, v in turn.kwargs.items())
                 if turn.args:
                     arguments = ", ".join(preview(a, 16) for a in turn.args) + (
@@ -41,5 +43,5 @@ class QueueTable(DataTable[str]):
             return
         self.clear()
         for index, row in enumerate(rows):
-            self.add_row(*row, key=str(index))
+            self.add_row(*map(Text, row), key=str(index))  # data, never markup
         self._shown = rows

@@ -25,23 +25,25 @@ class RunningPanel(Widget):
 
     DEFAULT_CSS = "RunningPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.model = model
         self.agent: str | None = None
+
+    def refresh_from(self, agent: str | None) -> None:
+        """Repaint: `render` reads the model and the agent when it runs."""
+        self.agent = agent
+        self.refresh()
 
     def render(self) -> Table:
         model = self.model
         now = model.clock()
         width = max(self.size.width - 50, 8)
         table = Table.grid(padding=(0, 1), expand=True)
-        for name, kwargs in (
-            ("agent", {"width": 11}),
-            ("tool", {"width": 11}),
-            ("bar", {"ratio": 1}),
-            ("time", {"width": 22, "no_wrap": True}),
-        ):
-            table.add_column(name, **kwargs)  # type: ignore[arg-type]
+        table.add_column("agent", width=11)
+        table.add_column("tool", width=11)
+        table.add_column("bar", ratio=1)
+        table.add_column("time", width=22, no_wrap=True)
         running = model.running_turns()
         for record in running[:40]:
             elapsed = record.elapsed_at(now)
@@ -50,15 +52,15 @@ class RunningPanel(Widget):
             remaining = max(record.timeout - elapsed, 0.0)
             table.add_row(
                 Text(record.agent or "—", style="bold" if record.agent == self.agent else ""),
-                record.tool,
+                Text(record.tool),
                 Text(bar(fraction, width), style=colour),
                 Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour),
             )
         timed_out = [r for r in model.recent if r.stop_reason is StopReason.TIMEOUT][-5:]
         for record in reversed(timed_out):
             table.add_row(
-                record.agent or "—",
-                record.tool,
+                Text(record.agent or "—"),
+                Text(record.tool),
                 Text(bar(1.0, width), style="red dim"),
                 Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),
             )

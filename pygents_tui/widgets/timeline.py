@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from pygents import StopReason
 from pygents_tui.model import DashboardModel, TurnRecord
+from pygents_tui.widgets._panel import NavigableTable
 
 _GLYPH = {
     StopReason.COMPLETED: ("█", "green"),
@@ -16,14 +16,14 @@ _GLYPH = {
 }
 
 
-class TimelineTable(DataTable[object]):
+class TimelineTable(NavigableTable[object]):
     """Recent turns of the selected agent (all agents if none), newest last; ``enter``
     opens the turn inspector."""
 
     WINDOW = 30.0  # seconds shown across the bar column
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(cursor_type="row", id=id)
         self.model = model
         self._version = -1
         self._agent: str | None = None
@@ -34,9 +34,12 @@ class TimelineTable(DataTable[object]):
         self.add_column("Took", key="took", width=7)
         self.add_column("Waterfall (last 30 s)", key="bar", width=40)
 
-    def refresh_from(self, agent: str | None, force: bool = False) -> None:
+    def refresh_from(self, agent: str | None) -> None:
+        """Rebuilt when the model changed or the selection did; every time while turns
+        run, since their bars grow."""
         model = self.model
-        if not force and model.version == self._version and agent == self._agent:
+        unchanged = model.version == self._version and agent == self._agent
+        if unchanged and not model.running:
             return
         self._version, self._agent = model.version, agent
         records: list[TurnRecord] = [
@@ -48,8 +51,8 @@ class TimelineTable(DataTable[object]):
         self.clear()
         for record in records:
             self.add_row(
-                record.agent or "—",
-                record.tool,
+                Text(record.agent or "—"),  # names are data, never markup
+                Text(record.tool),
                 f"{record.elapsed_at(now):.2f}s",
                 self._bar(record, now),
                 key=record.uuid,

@@ -12,8 +12,8 @@ _FMT = "{at:8.2f}  {tool:<12} {text}"
 class ValuesLog(Log):
     """Follows the newest values until the user scrolls back; ``end`` follows again."""
 
-    def __init__(self, model: DashboardModel, **kwargs: object) -> None:
-        super().__init__(max_lines=1000, highlight=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
+        super().__init__(max_lines=1000, highlight=False, id=id)
         self.model = model
         self._agent: str | None = None
         self._written = 0

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pygents import tool
+from pygents.testing import collect
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -29,11 +30,6 @@ from examples.assistant.model import (  # noqa: E402
     model_from_env,
     tool_definitions,
 )
-
-
-async def collect(stream: AsyncIterator[TextDelta | Reply]) -> list[TextDelta | Reply]:
-    return [item async for item in stream]
-
 
 # --------------------------------------------------------------------------- ScriptedModel
 

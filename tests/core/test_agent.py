@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -30,18 +31,9 @@ from pygents import (
     hook,
     tool,
 )
+from pygents.testing import collect, drain
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-async def drain(agent: Agent) -> list[tuple[Turn, Any]]:
-    """Every ``(turn, value)`` one ``run()`` yields."""
-    return [pair async for pair in agent.run()]
-
-
-async def values(agent: Agent) -> list[Any]:
-    """Every value one ``run()`` yields."""
-    return [value for _, value in await drain(agent)]
 
 
 async def reached(event: asyncio.Event, task: asyncio.Task[Any]) -> None:
@@ -184,7 +176,7 @@ async def test_async_with_unregisters_the_agent_on_exit() -> None:
     async with Agent("scoped", "", [echo]) as agent:
         assert AgentRegistry.get("scoped") is agent
         await agent.put(Turn(echo, kwargs={"x": "in"}))
-        assert await values(agent) == ["echo:in"]
+        assert await drain(agent) == ["echo:in"]
     assert "scoped" not in AgentRegistry
 
 
@@ -238,7 +230,52 @@ async def test_put_accepts_turns_for_subtools_of_a_root_tool() -> None:
     await agent.put(Turn(audit))
     await agent.put(Turn(manage))
 
-    assert await values(agent) == ["created alice", "audited", "root"]
+    assert await drain(agent) == ["created alice", "audited", "root"]
+
+
+async def test_setting_tools_changes_which_turns_put_accepts_and_survives_to_dict() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def manage() -> str:
+        return "root"
+
+    @manage.subtool()
+    async def create() -> str:
+        return "created"
+
+    agent = Agent("a", "", [echo])
+    agent.tools = [manage]
+
+    with pytest.raises(ValueError, match="no tool 'echo'"):
+        await agent.put(Turn(echo, kwargs={"x": "old"}))
+    await agent.put(Turn(manage))
+    await agent.put(Turn(create))  # subtools of the new tools too
+
+    data = agent.to_dict()
+    AgentRegistry.unregister("a")
+    restored = Agent.from_dict(data)
+    assert [t.name for t in restored.tools] == ["manage"]
+    assert await drain(restored) == ["root", "created"]
+
+
+async def test_tools_that_would_strand_queued_turns_are_refused() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def other() -> str:
+        return "other"
+
+    agent = Agent("a", "", [echo, other])
+    await agent.put(Turn(echo, kwargs={"x": "queued"}))
+
+    with pytest.raises(ValueError, match=r"queued turns for 'echo'.*run the queued turns"):
+        agent.tools = [other]
+    assert list(agent.tools) == [echo, other]  # unchanged
+
+    assert await drain(agent) == ["echo:queued"]
+    agent.tools = [other]  # nothing queued any more
+    assert list(agent.tools) == [other]
 
 
 async def test_turns_is_a_snapshot_and_iterating_the_agent_iterates_it() -> None:
@@ -275,7 +312,7 @@ async def test_run_takes_turns_in_fifo_order() -> None:
     for turn in turns:
         await agent.put(turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert ran == list(range(6))
     assert pairs == [(turn, i) for i, turn in enumerate(turns)]
@@ -299,7 +336,7 @@ async def test_a_returned_turn_is_queued_and_runs_later_in_the_same_run() -> Non
     await agent.put(Turn(spawn))
     await agent.put(Turn(echo, kwargs={"x": "queued-before"}))
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert [value for _, value in pairs] == ["echo:queued-before", "echo:child"]
     assert pairs[1][0] is spawned[0]
@@ -316,7 +353,7 @@ async def test_a_returned_context_item_without_id_goes_to_the_context_queue() ->
     agent = Agent("a", "", [remember])
     await agent.put(Turn(remember, kwargs={"text": "hello"}))
 
-    assert await drain(agent) == []
+    assert await collect(agent.run()) == []
     assert agent.context_queue.items == [ContextItem(content="hello")]
     assert len(agent.context_pool) == 0
 
@@ -329,7 +366,7 @@ async def test_a_returned_context_item_with_id_goes_to_the_context_pool() -> Non
     agent = Agent("a", "", [store])
     await agent.put(Turn(store, kwargs={"doc_id": "d1"}))
 
-    assert await drain(agent) == []
+    assert await collect(agent.run()) == []
     assert agent.context_pool.get("d1") == ContextItem(
         content="body of d1", description="a document", id="d1"
     )
@@ -350,10 +387,10 @@ async def test_a_completion_check_returning_true_ends_run_and_leaves_turns_queue
     for turn in rest:
         await agent.put(turn)
 
-    assert await values(agent) == ["echo:before"]
+    assert await drain(agent) == ["echo:before"]
     assert agent.turns == rest
     assert not agent.is_running
-    assert await values(agent) == ["echo:after"]  # the next run carries on
+    assert await drain(agent) == ["echo:after"]  # the next run carries on
     assert agent.turns == []
 
 
@@ -371,7 +408,7 @@ async def test_a_completion_check_returning_false_lets_run_continue() -> None:
     await agent.put(Turn(echo, kwargs={"x": "after"}))
     await agent.put(Turn(not_yet))
 
-    assert await values(agent) == ["echo:after"]  # False is not yielded either
+    assert await drain(agent) == ["echo:after"]  # False is not yielded either
     assert checks == [False, False]
     assert agent.turns == []
 
@@ -387,7 +424,7 @@ async def test_a_completion_check_returning_a_non_bool_is_an_error(returned: obj
     await agent.put(turn)
 
     with pytest.raises(CompletionCheckReturnError, match="sloppy"):
-        await drain(agent)
+        await collect(agent.run())
     assert turn.stop_reason is StopReason.ERROR
     assert not agent.is_running
 
@@ -406,7 +443,7 @@ async def test_any_other_value_is_yielded_with_its_turn(plain: object) -> None:
     turn = Turn(give)
     await agent.put(turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert len(pairs) == 1
     assert pairs[0][0] is turn
@@ -439,7 +476,7 @@ async def test_each_streamed_value_is_routed_as_it_is_produced() -> None:
     stream_turn = Turn(mixed)
     await agent.put(stream_turn)
 
-    pairs = await drain(agent)
+    pairs = await collect(agent.run())
 
     assert pairs == [
         (stream_turn, "first"),
@@ -488,7 +525,7 @@ async def test_a_context_queue_parameter_receives_the_agents_queue() -> None:
     agent = Agent("a", "", [think])
     await agent.put(Turn(think, kwargs={"question": "q"}))
 
-    assert await values(agent) == ["q"]
+    assert await drain(agent) == ["q"]
     assert got == [agent.context_queue]
     assert got[0] is agent.context_queue
 
@@ -504,7 +541,7 @@ async def test_an_optional_pool_parameter_is_the_pool_inside_and_none_outside() 
     assert await Turn(answer).returning() == "ok"
     agent = Agent("a", "", [answer])
     await agent.put(Turn(answer))
-    assert await values(agent) == ["ok"]
+    assert await drain(agent) == ["ok"]
 
     assert got[0] is None
     assert got[1] is agent.context_pool
@@ -532,7 +569,7 @@ async def test_an_explicit_argument_wins_over_injection() -> None:
 
     agent = Agent("a", "", [think])
     await agent.put(Turn(think, kwargs={"memory": mine}))
-    await drain(agent)
+    await collect(agent.run())
 
     assert got[0] is mine
     assert got[1] is agent.context_pool
@@ -557,7 +594,7 @@ async def test_hooks_with_context_parameters_receive_the_agents_instances() -> N
         seen.append(("agent turn hook", None, pool))
 
     await agent.put(Turn(echo, kwargs={"x": "1"}))
-    assert await values(agent) == ["echo:1"]
+    assert await drain(agent) == ["echo:1"]
 
     queue, pool = agent.context_queue, agent.context_pool
     assert len(seen) == 3
@@ -593,7 +630,7 @@ async def test_a_turn_error_propagates_after_its_hooks_fired() -> None:
 
     await agent.put(turn)
     with pytest.raises(ValueError, match="boom") as info:
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [
         ("turn ON_ERROR", turn, info.value),
@@ -630,7 +667,7 @@ async def test_a_turn_timeout_propagates_after_its_hooks_fired() -> None:
 
     await agent.put(turn)
     with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [("turn ON_TIMEOUT", turn), ("agent ON_TURN_TIMEOUT", agent, turn)]
     assert turn.stop_reason is StopReason.TIMEOUT
@@ -699,6 +736,7 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("BEFORE_TURN", agent),
         ("BEFORE_PUT", agent, t3, False),
         ("AFTER_PUT", agent, t3, True),
+        ("ON_TURN_VALUE", agent, t2, t3),  # a routed value too, once it is queued
         ("AFTER_TURN", agent, t2),
         ("BEFORE_TURN", agent),
         ("ON_TURN_VALUE", agent, t4, "s1"),
@@ -708,9 +746,73 @@ async def test_agent_hook_events_fire_with_their_exact_arguments() -> None:
         ("ON_TURN_VALUE", agent, t3, "echo:b"),
         ("AFTER_TURN", agent, t3),
     ]
-    assert log[: len(expected)] == expected
-    # After the last turn only a final look at the (empty) queue may follow.
-    assert all(entry == ("BEFORE_TURN", agent) for entry in log[len(expected) :])
+    assert log == expected  # no BEFORE_TURN once the queue is empty
+
+
+@pytest.mark.parametrize("queued", [0, 1, 3])
+async def test_before_turn_fires_once_per_turn_taken(queued: int) -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    depths: list[int] = []
+
+    @agent.before_turn
+    async def before(a: Agent) -> None:
+        depths.append(a.queue_depth)
+
+    for i in range(queued):
+        await agent.put(Turn(echo, kwargs={"x": str(i)}))
+
+    assert len(await collect(agent.run())) == queued
+    assert depths == list(range(queued, 0, -1))  # each time with the next turn still queued
+
+
+async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
+    echo = make_echo()
+    child = Turn(echo, kwargs={"x": "child"})
+    note = ContextItem(content="note")
+    doc = ContextItem(content="doc", description="a doc", id="d1")
+    kept = ContextItem(content="kept")
+
+    @tool()
+    async def mixed() -> Any:
+        yield note
+        yield doc
+        yield child
+        yield "plain"
+
+    @tool()
+    async def remember() -> ContextItem[str]:
+        return kept
+
+    @tool(type=ToolType.COMPLETION_CHECK)
+    async def finished() -> bool:
+        return False
+
+    agent = Agent("a", "", [echo, mixed, remember, finished])
+    seen: list[tuple[str, Any, bool]] = []
+
+    @agent.on_turn_value
+    async def value(a: Agent, turn: Turn, value: Any) -> None:
+        if isinstance(value, Turn):
+            routed = value in a.turns
+        elif isinstance(value, ContextItem):
+            routed = value in (a.context_pool.items if value.id else a.context_queue.items)
+        else:
+            routed = False
+        seen.append((turn.tool.name, value, routed))
+
+    for turn in (Turn(mixed), Turn(remember), Turn(finished)):
+        await agent.put(turn)
+
+    assert await drain(agent) == ["plain", "echo:child"]
+    assert seen == [
+        ("mixed", note, True),  # each routed value is already where it was routed to
+        ("mixed", doc, True),
+        ("mixed", child, True),
+        ("mixed", "plain", False),
+        ("remember", kept, True),
+        ("echo", "echo:child", False),
+    ]  # and a completion check's verdict is not a value: no event for it
 
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
@@ -752,14 +854,14 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
 
     await agent.put(Turn(ok))
     await agent.put(Turn(spawn))
-    assert await values(agent) == ["ok", "ok"]
+    assert await drain(agent) == ["ok", "ok"]
     await agent.put(Turn(bad))
     with pytest.raises(RuntimeError, match="bad"):
-        await drain(agent)
+        await collect(agent.run())
     slow_turn = Turn(slow, timeout=0.05)
     await agent.put(slow_turn)
     with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+        await collect(agent.run())
 
     assert log == [
         ("complete", "ok", StopReason.COMPLETED),
@@ -771,6 +873,33 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
         ("complete", "slow", StopReason.TIMEOUT),
     ]
     assert slow_turn.hooks == []  # the agent's turn hooks are not copied into turns
+
+
+async def test_a_hook_in_both_the_turn_and_the_agent_turn_hooks_fires_once_per_turn() -> None:
+    log: list[tuple[str, Any]] = []
+
+    @tool()
+    async def ok() -> str:
+        return "ok"
+
+    @tool()
+    async def stream() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+
+    agent = Agent("twice", "", [ok, stream])
+
+    @agent.on_complete
+    async def completed(turn: Turn, reason: StopReason) -> None:
+        log.append(("complete", turn.tool.name))
+
+    alone = Turn(ok)  # only the agent's hook: still fires
+    for made in (Turn(ok), Turn(stream)):
+        made.on_complete(completed)  # the same hook, attached to the turn as well
+        await agent.put(made)
+    await agent.put(alone)
+    assert await drain(agent) == ["ok", 1, 2, "ok"]
+    assert log == [("complete", "ok"), ("complete", "stream"), ("complete", "ok")]
 
 
 # -- read-only while running --------------------------------------------------------------
@@ -828,7 +957,7 @@ async def test_attributes_are_read_only_inside_a_running_tool() -> None:
 
     agent = Agent("a", "original", [meddle])
     await agent.put(Turn(meddle))
-    await drain(agent)
+    await collect(agent.run())
 
     assert len(errors) == 1
     assert agent.description == "original"
@@ -939,7 +1068,7 @@ async def test_pause_and_resume_are_idempotent() -> None:
     assert agent.is_paused
 
     await agent.put(Turn(step, kwargs={"i": 1}))
-    task = asyncio.create_task(drain(agent))
+    task = asyncio.create_task(collect(agent.run()))
     await reached(at_gate, task)
     assert ran == []  # paused before the first turn
 
@@ -950,6 +1079,74 @@ async def test_pause_and_resume_are_idempotent() -> None:
     assert [value for _, value in pairs] == [1]
     assert counts == {"pause": 1, "resume": 1}
     assert not agent.is_paused
+
+
+def gate_watch(agent: Agent) -> asyncio.Event:
+    """Set when ``agent``'s run reaches its pause gate; the hook then resumes, so that a
+    run wrongly waiting at the gate fails its test instead of hanging it."""
+    at_gate = asyncio.Event()
+
+    @agent.on_pause
+    async def reached_gate(a: Agent) -> None:
+        at_gate.set()
+        a.resume()
+
+    return at_gate
+
+
+async def test_a_paused_agent_with_nothing_queued_ends_its_run() -> None:
+    agent = Agent("a", "", [make_echo()])
+    at_gate = gate_watch(agent)
+    agent.pause()
+
+    assert await collect(agent.run()) == []
+
+    assert not at_gate.is_set()  # no next turn, so nothing to hold at the gate
+    assert agent.is_paused  # the pause still holds the next run's first turn
+    assert not agent.is_running
+
+
+async def test_pausing_during_the_last_turn_ends_the_run_after_it() -> None:
+    @tool()
+    async def last() -> str:
+        AgentRegistry.get("a").pause()
+        return "done"
+
+    agent = Agent("a", "", [last])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(last))
+
+    assert await drain(agent) == ["done"]
+    assert not at_gate.is_set()
+    assert agent.is_paused
+
+
+async def test_pausing_from_the_consumer_after_the_last_value_ends_the_run() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    await agent.put(Turn(echo, kwargs={"x": "only"}))
+
+    seen = []
+    async for _, value in agent.run():
+        seen.append(value)
+        agent.pause()
+
+    assert seen == ["echo:only"]
+    assert not at_gate.is_set()
+    assert agent.is_paused
+    assert not agent.is_running
+
+
+async def test_a_paused_agent_still_holds_a_queued_turn_at_the_gate() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    at_gate = gate_watch(agent)
+    agent.pause()
+    await agent.put(Turn(echo, kwargs={"x": "held"}))
+
+    assert await drain(agent) == ["echo:held"]
+    assert at_gate.is_set()  # the queued turn waited at the gate until the hook resumed
 
 
 async def test_a_paused_idle_agent_is_read_only_until_resumed() -> None:
@@ -981,7 +1178,7 @@ async def test_send_puts_a_turn_on_another_agent() -> None:
 
     assert receiver.turns == [turn]
     assert sender.turns == []
-    assert await values(receiver) == ["echo:mail"]
+    assert await drain(receiver) == ["echo:mail"]
 
 
 async def test_send_from_inside_a_running_tool_reaches_the_other_agent() -> None:
@@ -996,8 +1193,8 @@ async def test_send_from_inside_a_running_tool_reaches_the_other_agent() -> None
     receiver = Agent("receiver", "", [echo])
     await sender.put(Turn(forward, kwargs={"x": "hi"}))
 
-    assert await values(sender) == ["forwarded"]
-    assert await values(receiver) == ["echo:hi"]
+    assert await drain(sender) == ["forwarded"]
+    assert await drain(receiver) == ["echo:hi"]
 
 
 async def test_send_to_an_unknown_agent_is_an_unregistered_agent_error() -> None:
@@ -1085,11 +1282,11 @@ async def test_a_branch_is_independent_afterwards() -> None:
     assert [i.id for i in parent.context_pool] == ["shared", "parent"]
     assert [i.id for i in child.context_pool] == ["shared", "child"]
 
-    assert await values(child) == ["echo:mutated"]
+    assert await drain(child) == ["echo:mutated"]
     assert parent.turns == [original]  # running the branch consumed only its own queue
     assert original.kwargs == {"x": "a"}
     assert original.stop_reason is None
-    assert await values(parent) == ["echo:a"]
+    assert await drain(parent) == ["echo:a"]
 
 
 async def test_branch_keeps_the_limits_of_empty_context_stores() -> None:
@@ -1136,7 +1333,7 @@ async def test_branch_overrides_description_tools_and_hooks() -> None:
     assert list(parent.tools) == [echo]
     assert parent.hooks == [parents_hook]
     await child.put(Turn(extra))
-    assert await values(child) == ["extra"]
+    assert await drain(child) == ["extra"]
     with pytest.raises(ValueError, match="extra"):
         await parent.put(Turn(extra))
 

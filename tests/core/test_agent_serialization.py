@@ -16,6 +16,7 @@ from pygents import (
     ContextItem,
     ContextPool,
     ContextQueue,
+    Hook,
     SafeExecutionError,
     StopReason,
     Turn,
@@ -290,8 +291,10 @@ async def test_an_in_flight_turn_is_requeued_first() -> None:
 # -- bad input ----------------------------------------------------------------------------
 
 
-async def _valid_payload() -> dict[str, Any]:
-    """A valid, JSON-ready payload for an agent named ``"restored"`` (not registered)."""
+async def _valid_payload() -> tuple[dict[str, Any], Hook[Any]]:
+    """A valid, JSON-ready payload for an agent named ``"restored"`` (not registered),
+    and its instance hook: the caller keeps that alive, because an instance hook can
+    be restored by name only while something still holds it."""
 
     @tool()
     async def echo(x: str) -> str:
@@ -310,7 +313,7 @@ async def _valid_payload() -> dict[str, Any]:
     await agent.put(Turn(echo, kwargs={"x": "1"}))
     data = through_json(agent.to_dict())
     AgentRegistry.unregister("restored")
-    return data
+    return data, known_hook
 
 
 def _set(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -435,7 +438,7 @@ BAD_INPUT: list[Any] = [
 async def test_bad_input_raises_a_clear_error_and_registers_nothing(
     corrupt: Callable[[dict[str, Any]], None], error: type[Exception], mentions: str
 ) -> None:
-    data = await _valid_payload()
+    data, _kept_alive = await _valid_payload()
     before = set(AgentRegistry)
     bad = copy.deepcopy(data)
     corrupt(bad)

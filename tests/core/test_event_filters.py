@@ -14,6 +14,7 @@ from pygents import (
     Agent,
     AgentHook,
     ContextItem,
+    ContextPoolHook,
     ContextQueueHook,
     Event,
     HookType,
@@ -40,11 +41,15 @@ class ColdRecorder(Subscriber):
 
 def test_hot_and_cold_events_partition_every_hook_type() -> None:
     everything = {
-        member for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook) for member in enum
+        member
+        for enum in (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
+        for member in enum
     }
-    assert everything <= HOT_EVENTS | COLD_EVENTS
+    assert everything == HOT_EVENTS | COLD_EVENTS
+    assert len(everything) == 31
     assert HOT_EVENTS.isdisjoint(COLD_EVENTS)
     assert AgentHook.ON_PAUSE in COLD_EVENTS
+    assert ContextPoolHook.ON_EVICT in COLD_EVENTS
     assert TurnHook.ON_COMPLETE in HOT_EVENTS
 
 
@@ -61,8 +66,8 @@ async def test_a_cold_listener_gets_cold_events_only_and_keeps_the_fast_paths() 
 
     recorder = ColdRecorder()
     with subscribe(recorder):
-        assert BUS.listening
-        assert not BUS.active  # per-turn events are not dispatched at all
+        assert BUS.any
+        assert not BUS.hot  # per-turn events are not dispatched at all
         agent = Agent("a", "", [note, stuck])
         await agent.put(Turn(note))
         await agent.put(Turn(stuck, timeout=0.05))
@@ -79,7 +84,7 @@ async def test_a_cold_listener_gets_cold_events_only_and_keeps_the_fast_paths() 
         AgentHook.ON_TURN_TIMEOUT,
     ):
         assert expected in recorder.seen, expected
-    assert not BUS.listening
+    assert not BUS.any
 
 
 async def test_a_listener_of_some_hot_event_turns_the_event_paths_on() -> None:
@@ -99,7 +104,7 @@ async def test_a_listener_of_some_hot_event_turns_the_event_paths_on() -> None:
 
     counter = CompletionCounter()
     with subscribe(counter):
-        assert BUS.active
+        assert BUS.hot
         for _ in range(3):
             assert await Turn(work).returning() == 1
     assert counter.count == 3

@@ -2,12 +2,25 @@
 order, sequencing, errors, locking, fixed kwargs and argument dropping (SPEC §1.6)."""
 
 import asyncio
+import functools
+import gc
+import sys
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import pytest
 
+import pygents
 from pygents import (
+    Agent,
+    AgentHook,
+    AgentRegistry,
+    ContextItem,
+    ContextPool,
+    ContextPoolHook,
+    ContextQueue,
+    ContextQueueHook,
     DecoratedTool,
     Hook,
     HookRegistry,
@@ -620,3 +633,600 @@ async def test_turn_on_error_hook_fires_only_for_turn_errors() -> None:
         await turn.returning()
     assert turn_errors == [(turn, problem)]
     assert tool_errors == [problem, problem]
+
+
+# --------------------------------------------------------------------------- pygents.hooks
+
+
+def test_the_hook_types_decorator_and_registry_import_from_pygents_hooks() -> None:
+    from pygents import hooks as hooks_module
+    from pygents.hooks import (
+        AgentHook,
+        ContextPoolHook,
+        ContextQueueHook,
+        Hook,
+        HookMetadata,
+        HookRegistry,
+        HookType,
+        ToolHook,
+        TurnHook,
+        hook,
+    )
+
+    exported = {
+        "AgentHook": AgentHook,
+        "ContextPoolHook": ContextPoolHook,
+        "ContextQueueHook": ContextQueueHook,
+        "Hook": Hook,
+        "HookMetadata": HookMetadata,
+        "HookRegistry": HookRegistry,
+        "HookType": HookType,
+        "ToolHook": ToolHook,
+        "TurnHook": TurnHook,
+        "hook": hook,
+    }
+    for name, value in exported.items():
+        assert value is getattr(pygents, name), name
+    assert sorted(hooks_module.__all__) == sorted(exported)
+
+
+# --------------------------------------------------------------------------- clear errors
+
+
+@pytest.mark.parametrize(
+    ("types", "advice"),
+    [
+        (None, "TurnHook.AFTER_RUN"),
+        ("TurnHook.ON_ERROR", "enum member TurnHook.ON_ERROR"),
+        (["TurnHook.ON_ERROR"], "enum member TurnHook.ON_ERROR"),
+        ("on_error", "TurnHook.ON_ERROR or ToolHook.ON_ERROR"),
+        ([TurnHook.BEFORE_RUN, "after_run"], "TurnHook.AFTER_RUN"),
+        (42, "TurnHook.AFTER_RUN"),
+    ],
+    ids=["none", "qualified-string", "string-in-list", "event-value", "mixed", "int"],
+)
+def test_a_wrong_hook_type_names_the_problem_and_the_enum_member_to_write(
+    types: Any, advice: str
+) -> None:
+    with pytest.raises(TypeError) as info:
+        hook(types)
+    message = str(info.value)
+    assert "TurnHook, AgentHook, ToolHook" in message
+    assert advice in message
+    assert len(message) < 300
+
+
+def test_a_bare_hook_decorator_says_to_name_the_events() -> None:
+    async def forgot_the_event(turn: Turn) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"write the event\(s\) first: @hook\(TurnHook"):
+        hook(forgot_the_event)  # type: ignore[arg-type]
+
+
+async def test_a_partial_is_refused_with_the_fixed_keyword_alternative() -> None:
+    async def report(turn: Turn, channel: str) -> None:
+        return None
+
+    bound = functools.partial(report, channel="ops")
+    with pytest.raises(TypeError) as info:
+        hook(TurnHook.ON_ERROR)(bound)
+    assert "functools.partial" in str(info.value)
+    assert "@hook(event, key=value)" in str(info.value)
+    with pytest.raises(TypeError, match=r"functools\.partial"):
+        Turn(make_tool()).on_error(bound)
+    assert "report" not in HookRegistry
+
+
+@pytest.mark.parametrize("value", [None, "not a function", 42], ids=["none", "str", "int"])
+def test_something_that_is_not_a_function_is_refused_as_a_hook(value: Any) -> None:
+    with pytest.raises(TypeError, match="named 'async def' function"):
+        hook(TurnHook.AFTER_RUN)(value)
+
+
+def test_a_huge_function_name_is_cut_short_in_messages() -> None:
+    def huge() -> None:
+        return None
+
+    huge.__name__ = "h" * 100_000
+    with pytest.raises(TypeError) as info:
+        hook(TurnHook.AFTER_RUN)(huge)
+    assert "not async" in str(info.value)
+    assert len(str(info.value)) < 300
+
+
+# --------------------------------------------------------------------------- existing hooks
+
+
+async def test_an_instance_hook_can_be_stacked_on_two_tools() -> None:
+    calls: list[int] = []
+    first, second = make_tool("first"), make_tool("second")
+
+    @first.before_invoke
+    @second.before_invoke
+    async def count(x: int = 0) -> None:
+        calls.append(x)
+
+    assert isinstance(count, Hook)
+    assert first.hooks == [count]
+    assert second.hooks == [count]
+    assert not count.is_global
+    await first(x=1)
+    await second(x=2)
+    assert calls == [1, 2]
+
+
+async def test_a_global_hook_attached_to_a_turn_and_a_queue_stays_global() -> None:
+    log: list[str] = []
+
+    @hook(TurnHook.BEFORE_RUN, tags=["never-used"])
+    async def watch(turn: Turn) -> None:
+        log.append(turn.metadata["label"])
+
+    mine = Turn(make_tool(), metadata={"label": "mine"})
+    assert mine.before_run(watch) is watch
+    assert mine.hooks == [watch]
+    assert watch.is_global
+    assert HookRegistry.get("watch") is watch
+    await mine.returning()
+    await Turn(make_tool("other"), tags=["never-used"], metadata={"label": "tagged"}).returning()
+    await Turn(make_tool("third"), metadata={"label": "untagged"}).returning()
+    assert log == ["mine", "tagged"]  # once for its own turn; globally by tag, as before
+
+    @hook(ContextQueueHook.BEFORE_APPEND)
+    async def inspect_append(queue: Any, incoming: Any, current: Any) -> None:
+        log.append(f"append:{len(incoming)}")
+
+    queue: ContextQueue[str] = ContextQueue(limit=3)
+    queue.before_append(inspect_append)
+    assert queue.hooks == [inspect_append]
+    await queue.append(ContextItem("a"))
+    await ContextQueue(limit=3).append(ContextItem("b"), ContextItem("c"))
+    assert log[-2:] == ["append:1", "append:2"]
+
+
+async def test_an_instance_hook_of_a_turn_can_serve_an_agent_too() -> None:
+    seen: list[Any] = []
+    job = make_tool()
+    agent = Agent("worker", "runs jobs", [job])
+    alone = Turn(job, kwargs={"x": 1})
+
+    @agent.on_complete
+    @alone.on_complete
+    async def finished(turn: Turn, reason: StopReason) -> None:
+        seen.append(turn.kwargs["x"])
+
+    assert alone.hooks == [finished]
+    assert agent.turn_hooks == [finished]
+    await alone.returning()
+    await agent.put(Turn(job, kwargs={"x": 2}))
+    async for _ in agent.run():
+        pass
+    assert seen == [1, 2]
+
+
+async def test_attaching_a_hook_twice_to_one_object_keeps_one_entry() -> None:
+    @hook(TurnHook.AFTER_RUN)
+    async def once(turn: Turn) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    turn.after_run(once)
+    turn.after_run(once)
+    assert turn.hooks == [once]
+
+
+def test_an_existing_hook_attached_for_an_event_it_does_not_handle_is_a_type_error() -> None:
+    @hook([TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT])
+    async def alert(turn: Turn) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError) as info:
+        turn.on_complete(alert)
+    message = str(info.value)
+    assert "'alert'" in message
+    assert "TurnHook.ON_ERROR, TurnHook.ON_TIMEOUT" in message
+    assert "does not handle TurnHook.ON_COMPLETE" in message
+    assert turn.hooks == []
+
+
+async def test_an_existing_hook_attached_for_one_of_its_events_fires_for_all_of_them() -> None:
+    """It joins the object's list as it is, like ``obj.hooks.append(h)``."""
+    log: list[str] = []
+
+    @hook([TurnHook.ON_ERROR, TurnHook.ON_COMPLETE], tags=["never-used"])
+    async def note(turn: Turn, detail: Any = None) -> None:
+        log.append(type(detail).__name__)
+
+    turn = Turn(make_tool())
+    turn.on_error(note)
+    await turn.returning()
+    assert log == ["StopReason"]  # ON_COMPLETE, through the turn's own list
+
+
+def test_options_for_an_existing_hook_are_a_type_error() -> None:
+    @hook(TurnHook.AFTER_RUN)
+    async def made(turn: Turn, **extra: Any) -> None:
+        return None
+
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError, match="without options"):
+        turn.after_run(lock=True)(made)
+    with pytest.raises(TypeError, match="without options"):
+        turn.after_run(made, env="prod")
+    assert turn.hooks == []
+    assert not made.lock
+
+
+def test_hook_on_an_existing_hook_is_a_type_error_in_either_order() -> None:
+    job = make_tool()
+
+    with pytest.raises(TypeError, match="already an instance hook"):
+
+        @hook(ToolHook.AFTER_INVOKE)
+        @job.after_invoke
+        async def instance_first(result: Any) -> None:
+            return None
+
+    assert not HookRegistry.get("instance_first").is_global
+
+    @hook(ToolHook.AFTER_INVOKE)
+    async def global_first(result: Any) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="already a global hook"):
+        hook(ToolHook.AFTER_INVOKE)(global_first)
+    assert HookRegistry.get("global_first") is global_first
+
+
+# --------------------------------------------------------------------------- per-call hooks
+
+
+def _attach_done(turn: Turn, log: list[str]) -> Hook[Any]:
+    """A helper that attaches "its" hook to each turn it is given, as request code does."""
+
+    @turn.on_complete
+    async def done(turn: Turn, reason: StopReason) -> None:
+        log.append(f"{turn.kwargs['x']}:{reason}")
+
+    return done
+
+
+async def test_a_helper_can_attach_its_hook_on_every_call() -> None:
+    log: list[str] = []
+    job = make_tool()
+    first, second = Turn(job, kwargs={"x": 1}), Turn(job, kwargs={"x": 2})
+    first_done = _attach_done(first, log)
+    before = len(HookRegistry)
+    second_done = _attach_done(second, log)
+
+    assert second_done is not first_done
+    assert len(HookRegistry) == before  # the new closure replaced the entry
+    assert HookRegistry.get("done") is second_done
+    await first.returning()
+    await second.returning()
+    assert log == ["1:completed", "2:completed"]  # each turn keeps its own hook
+
+
+async def test_an_instance_hook_does_not_keep_its_object_alive() -> None:
+    def short_lived() -> weakref.ref[Agent]:
+        agent = Agent("short-lived", "", [make_tool()])
+
+        @agent.after_turn
+        async def noted(a: Agent, turn: Turn) -> None:
+            assert a is agent  # closes over the agent: a reference cycle
+
+        assert HookRegistry.get("noted") is noted
+        AgentRegistry.unregister("short-lived")
+        return weakref.ref(agent)
+
+    gone = short_lived()
+    gc.collect()
+
+    assert gone() is None
+    assert "noted" not in HookRegistry
+
+
+async def test_a_dead_instance_hook_in_a_cycle_does_not_hold_its_name() -> None:
+    def attach(turn: Turn) -> None:
+        @turn.after_run
+        async def shared_name(t: Turn) -> None:
+            assert t is turn  # a cycle: turn -> hooks -> hook -> closure -> turn
+
+    gc.disable()  # only register() itself may collect the cycle
+    try:
+        attach(Turn(make_tool()))  # garbage at once, but only the collector frees it
+        assert "shared_name" in HookRegistry
+        other = Turn(make_tool("other"))
+
+        @other.after_run
+        async def shared_name(t: Turn) -> None:  # a different function, same name
+            return None
+
+    finally:
+        gc.enable()
+    assert HookRegistry.get("shared_name") is other.hooks[0]
+
+
+async def test_a_different_function_under_a_live_instance_hooks_name_is_a_value_error() -> None:
+    kept = Turn(make_tool())
+
+    @kept.after_run
+    async def taken(turn: Turn) -> None:
+        return None
+
+    other = Turn(make_tool("other"))
+
+    async def taken(turn: Turn) -> None:  # noqa: F811  (a second, different function)
+        return None
+
+    with pytest.raises(ValueError, match="'taken' is already registered"):
+        other.after_run(taken)
+    assert other.hooks == []
+    assert HookRegistry.get("taken") is kept.hooks[0]
+
+
+@pytest.mark.parametrize("instance_first", [True, False], ids=["instance-first", "global-first"])
+async def test_a_function_is_never_both_a_global_and_an_instance_hook(instance_first: bool) -> None:
+    log: list[str] = []
+
+    async def audit(turn: Turn) -> None:
+        log.append(turn.metadata.get("label", "?"))
+
+    mine = Turn(make_tool(), metadata={"label": "mine"})
+    if instance_first:
+        first = mine.before_run(audit)
+        with pytest.raises(ValueError, match="'audit' is already registered"):
+            hook(TurnHook.BEFORE_RUN)(audit)
+    else:
+        first = hook(TurnHook.BEFORE_RUN)(audit)
+        with pytest.raises(ValueError, match="'audit' is already registered"):
+            mine.before_run(audit)
+    assert HookRegistry.get("audit") is first
+    assert first.is_global is not instance_first
+
+    await mine.returning()
+    await Turn(make_tool("other"), metadata={"label": "other"}).returning()
+    assert log == (["mine"] if instance_first else ["mine", "other"])
+
+
+def test_a_global_hook_re_created_per_call_is_still_a_value_error() -> None:
+    def declare() -> Hook[Any]:
+        @hook(TurnHook.AFTER_RUN)
+        async def per_call(turn: Turn) -> None:
+            return None
+
+        return per_call
+
+    first = declare()
+    with pytest.raises(ValueError, match="'per_call' is already registered"):
+        declare()
+    assert HookRegistry.get("per_call") is first
+
+
+async def test_an_instance_hook_restores_by_name_only_while_it_is_alive() -> None:
+    job = make_tool()
+    turn = Turn(job, kwargs={"x": 3})
+
+    @turn.after_run
+    async def restorable(turn: Turn, output: Any) -> None:
+        return None
+
+    data = turn.to_dict()
+    assert Turn.from_dict(data).hooks == [restorable]
+
+    del turn, restorable
+    gc.collect()
+    with pytest.raises(UnregisteredHookError, match="restorable"):
+        Turn.from_dict(data)
+
+
+async def test_ten_thousand_requests_with_their_own_hooks_leave_nothing_behind() -> None:
+    """The per-request pattern: a fresh agent whose hook closes over it, every time.
+
+    Each request yields to the event loop once, as any real request does, so that
+    asyncio can drop the timers it cancelled.
+    """
+
+    @tool
+    async def answer(q: int) -> int:
+        return q
+
+    completed = 0
+    alive: weakref.WeakSet[Agent] = weakref.WeakSet()
+
+    async def handle(i: int) -> None:
+        agent = Agent(f"request-{i}", "serves one request", [answer])
+        alive.add(agent)
+
+        @agent.on_complete
+        async def done(turn: Turn, reason: StopReason) -> None:
+            nonlocal completed
+            completed += turn.kwargs["q"] == i and agent.name == f"request-{i}"
+
+        await agent.put(Turn(answer, kwargs={"q": i}))
+        async for _ in agent.run():
+            pass
+        AgentRegistry.unregister(agent.name)
+        await asyncio.sleep(0)
+
+    for i in range(500):  # warm-up: caches, free lists and tables reach their size
+        await handle(i)
+    gc.collect()
+    entries = len(HookRegistry)
+    objects, blocks = len(gc.get_objects()), sys.getallocatedblocks()
+
+    for i in range(500, 10_500):
+        await handle(i)
+    gc.collect()
+
+    assert completed == 10_500
+    assert len(alive) == 0
+    assert len(HookRegistry) == entries
+    # One object kept per request would be 10,000 more.
+    assert len(gc.get_objects()) - objects < 1_000
+    assert sys.getallocatedblocks() - blocks < 2_000
+
+
+# --------------------------------------------------------------------------- hook lists
+
+
+def _owner(kind: str) -> tuple[Any, str]:
+    """A fresh object with a hook list, and the attribute naming that list."""
+    if kind == "tool":
+        return make_tool("owner"), "hooks"
+    if kind == "turn":
+        return Turn(make_tool("owner")), "hooks"
+    if kind in ("agent", "agent-turn-hooks"):
+        agent = Agent("owner", "owns hooks", [make_tool("owner")])
+        return agent, "hooks" if kind == "agent" else "turn_hooks"
+    if kind == "queue":
+        return ContextQueue(limit=3), "hooks"
+    return ContextPool(), "hooks"
+
+
+OWNERS = ["tool", "turn", "agent", "agent-turn-hooks", "queue", "pool"]
+
+
+def _put(operation: str, hooks: list[Any], value: Any) -> None:
+    if operation == "append":
+        hooks.append(value)
+    elif operation == "extend":
+        hooks.extend([hooks[0], value])
+    elif operation == "insert":
+        hooks.insert(0, value)
+    elif operation == "item":
+        hooks[0] = value
+    elif operation == "slice":
+        hooks[:] = [value]
+    else:
+        hooks += [value]
+
+
+async def plain(*args: Any) -> None:
+    """An async function nobody decorated."""
+
+
+@pytest.mark.parametrize("operation", ["append", "extend", "insert", "item", "slice", "iadd"])
+@pytest.mark.parametrize("kind", OWNERS)
+def test_a_plain_function_is_refused_by_every_hook_list_when_added(
+    kind: str, operation: str
+) -> None:
+    owner, attr = _owner(kind)
+    kept = hook(TurnHook.BEFORE_RUN)(recorder([], "kept"))
+    getattr(owner, attr).append(kept)
+
+    with pytest.raises(TypeError) as info:
+        _put(operation, getattr(owner, attr), plain)
+    message = str(info.value)
+    assert "the plain function 'plain'" in message
+    assert "@hook(<event>)" in message
+    assert getattr(owner, attr) == [kept]  # nothing was added or replaced
+
+
+@pytest.mark.parametrize("kind", OWNERS)
+def test_assigning_a_plain_list_keeps_the_hook_list_checked(kind: str) -> None:
+    owner, attr = _owner(kind)
+    kept = hook(TurnHook.BEFORE_RUN)(recorder([], "kept"))
+
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        setattr(owner, attr, [kept, plain])
+    assert getattr(owner, attr) == []
+
+    mine = [kept]
+    setattr(owner, attr, mine)
+    assert getattr(owner, attr) == [kept]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        getattr(owner, attr).append(plain)
+    assert mine == [kept]  # the object holds its own copy
+    with pytest.raises(TypeError, match="takes a list of hooks"):
+        setattr(owner, attr, kept)
+
+
+def test_the_refusal_names_the_list_and_a_decorator_of_its_object() -> None:
+    queue: ContextQueue[str] = ContextQueue(limit=2)
+    with pytest.raises(TypeError, match=r"^ContextQueue\.hooks holds hooks, .* @queue\.\w+ "):
+        queue.hooks.append(plain)
+    agent = Agent("named", "", [make_tool()])
+    with pytest.raises(TypeError, match=r"^Agent\.turn_hooks holds .* @agent\.on_\w+ "):
+        agent.turn_hooks.append(plain)
+    with pytest.raises(TypeError, match=r"the plain function '<lambda>'"):
+        make_tool("other").hooks.append(lambda: None)
+
+
+def test_hook_lists_are_lists_not_mappings_by_event() -> None:
+    turn = Turn(make_tool())
+    with pytest.raises(TypeError, match=r"not a mapping by event.*@turn\.\w+"):
+        turn.hooks[TurnHook.BEFORE_RUN] = [plain]  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="takes a list of hooks"):
+        turn.hooks = {TurnHook.BEFORE_RUN: [plain]}  # type: ignore[assignment]
+    assert turn.hooks == []
+
+
+async def test_checked_hook_lists_still_dispatch_and_copy_like_lists() -> None:
+    log: list[str] = []
+    job = make_tool()
+    turn = Turn(job)
+    turn.hooks += [hook(TurnHook.BEFORE_RUN)(recorder(log, "first"))]
+    turn.hooks.insert(0, hook(TurnHook.BEFORE_RUN)(recorder(log, "zeroth")))
+    copy = turn.copy()
+    await copy.returning()
+    assert log == ["zeroth", "first"]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        copy.hooks.append(plain)
+
+
+# --------------------------------------------------------------------------- branch(hooks=...)
+
+
+def _branchable(kind: str) -> Any:
+    if kind == "queue":
+        return ContextQueue(limit=3)
+    if kind == "pool":
+        return ContextPool()
+    return Agent("parent", "the parent", [make_tool()])
+
+
+def _branch(parent: Any, **hooks: Any) -> Any:
+    return parent.branch("child", **hooks) if isinstance(parent, Agent) else parent.branch(**hooks)
+
+
+EVENTS = {
+    "queue": ContextQueueHook.AFTER_CLEAR,
+    "pool": ContextPoolHook.AFTER_CLEAR,
+    "agent": AgentHook.ON_PAUSE,
+}
+
+
+@pytest.mark.parametrize("kind", ["queue", "pool", "agent"])
+def test_branch_inherits_hooks_when_omitted_and_drops_them_for_none_or_empty(kind: str) -> None:
+    parent = _branchable(kind)
+    inherited = hook(EVENTS[kind])(recorder([], "inherited"))
+    other = hook(EVENTS[kind])(recorder([], "other"))
+    parent.hooks.append(inherited)
+
+    omitted = _branch(parent)
+    assert omitted.hooks == [inherited]
+    assert omitted.hooks is not parent.hooks
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    assert _branch(parent, hooks=None).hooks == []
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    assert _branch(parent, hooks=[]).hooks == []
+    if isinstance(parent, Agent):
+        AgentRegistry.unregister("child")
+    given = _branch(parent, hooks=[other])
+    assert given.hooks == [other]
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        given.hooks.append(plain)
+    assert parent.hooks == [inherited]
+
+
+@pytest.mark.parametrize("kind", ["queue", "pool", "agent"])
+def test_branch_refuses_plain_functions_as_hooks(kind: str) -> None:
+    parent = _branchable(kind)
+    with pytest.raises(TypeError, match="the plain function 'plain'"):
+        _branch(parent, hooks=[plain])
+    assert "child" not in AgentRegistry  # nothing half-made is left registered

@@ -19,10 +19,7 @@ from pygents import (
     hook,
     tool,
 )
-
-
-async def drain(agent: Agent) -> list[object]:
-    return [value async for _, value in agent.run()]
+from pygents.testing import drain
 
 
 async def test_tool_receives_the_running_agents_queue_and_pool() -> None:
@@ -142,7 +139,7 @@ async def test_any_injectable_resource_published_by_a_scope_is_injected() -> Non
         return clock.now
 
     outer = Scope(ScopeKind.AGENT_RUN, object(), None)
-    outer.resources = {Clock: Clock(12.5)}
+    outer._resources = {Clock: Clock(12.5)}  # what an agent run publishes
     turn = Turn(what_time)
     run = turn._open(outer, streaming=False)
     value = await run.call()

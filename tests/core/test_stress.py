@@ -17,6 +17,7 @@ from pygents import (
     AgentRegistry,
     ContextItem,
     ContextQueue,
+    SafeExecutionError,
     StopReason,
     Turn,
     TurnHook,
@@ -185,6 +186,50 @@ async def test_cancelling_the_task_that_runs_run(where: str) -> None:
     assert not turn.is_running
     assert scope_after_cancel == [None]
     await assert_runs_again(agent, echo)
+
+
+async def test_a_run_left_by_break_without_aclosing_lets_the_next_run_start_at_once() -> None:
+    echo = make_echo()
+
+    @tool()
+    async def numbers() -> AsyncIterator[int]:
+        for i in range(100):
+            yield i
+
+    agent = Agent("a", "", [numbers, echo])
+    completions = record_completions(agent)
+    streaming = Turn(numbers)
+    later = Turn(echo, kwargs={"x": "later"})
+    await agent.put(streaming)
+    await agent.put(later)
+
+    async for _, value in agent.run():  # no aclosing(): the generator is just dropped
+        assert value == 0
+        break
+
+    # The next run waits for the event loop to close the dropped one, then runs.
+    assert await values(agent) == ["echo:later"]
+    assert streaming.stop_reason is StopReason.CANCELLED
+    assert completions.seen == [
+        (streaming, StopReason.CANCELLED),  # the abandoned turn ended first
+        (later, StopReason.COMPLETED),
+    ]
+    assert not agent.is_running
+
+
+async def test_a_run_still_held_by_its_consumer_refuses_a_second_one_and_says_how() -> None:
+    echo = make_echo()
+    agent = Agent("a", "", [echo])
+    await agent.put(Turn(echo, kwargs={"x": "1"}))
+    await agent.put(Turn(echo, kwargs={"x": "2"}))
+
+    first = agent.run()
+    assert await anext(first) is not None  # suspended, but still held here
+    with pytest.raises(SafeExecutionError, match=r"already running.*aclosing\(agent\.run\(\)\)"):
+        await anext(agent.run())
+
+    assert [value async for _, value in first] == ["echo:2"]  # the first run carries on
+    assert not agent.is_running
 
 
 async def test_cancelling_a_task_that_iterates_without_aclosing_still_frees_the_agent() -> None:

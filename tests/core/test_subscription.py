@@ -732,14 +732,22 @@ async def test_wait_for_wakes_on_an_event_from_another_task() -> None:
 
 
 async def test_wait_for_returns_at_once_when_already_true() -> None:
+    """'At once' means without suspending: stepping the coroutine once finishes it.
+    The control shows the same stepping suspends while the condition is false."""
+
     @tool
     async def already() -> None:
         pass
 
     with RecordingSubscriber().subscribed() as rec:
+        pending = rec.wait_for(lambda r: len(r.ended(ScopeKind.TURN)) == 1)
+        pending.send(None)  # nothing has ended yet: it suspends instead of returning
+        pending.close()
+
         await Turn(already).returning()
-        async with asyncio.timeout(GUARD):
-            await rec.wait_for(lambda r: len(r.ended(ScopeKind.TURN)) == 1)
+        done = rec.wait_for(lambda r: len(r.ended(ScopeKind.TURN)) == 1)
+        with pytest.raises(StopIteration):
+            done.send(None)
 
 
 def test_recording_subscriber_helpers() -> None:

@@ -25,6 +25,7 @@ from pygents import (
     hook,
     tool,
 )
+from pygents.testing import collect
 
 # --------------------------------------------------------------------------- helpers
 
@@ -33,10 +34,6 @@ async def spin(rounds: int = 100) -> None:
     """Let every ready task run as far as it can (yields control, never waits on time)."""
     for _ in range(rounds):
         await asyncio.sleep(0)
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
-    return [value async for value in stream]
 
 
 class Overlap:
@@ -896,6 +893,57 @@ async def test_subtool_options_lock_tags_and_fixed_kwargs() -> None:
     assert insert.type is ToolType.ACTION
 
 
+async def test_a_completion_check_subtool_is_registered_with_its_type() -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    @jobs.subtool(type=ToolType.COMPLETION_CHECK)
+    async def finished(count: int) -> bool:
+        return count > 3
+
+    assert finished.type is ToolType.COMPLETION_CHECK
+    assert ToolRegistry.get("jobs.finished") is finished
+    assert jobs.subtools == [finished]
+    assert await finished(count=4) is True
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_returns_int, _unannotated, _bool_generator, _optional_bool],
+    ids=["int", "no-annotation", "async-generator", "optional-bool"],
+)
+def test_a_completion_check_subtool_is_checked_like_a_completion_check_tool(
+    fn: Callable[..., Any],
+) -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    with pytest.raises(TypeError, match="completion") as raised:
+        jobs.subtool(type=ToolType.COMPLETION_CHECK)(fn)
+    assert f"'jobs.{fn.__name__}'" in str(raised.value)  # the same check as @tool's
+    assert jobs.subtools == []
+    assert_not_registered(f"jobs.{fn.__name__}")
+
+
+@pytest.mark.parametrize("decorator", ["tool", "subtool"])
+def test_a_type_that_is_not_a_tool_type_is_refused_naming_the_choices(decorator: str) -> None:
+    @tool
+    async def jobs() -> None:
+        return None
+
+    async def finished() -> bool:
+        return True
+
+    make = tool if decorator == "tool" else jobs.subtool
+    with pytest.raises(TypeError, match=r"ToolType\.COMPLETION_CHECK, got 'completion_check'"):
+        make(type="completion_check")(finished)  # type: ignore[call-overload]  # wrong on purpose
+    assert jobs.subtools == []
+    assert_not_registered("finished")
+    assert_not_registered("jobs.finished")
+
+
 async def test_subtool_lock_serializes() -> None:
     gate = asyncio.Event()
     overlap = Overlap()
@@ -1191,7 +1239,8 @@ async def test_before_invoke_receives_the_bound_arguments() -> None:
     assert ticker.calls == 1
 
 
-async def test_coroutine_lifecycle_arguments() -> None:
+@pytest.mark.parametrize("via_turn", [False, True], ids=["called directly", "through a turn"])
+async def test_coroutine_lifecycle_hooks_get_their_arguments(via_turn: bool) -> None:
     events: list[tuple[str, Any]] = []
 
     @tool
@@ -1210,7 +1259,12 @@ async def test_coroutine_lifecycle_arguments() -> None:
     async def error(exc: BaseException) -> None:
         events.append(("error", exc))
 
-    assert await double(x=21) == 42
+    if via_turn:
+        turn = Turn(double, kwargs={"x": 21})
+        assert await turn.returning() == 42
+        assert turn.stop_reason is StopReason.COMPLETED
+    else:
+        assert await double(x=21) == 42
     assert events == [("before", 21), ("after", 42)]
 
 
@@ -1350,27 +1404,6 @@ async def test_generator_error_fires_on_error_not_after_invoke() -> None:
         await consume()
     assert received == [1]
     assert events == [("yield", 1), ("error", "half way")]
-
-
-async def test_lifecycle_runs_through_a_turn_too() -> None:
-    events: list[tuple[str, Any]] = []
-
-    @tool
-    async def double(x: int) -> int:
-        return 2 * x
-
-    @double.before_invoke
-    async def before(x: int) -> None:
-        events.append(("before", x))
-
-    @double.after_invoke
-    async def after(result: int) -> None:
-        events.append(("after", result))
-
-    turn = Turn(double, kwargs={"x": 4})
-    assert await turn.returning() == 8
-    assert events == [("before", 4), ("after", 8)]
-    assert turn.stop_reason is StopReason.COMPLETED
 
 
 async def test_hook_event_arguments_are_passed_as_is_not_called() -> None:

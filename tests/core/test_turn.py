@@ -12,14 +12,18 @@ import contextlib
 import itertools
 import math
 import time
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from datetime import datetime
 from typing import Any
 
 import pytest
+import typing_turn
 
 from pygents import (
+    Agent,
     SafeExecutionError,
     StopReason,
+    ToolHook,
     Turn,
     TurnHook,
     TurnTimeoutError,
@@ -61,6 +65,19 @@ async def collect(stream: Any, into: list[Any]) -> None:
     """Consume ``stream``, appending each value to ``into`` (kept if the stream raises)."""
     async for value in stream:
         into.append(value)
+
+
+async def cancel_once_reached(
+    run: Coroutine[Any, Any, Any], reached: asyncio.Event
+) -> asyncio.Task[Any]:
+    """Run ``run`` in a task, cancel it once ``reached`` is set, and check it ends cancelled."""
+    task = asyncio.create_task(run)
+    async with asyncio.timeout(GUARD):
+        await reached.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return task
 
 
 def assert_aware(value: datetime | None) -> None:
@@ -223,6 +240,16 @@ def test_setters_validate_when_idle() -> None:
     turn.tags = ["a"]  # type: ignore[assignment]
     assert turn.timeout == 3
     assert turn.tags == frozenset({"a"})
+
+
+async def test_turn_is_generic_in_what_its_tool_produces() -> None:
+    # typing_turn.py is also checked by mypy --strict (pyproject's [tool.mypy] files)
+    total, words, chunks, echoed, subscripted = await typing_turn.typed_turns()
+
+    assert (total, words, chunks, echoed) == (3, ["to", "be"], [b"\x00", b"\x01"], "hi")
+    assert isinstance(subscripted, Turn)  # Turn[int](...) builds a plain Turn
+    assert subscripted.output == 6
+    assert Turn[int] != Turn[str]  # subscriptable at run time, like ContextItem[T]
 
 
 # -- running ----------------------------------------------------------------------------
@@ -624,23 +651,23 @@ async def test_yielding_timeout_before_the_first_value() -> None:
     assert turn.output == []
 
 
-async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
-    started = asyncio.Event()
+def _blocking_tool(started: asyncio.Event) -> Any:
+    """A coroutine tool that sets ``started`` and then waits until something stops it."""
     never = asyncio.Event()
 
     @tool
-    async def waits_long() -> None:
+    async def blocks() -> None:
         started.set()
         await never.wait()
 
-    turn = Turn(waits_long, timeout=30)
+    return blocks
+
+
+async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
+    started = asyncio.Event()
+    turn = Turn(_blocking_tool(started), timeout=30)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    task = await cancel_once_reached(turn.returning(), started)
     assert task.cancelled()
     assert turn.stop_reason is StopReason.CANCELLED
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
@@ -670,14 +697,7 @@ def _let_the_clock_pass(seconds: float) -> None:
 
 async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     started = asyncio.Event()
-    never = asyncio.Event()
-
-    @tool
-    async def doubly_stopped() -> None:
-        started.set()
-        await never.wait()
-
-    turn = Turn(doubly_stopped, timeout=0.05)
+    turn = Turn(_blocking_tool(started), timeout=0.05)
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()
@@ -691,6 +711,204 @@ async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     assert task.cancelled()
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
+
+
+# -- the deadline bounds the turn's own hooks ---------------------------------------------
+
+_BOUNDED_HOOKS = [
+    pytest.param(TurnHook.BEFORE_RUN, False, id="before_run"),
+    pytest.param(TurnHook.AFTER_RUN, False, id="after_run"),
+    pytest.param(ToolHook.BEFORE_INVOKE, False, id="before_invoke"),
+    pytest.param(ToolHook.AFTER_INVOKE, False, id="after_invoke"),
+    pytest.param(TurnHook.BEFORE_RUN, True, id="stream-before_run"),
+    pytest.param(TurnHook.ON_VALUE, True, id="stream-on_value"),
+    pytest.param(ToolHook.ON_YIELD, True, id="stream-on_yield"),
+    pytest.param(ToolHook.AFTER_INVOKE, True, id="stream-after_invoke"),
+    pytest.param(TurnHook.AFTER_RUN, True, id="stream-after_run"),
+]
+
+
+def stalling_turn(event: TurnHook | ToolHook, streaming: bool, cut: list[str]) -> Turn:
+    """A 50 ms turn whose ``event`` hook would never return unless cancelled."""
+    never = asyncio.Event()
+
+    @tool
+    async def one() -> int:
+        return 1
+
+    @tool
+    async def many() -> AsyncIterator[int]:
+        yield 1
+        yield 2
+
+    used: Any = many if streaming else one
+    turn = Turn(used, timeout=0.05)
+
+    async def stall() -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            cut.append(event.value)
+            raise
+
+    getattr(turn if isinstance(event, TurnHook) else used, event.value)(stall)
+    return turn
+
+
+async def run_turn(turn: Turn) -> Any:
+    async with asyncio.timeout(GUARD):  # a TimeoutError, not a TurnTimeoutError, if broken
+        if turn.tool.streaming:
+            return [value async for value in turn.yielding()]
+        return await turn.returning()
+
+
+async def run_agent(agent: Agent) -> list[Any]:
+    async with asyncio.timeout(GUARD):  # a TimeoutError, not a TurnTimeoutError, if broken
+        return [value async for _, value in agent.run()]
+
+
+@pytest.mark.parametrize(("event", "streaming"), _BOUNDED_HOOKS)
+async def test_a_hook_that_never_returns_times_its_turn_out(
+    event: TurnHook | ToolHook, streaming: bool
+) -> None:
+    cut: list[str] = []
+    turn = stalling_turn(event, streaming, cut)
+    log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+
+    with pytest.raises(TurnTimeoutError, match=r"timed out after 0\.05s"):
+        await run_turn(turn)
+
+    assert cut == [event.value]  # the hook was cancelled at the deadline
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert isinstance(turn.error, TurnTimeoutError)
+    assert log == [(TurnHook.ON_TIMEOUT, turn), (TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+    assert not turn.is_running
+    assert_aware(turn.end_time)
+
+
+@pytest.mark.parametrize(("event", "streaming"), _BOUNDED_HOOKS)
+async def test_in_an_agent_a_hook_that_never_returns_times_its_turn_out(
+    event: TurnHook | ToolHook, streaming: bool
+) -> None:
+    cut: list[str] = []
+    turn = stalling_turn(event, streaming, cut)
+    agent = Agent("a", "", [turn.tool])
+    timed_out: list[Turn] = []
+
+    @agent.on_turn_timeout
+    async def note(a: Agent, t: Turn) -> None:
+        timed_out.append(t)
+
+    completions = record(turn, [], TurnHook.ON_COMPLETE)
+    await agent.put(turn)
+
+    with pytest.raises(TurnTimeoutError):
+        await run_agent(agent)
+
+    assert cut == [event.value]
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert timed_out == [turn]
+    assert completions == [(TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+    assert not agent.is_running
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["coroutine", "stream"])
+async def test_a_closing_tool_hook_that_raises_fails_the_turn_with_on_error(
+    streaming: bool,
+) -> None:
+    @tool
+    async def one() -> int:
+        return 1
+
+    @tool
+    async def many() -> AsyncIterator[int]:
+        yield 1
+
+    used: Any = many if streaming else one
+    turn = Turn(used)
+
+    @used.after_invoke
+    async def refuse() -> None:
+        raise ValueError("refused after the call")
+
+    log = record(turn, [], TurnHook.AFTER_RUN, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+    with pytest.raises(ValueError, match="refused"):
+        await run_turn(turn)
+
+    assert turn.stop_reason is StopReason.ERROR
+    assert kinds(log) == [TurnHook.ON_ERROR, TurnHook.ON_COMPLETE]  # as for any hook error
+    assert log[0] == (TurnHook.ON_ERROR, turn, turn.error)
+    assert isinstance(turn.error, ValueError)
+
+
+async def test_a_hook_that_swallows_the_deadlines_cancellation_still_times_out() -> None:
+    never = asyncio.Event()
+
+    @tool
+    async def one() -> int:
+        return 1
+
+    turn = Turn(one, timeout=0.05)
+    swallowed: list[bool] = []
+
+    @turn.after_run
+    async def stubborn() -> None:
+        try:
+            await never.wait()
+        except asyncio.CancelledError:  # misbehaves: carries on as if not cancelled
+            swallowed.append(True)
+
+    log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
+    with pytest.raises(TurnTimeoutError):
+        await run_turn(turn)
+
+    assert swallowed == [True]
+    assert turn.stop_reason is StopReason.TIMEOUT
+    assert log == [(TurnHook.ON_TIMEOUT, turn), (TurnHook.ON_COMPLETE, turn, StopReason.TIMEOUT)]
+
+
+def past_the_deadline() -> asyncio.Event:
+    """An event set well after a 50 ms deadline (the wait may only end later, never sooner)."""
+    later = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.3, later.set)
+    return later
+
+
+async def test_outcome_hooks_run_to_their_end_after_the_deadline() -> None:
+    finished: list[Any] = []
+
+    @tool
+    async def quick() -> int:
+        return 1
+
+    done = Turn(quick, timeout=0.05)
+
+    @done.on_complete
+    async def slow_report(turn: Turn, reason: StopReason) -> None:
+        await past_the_deadline().wait()
+        finished.append(reason)
+
+    assert await done.returning() == 1  # ON_COMPLETE outlived the deadline, uncut
+    assert finished == [StopReason.COMPLETED]
+    assert done.stop_reason is StopReason.COMPLETED
+
+    never = asyncio.Event()
+
+    @tool
+    async def stuck() -> None:
+        await never.wait()
+
+    late = Turn(stuck, timeout=0.05)
+
+    @late.on_timeout
+    async def slow_alert(turn: Turn) -> None:
+        await past_the_deadline().wait()
+        finished.append("alerted")
+
+    with pytest.raises(TurnTimeoutError):
+        await late.returning()
+    assert finished == [StopReason.COMPLETED, "alerted"]
+    assert late.stop_reason is StopReason.TIMEOUT
 
 
 # -- cancellation and early exit ---------------------------------------------------------
@@ -711,12 +929,7 @@ async def test_cancelling_returning() -> None:
 
     turn = Turn(cancellable)
     log = record(turn, [])
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(turn.returning(), started)
 
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
@@ -728,30 +941,39 @@ async def test_cancelling_returning() -> None:
     assert log[-1] == (TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)
 
 
-async def test_cancelling_during_before_run_hook() -> None:
+@pytest.mark.parametrize("point", [TurnHook.BEFORE_RUN, TurnHook.AFTER_RUN, TurnHook.ON_VALUE])
+async def test_cancelling_while_a_turn_hook_blocks_ends_the_turn_cancelled(point: TurnHook) -> None:
     in_hook = asyncio.Event()
     never = asyncio.Event()
     ran: list[bool] = []
+    finalized: list[bool] = []
 
     @tool
-    async def never_reached() -> None:
+    async def returns_first() -> str:
         ran.append(True)
+        return "result"
 
-    turn = Turn(never_reached)
+    @tool
+    async def values():
+        ran.append(True)
+        try:
+            yield 1
+            yield 2
+        finally:
+            finalized.append(True)
 
-    @turn.before_run
-    async def blocks_before(turn: Turn) -> None:
+    async def blocks(*_: Any) -> None:
         in_hook.set()
         await never.wait()
 
+    turn = Turn(values if point is TurnHook.ON_VALUE else returns_first)
+    getattr(turn, point.value)(blocks)
     log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert ran == []
+    run = collect(turn.yielding(), []) if point is TurnHook.ON_VALUE else turn.returning()
+    await cancel_once_reached(run, in_hook)
+
+    assert ran == ([] if point is TurnHook.BEFORE_RUN else [True])
+    assert finalized == ([True] if point is TurnHook.ON_VALUE else [])
     assert turn.stop_reason is StopReason.CANCELLED
     assert not turn.is_running
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
@@ -780,12 +1002,7 @@ async def test_cancelling_a_task_iterating_yielding() -> None:
             seen.append(value)
             got_first.set()
 
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await got_first.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(consume(), got_first)
 
     assert seen == [1]
     assert turn.output == [1]
@@ -802,15 +1019,7 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     never = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def plenty():
-        try:
-            for i in range(100):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(plenty)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(100)))
     log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
 
     async def consume() -> None:
@@ -819,12 +1028,7 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
                 got_first.set()
                 await never.wait()
 
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await got_first.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel_once_reached(consume(), got_first)
     assert turn.stop_reason is StopReason.CANCELLED
     assert turn.output == [0]
     assert finalized == [True]
@@ -832,12 +1036,14 @@ async def test_cancelling_a_consumer_blocked_in_its_own_body() -> None:
     assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
 
 
-def _streaming_tool_with_cleanup(finalized: list[bool]) -> Any:
+def _streaming_tool_with_cleanup(finalized: list[bool], items: Iterable[Any] = "abcdef") -> Any:
+    """A streaming tool yielding ``items`` that notes in ``finalized`` when it is closed."""
+
     @tool
     async def letters():
         try:
-            for ch in "abcdef":
-                yield ch
+            for item in items:
+                yield item
         finally:
             finalized.append(True)
 
@@ -1310,85 +1516,12 @@ async def test_stream_timeout_when_each_step_runs_in_its_own_task() -> None:
     assert not turn.is_running
 
 
-async def test_cancelling_during_after_run_hook() -> None:
-    in_hook = asyncio.Event()
-    never = asyncio.Event()
-
-    @tool
-    async def returns_first() -> str:
-        return "result"
-
-    turn = Turn(returns_first)
-
-    @turn.after_run
-    async def slow_after(turn: Turn, output: str) -> None:
-        in_hook.set()
-        await never.wait()
-
-    log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-    task = asyncio.create_task(turn.returning())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert turn.stop_reason is StopReason.CANCELLED
-    assert not turn.is_running
-    assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
-
-
-async def test_cancelling_during_on_value_hook() -> None:
-    in_hook = asyncio.Event()
-    never = asyncio.Event()
-    finalized: list[bool] = []
-
-    @tool
-    async def values():
-        try:
-            yield 1
-            yield 2
-        finally:
-            finalized.append(True)
-
-    turn = Turn(values)
-
-    @turn.on_value
-    async def slow_value(turn: Turn, value: int) -> None:
-        in_hook.set()
-        await never.wait()
-
-    log = record(turn, [], TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
-
-    async def consume() -> None:
-        async for _ in turn.yielding():
-            pass
-
-    task = asyncio.create_task(consume())
-    async with asyncio.timeout(GUARD):
-        await in_hook.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert turn.stop_reason is StopReason.CANCELLED
-    assert finalized == [True]
-    assert not turn.is_running
-    assert log == [(TurnHook.ON_COMPLETE, turn, StopReason.CANCELLED)]
-
-
 async def test_abandoned_stream_still_ends_the_turn() -> None:
     """``break`` without ``aclosing``: the stream is finalised by the event loop."""
     completed = asyncio.Event()
     finalized: list[bool] = []
 
-    @tool
-    async def abandoned():
-        try:
-            for i in range(10):
-                yield i
-        finally:
-            finalized.append(True)
-
-    turn = Turn(abandoned)
+    turn = Turn(_streaming_tool_with_cleanup(finalized, range(10)))
     reasons: list[StopReason] = []
 
     @turn.on_complete

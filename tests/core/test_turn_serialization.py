@@ -484,6 +484,9 @@ def test_from_dict_malformed_hook_entries(hooks: Any) -> None:
         ("end_time", "not a date"),
         ("start_time", "2024-01-01T00:00:00"),
         ("end_time", "2024-01-01T10:30:00.123456"),
+        ("end_time", "9999-12-31T23:59:59-01:00"),
+        ("start_time", "0001-01-01T00:00:00+01:00"),
+        ("end_time", "9999-12-31T23:59:59.999999+00:00"),
     ],
 )
 def test_from_dict_rejects_bad_values(key: str, value: Any) -> None:
@@ -504,6 +507,34 @@ def test_from_dict_naive_datetime_message_asks_for_an_offset() -> None:
 
     with pytest.raises(ValueError, match=r"offset|timezone|UTC"):
         Turn.from_dict(valid_data("naive_target", start_time="2024-01-01T00:00:00"))
+
+
+@pytest.mark.parametrize(
+    "moment", ["9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00"], ids=["late", "early"]
+)
+def test_from_dict_refuses_a_datetime_outside_the_years_utc_can_hold(moment: str) -> None:
+    @tool
+    async def out_of_range() -> None:
+        pass
+
+    with pytest.raises(ValueError, match=r"end_time.*between years 1 and 9999 in UTC"):
+        Turn.from_dict(valid_data("out_of_range", end_time=moment))
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["9999-12-31T23:59:59+01:00", "0001-01-01T00:00:00-01:00", "9999-12-31T23:59:58+00:00"],
+)
+def test_a_datetime_near_the_ends_of_the_range_round_trips(moment: str) -> None:
+    @tool
+    async def near_the_edge() -> None:
+        pass
+
+    restored = Turn.from_dict(valid_data("near_the_edge", start_time=moment, end_time=moment))
+    data = json_round_trip(restored.to_dict())
+    assert parse_aware(data["end_time"]) == datetime.fromisoformat(moment)
+    assert restored.end_time == datetime.fromisoformat(moment)
+    assert Turn.from_dict(data).to_dict() == data
 
 
 def test_from_dict_accepts_other_utc_offsets() -> None:

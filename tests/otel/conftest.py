@@ -3,7 +3,8 @@ and an instrumentor that is always uninstrumented afterwards."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -12,6 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from pygents import Turn, tool
 from pygents_otel import PygentsInstrumentor
 
 
@@ -52,6 +54,23 @@ def instrument(
 
 
 @pytest.fixture
+def instrument_with(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider
+) -> Iterator[Callable[..., PygentsInstrumentor]]:
+    """Instrument with the in-memory SDK and extra options; always uninstrumented after."""
+    instrumentor = PygentsInstrumentor()
+
+    def instrument(**options: Any) -> PygentsInstrumentor:
+        instrumentor.instrument(
+            tracer_provider=tracer_provider, meter_provider=meter_provider, **options
+        )
+        return instrumentor
+
+    yield instrument
+    instrumentor.uninstrument()
+
+
+@pytest.fixture
 def spans_by_name(exporter: InMemorySpanExporter) -> Callable[[], dict[str, ReadableSpan]]:
     """A function returning the finished spans by name (names must be unique)."""
 
@@ -62,3 +81,26 @@ def spans_by_name(exporter: InMemorySpanExporter) -> Callable[[], dict[str, Read
         return by_name
 
     return collect
+
+
+@pytest.fixture
+def pass_through() -> Callable[[Any], Awaitable[None]]:
+    """Send a value through a returning tool (``identity``) and a streaming one (``relay``,
+    which yields it twice), checking that both hand back the very same object: the tests of
+    captured content look at the spans of ``execute_tool identity`` and ``execute_tool relay``.
+    """
+
+    async def run(value: Any) -> None:
+        @tool
+        async def identity(thing: Any) -> Any:
+            return thing
+
+        @tool
+        async def relay(thing: Any) -> AsyncIterator[Any]:
+            yield thing
+            yield thing
+
+        assert await Turn(identity, args=[value]).returning() is value
+        assert [v async for v in Turn(relay, args=[value]).yielding()] == [value, value]
+
+    return run

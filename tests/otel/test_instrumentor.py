@@ -3,25 +3,19 @@
 The instrumentor's entry point and dependencies, idempotence, the dormant mode without
 an SDK, ``configure()`` and the rule that telemetry never breaks the application.
 
-``configure()`` installs global providers, which OpenTelemetry allows once per process,
-and the dormant mode needs an interpreter where no SDK was ever installed: those
-scenarios each run in a fresh interpreter (``subprocess``), which prints what it saw as
-JSON for the test to check.
+Scenarios that need a fresh interpreter (``configure()``, the dormant mode) run in a
+child process through ``child.run_python``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import subprocess
-import sys
-import textwrap
 from collections.abc import AsyncIterator, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
+from child import report_of, run_python
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -33,51 +27,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import pygents_otel
 from pygents import Agent, ContextItem, Turn, tool
 from pygents_otel import PygentsInstrumentor
-
-SUBPROCESS_TIMEOUT = 120  # seconds: only bounds a child that would hang if broken
-
-# Defines a tool and an agent run that each scenario below uses.
-PRELUDE = """
-import asyncio, json, sys
-from pygents import Agent, Turn, tool
-
-@tool
-async def greet(name: str) -> str:
-    return f"hello {name}"
-
-def work():
-    async def run():
-        agent = Agent("greeter", "Greets people", [greet])
-        await agent.put(Turn(greet, args=["ada"]))
-        return [value async for _, value in agent.run()]
-    return asyncio.run(run())
-
-def report(**seen):
-    print("REPORT " + json.dumps(seen))
-"""
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run ``PRELUDE + code`` in a fresh interpreter, without inherited OTEL_* settings."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    clean.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_TIMEOUT,
-        check=False,
-    )
-
-
-def report_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
-    assert len(lines) == 1, done.stdout
-    found: dict[str, Any] = json.loads(lines[0].removeprefix("REPORT "))
-    return found
-
 
 # -- the instrumentor ---------------------------------------------------------------------
 

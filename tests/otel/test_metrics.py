@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, TurnTimeoutError, tool
+from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 
 pytestmark = pytest.mark.usefixtures("instrument")
@@ -57,10 +58,6 @@ def point_where(points: list[Any], **attributes: Any) -> Any:
     matching = [p for p in points if wanted.items() <= dict(p.attributes or {}).items()]
     assert len(matching) == 1, (wanted, [dict(p.attributes or {}) for p in points])
     return matching[0]
-
-
-async def drain(agent: Agent) -> list[Any]:
-    return [value async for _, value in agent.run()]
 
 
 # -- GenAI durations ----------------------------------------------------------------------

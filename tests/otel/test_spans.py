@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from pygents import Agent, Turn, TurnTimeoutError, tool
+from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 
 pytestmark = pytest.mark.usefixtures("instrument")
@@ -87,10 +88,6 @@ def assert_failed(span: ReadableSpan, error_type: str) -> None:
     exceptions = [e for e in span.events if e.name == "exception"]
     assert len(exceptions) == 1, span.name
     assert exceptions[0].attributes["exception.type"] == error_type
-
-
-async def drain(agent: Agent) -> list[Any]:
-    return [value async for _, value in agent.run()]
 
 
 async def run_bare(turn: Turn) -> Any:

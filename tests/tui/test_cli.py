@@ -16,8 +16,9 @@ import pytest
 
 from pygents import AgentRegistry
 from pygents_tui import Dashboard, __version__
+from pygents_tui._entry import run
 from pygents_tui._target import TargetError, load_target
-from pygents_tui.cli import _telemetry, main, run
+from pygents_tui.cli import _telemetry, _without_console, main
 from pygents_tui.demo import build_demo
 
 
@@ -367,3 +368,18 @@ def test_telemetry_stays_off_without_otlp_settings(monkeypatch: pytest.MonkeyPat
     assert _telemetry() == (None, None)
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
     assert _telemetry() == (None, None)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console, none")
+    assert _telemetry() == (None, None)
+
+
+def test_console_is_taken_out_of_an_exporter_list_so_nothing_prints_over_the_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console,otlp")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp, console")
+    assert _without_console("OTEL_TRACES_EXPORTER") == "otlp"
+    assert _without_console("OTEL_METRICS_EXPORTER") == "otlp"
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "console")
+    assert _without_console("OTEL_METRICS_EXPORTER") == "none"
+    monkeypatch.delenv("OTEL_METRICS_EXPORTER")
+    assert _without_console("OTEL_METRICS_EXPORTER") is None

@@ -340,7 +340,10 @@ async def test_recent_turns_ring(model: DashboardModel) -> None:
     assert state.turns[0].uuid == turns[310].uuid
     found = model.find_turn(turns[-1].uuid)
     assert found is not None
-    assert found.turn is turns[-1]
+    assert found.turn is None  # previews are kept, not the ended turn
+    assert found.details is not None
+    assert found.details.args == ("509",)
+    assert found.details.output == "509"
     assert found.stop_reason is StopReason.COMPLETED
     assert model.find_turn(turns[0].uuid) is None  # rolled out of the ring
     assert state.values == 510
@@ -518,7 +521,8 @@ async def test_turn_without_agent_is_recent_but_counts_nowhere(model: DashboardM
     turn = Turn(alone)
     assert await turn.returning() == 3
     model.drain()
-    assert model.recent[-1].turn is turn
+    assert model.recent[-1].uuid == turn.uuid
+    assert model.recent[-1].turn is None  # previews are kept, not the ended turn
     assert model.recent[-1].agent is None
     assert model.agents == {}
 
@@ -580,7 +584,7 @@ async def test_hostile_values_never_raise(model: DashboardModel) -> None:
     assert tail[1].startswith("<7000 bytes> b'")
     assert tail[3] == "line one⏎line two⏎line three tabbed·[2J"
     assert tail[4] == "<BadRepr: repr failed (RuntimeError)>"
-    assert tail[5] == "<list: repr failed (RuntimeError)>"
+    assert tail[5] == "[<BadRepr: repr failed (RuntimeError)>]"  # the list is walked
     assert tail[-1] == "<BadRepr: repr failed (RuntimeError)>"
     errors = [r.error for r in state.turns if r.error is not None]
     assert len(errors) == 2
@@ -666,3 +670,33 @@ async def test_five_hundred_agents_at_once(model: DashboardModel) -> None:
     assert sum(s.completed for s in model.agents.values()) == 500
     assert {model.phase(a) for a in agents} == {"finished"}
     assert len(model.recent) == 500
+
+
+async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
+    model: DashboardModel,
+) -> None:
+    previewed: list[int] = []
+
+    class Counted:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __repr__(self) -> str:
+            previewed.append(self.n)
+            return f"Counted({self.n})"
+
+    @tool()
+    async def make(n: int) -> Counted:
+        return Counted(n)
+
+    kept = model.recent.maxlen or 0
+    for n in range(kept + 100):  # bare turns: only the ring of recent turns keeps them
+        await Turn(make, args=[n]).returning()
+    assert model.drain() is True
+    records = list(model.recent)
+
+    assert len(records) == kept
+    assert all(r.turn is None for r in records)
+    assert [r.inspect().output for r in records[:2]] == ["Counted(100)", "Counted(101)"]
+    # The 100 turns pushed out of the ring within the same drain got no details built.
+    assert set(previewed) == set(range(100, kept + 100))

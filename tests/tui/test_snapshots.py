@@ -1,10 +1,11 @@
 """SVG snapshots of the dashboard's screens, on a fixed and deterministic scene.
 
 Every snapshot starts from the same scene: six agents driven to known states inside
-the app's own event loop. The clock is fake and only the scene's tools move it, so
-durations, bars and timestamps are exact. The refresh timer is paused, and the scene
-calls ``refresh_view()`` itself at fixed points, as the timer would. Turn ids and the
-turns' wall-clock start and end times are pinned too, for the inspector.
+the app's own event loop. The model's clock is fake and only the scene's tools move
+it, so durations, bars and timestamps are exact; its wall clock is fake too, so the
+inspector's dates are. The refresh timer is paused, and the scene calls
+``refresh_view()`` itself at fixed points, as the timer would. Turn ids are pinned for
+the inspector through the public ``Turn.from_dict``. Nothing private is patched.
 
 Regenerate with ``uv run pytest tests/tui/test_snapshots.py --snapshot-update``, then
 look at the SVGs before committing (``docs/dashboard.md`` links them).
@@ -17,13 +18,12 @@ import random
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from uuid import UUID
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-import pygents._turn
-import pygents._turn_run
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
 from pygents_tui.screens import HelpScreen, InspectorScreen
@@ -47,17 +47,20 @@ class SceneClock:
 
 
 @pytest.fixture
-def scene_clock(monkeypatch: pytest.MonkeyPatch) -> SceneClock:
-    """A fake clock that also gives the turns their wall-clock start and end times.
-    Turn ids come from a seeded generator. Together they make the inspector
-    reproducible."""
-    clock = SceneClock()
-    wall = types.SimpleNamespace(time=lambda: EPOCH + clock.now)
-    for module in (pygents._turn, pygents._turn_run):
-        assert callable(module.time.time)  # the runtime stamps turns with time.time()
-        monkeypatch.setattr(module, "time", wall)
-    monkeypatch.setattr(pygents._turn, "_ids", random.Random(2026))
-    return clock
+def scene_clock() -> SceneClock:
+    return SceneClock()
+
+
+class TurnIds:
+    """Turn ids from a seeded generator, in the order the scene makes its turns."""
+
+    def __init__(self, seed: int = 2026) -> None:
+        self._random = random.Random(seed)
+
+    def pin(self, turn: Turn[Any]) -> Turn[Any]:
+        """``turn`` with the next id: a copy made through its public round trip."""
+        uuid = str(UUID(int=self._random.getrandbits(128), version=4))
+        return Turn.from_dict({**turn.to_dict(), "uuid": uuid})
 
 
 class Scene:
@@ -74,6 +77,7 @@ class Scene:
     def __init__(self, app: Dashboard, clock: SceneClock) -> None:
         self.app = app
         self.clock = clock
+        self.ids = TurnIds()
         self.crawling = asyncio.Event()
         self.release = asyncio.Event()
 
@@ -170,17 +174,21 @@ class Scene:
         self.clock.advance(0.25)
         self.tick()
 
+    def turn(self, *args: Any, **kwargs: Any) -> Turn[Any]:
+        """A turn with the scene's next pinned id."""
+        return self.ids.pin(Turn(*args, **kwargs))
+
     async def play(self) -> None:
         t = self.tools
         for n in (1, 2, 3):
-            await self.planner.put(Turn(t.plan, kwargs={"round_no": n}, timeout=5))
+            await self.planner.put(self.turn(t.plan, kwargs={"round_no": n}, timeout=5))
         await self.drain(self.planner)
 
         fetcher1 = self.fetcher1
-        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "solar"}, timeout=3))
-        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "tides", "pages": 4}, timeout=3))
+        await fetcher1.put(self.turn(t.fetch, kwargs={"topic": "solar"}, timeout=3))
+        await fetcher1.put(self.turn(t.fetch, kwargs={"topic": "tides", "pages": 4}, timeout=3))
         await fetcher1.put(
-            Turn(
+            self.turn(
                 t.fetch_strict,
                 args=["https://example.org/glaciers"],
                 timeout=3,
@@ -188,29 +196,31 @@ class Scene:
                 metadata={"attempt": 2, "source": "planner"},
             )
         )
-        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "coral"}, timeout=3))
-        await fetcher1.put(Turn(t.fetch, kwargs={"topic": "aurora", "pages": 6}, timeout=4))
+        await fetcher1.put(self.turn(t.fetch, kwargs={"topic": "coral"}, timeout=3))
+        await fetcher1.put(self.turn(t.fetch, kwargs={"topic": "aurora", "pages": 6}, timeout=4))
         await self.drain(fetcher1)
 
-        await self.fetcher2.put(Turn(t.fetch, kwargs={"topic": "dunes", "pages": 2}, timeout=3))
+        await self.fetcher2.put(
+            self.turn(t.fetch, kwargs={"topic": "dunes", "pages": 2}, timeout=3)
+        )
         # A real (if tiny) timeout: the outcome is the same every time.
-        await self.fetcher2.put(Turn(t.stall, kwargs={"topic": "caves"}, timeout=0.01))
+        await self.fetcher2.put(self.turn(t.stall, kwargs={"topic": "caves"}, timeout=0.01))
         await self.drain(self.fetcher2)
 
         for topic, pages in (("solar", 3), ("tides", 4), ("dunes", 2), ("comets", 5)):
             await self.summarizer.put(
-                Turn(t.summarize, kwargs={"topic": topic, "pages": pages}, timeout=4)
+                self.turn(t.summarize, kwargs={"topic": topic, "pages": pages}, timeout=4)
             )
             await self.summarizer.put(
-                Turn(t.note, kwargs={"line": f"read {pages} pages on {topic}"}, timeout=4)
+                self.turn(t.note, kwargs={"line": f"read {pages} pages on {topic}"}, timeout=4)
             )
         await self.drain(self.summarizer)
 
         self.archiver.pause()
         for batch in (1, 2):
-            await self.archiver.put(Turn(t.archive, kwargs={"batch": batch}, timeout=10))
+            await self.archiver.put(self.turn(t.archive, kwargs={"batch": batch}, timeout=10))
 
-        await self.crawler.put(Turn(t.crawl, kwargs={"site": "example.org"}, timeout=10))
+        await self.crawler.put(self.turn(t.crawl, kwargs={"site": "example.org"}, timeout=10))
 
         async def crawling() -> None:
             async for _ in self.crawler.run():
@@ -226,7 +236,7 @@ class Scene:
     async def encore(self) -> None:
         """Two more planning rounds."""
         for n in (4, 5):
-            await self.planner.put(Turn(self.tools.plan, kwargs={"round_no": n}, timeout=5))
+            await self.planner.put(self.turn(self.tools.plan, kwargs={"round_no": n}, timeout=5))
         await self.drain(self.planner)
 
 
@@ -235,7 +245,7 @@ def scene_app(
 ) -> tuple[Dashboard, Callable[[Pilot[Any]], Awaitable[None]]]:
     """A dashboard with no workload, and the ``run_before`` that plays the scene in
     it, then runs ``after`` (keys, mostly) and repaints once more."""
-    app = Dashboard(model=DashboardModel(clock=clock))
+    app = Dashboard(model=DashboardModel(clock=clock, wall_clock=lambda: EPOCH + clock.now))
 
     async def run_before(pilot: Pilot[Any]) -> None:
         app.refresh_timer.pause()

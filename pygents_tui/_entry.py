@@ -1,0 +1,26 @@
+"""The ``pygents-tui`` console script.
+
+It imports the command line (and with it Textual) only after checking that the 'tui'
+extra is installed, so that without it the command says in one line which extra to
+install (exit 2) — even for ``--help`` — instead of failing inside an import.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+from pygents._extras import MissingExtraError, import_from_extra
+from pygents_tui import TUI_PROVIDES
+
+__all__ = ["run"]
+
+
+def run() -> NoReturn:
+    """Run ``pygents-tui`` with ``sys.argv`` and exit with its status."""
+    try:
+        cli = import_from_extra("pygents_tui.cli", "pygents-tui", "tui", TUI_PROVIDES)
+    except MissingExtraError as error:
+        print(error, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(cli.main())

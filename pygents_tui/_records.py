@@ -1,0 +1,143 @@
+"""What the dashboard keeps of each turn, value and event: bounded previews and
+plain values, never the program's objects."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Final
+
+from pygents import StopReason, Turn
+from pygents_tui._preview import preview
+
+__all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord"]
+
+_LISTED: Final = 20  # arguments, keyword arguments and metadata entries kept per turn
+_LAST_VALUES: Final = 10  # a stream's last values kept per turn
+
+
+def _key(key: Any) -> str:
+    """A short printable string key as it is (the usual case, and cheap); any other
+    key previewed."""
+    if type(key) is str and len(key) <= 40 and key.isprintable():
+        return key
+    return preview(key, 40)
+
+
+def _pairs(mapping: Mapping[Any, Any]) -> tuple[tuple[str, str], ...]:
+    if not mapping:
+        return ()
+    items = mapping.items() if len(mapping) <= _LISTED else islice(mapping.items(), _LISTED)
+    pairs = tuple([(_key(k), preview(v, 100)) for k, v in items])
+    if len(mapping) > len(pairs):
+        pairs += (("…", f"{len(mapping) - len(pairs)} more"),)
+    return pairs
+
+
+@dataclass(slots=True)
+class TurnDetails:
+    """What the inspector shows of a turn, as bounded previews.
+
+    The dashboard keeps this, not the turn: a finished turn's output, values,
+    arguments and error are the program's to free, and keeping them alive for a
+    screen that shows one line of each would hold on to every big result ever made.
+    """
+
+    args: tuple[str, ...]
+    kwargs: tuple[tuple[str, str], ...]
+    metadata: tuple[tuple[str, str], ...]
+    tags: str
+    output: str | None  # a coroutine's output (None for a stream)
+    values: int  # a stream's count of values
+    last_values: tuple[str, ...]  # ... and the last few
+
+    @classmethod
+    def of(cls, turn: Turn, streaming: bool, output: str | None = None) -> TurnDetails:
+        """Previews of ``turn`` now; ``output`` is its output's preview if known."""
+        args = turn.args
+        shown = tuple(preview(a, 100) for a in args[:_LISTED]) if args else ()
+        if len(args) > len(shown):
+            shown += (f"… {len(args) - len(shown)} more",)
+        result = turn.output
+        stream = result if streaming and isinstance(result, list) else None
+        if stream is None and output is None:
+            output = preview(result, 200)
+        return cls(
+            args=shown,
+            kwargs=_pairs(turn.kwargs),
+            metadata=_pairs(turn.metadata),
+            tags=preview(", ".join(sorted(tags)), 200) if (tags := turn.tags) else "",
+            output=None if stream is not None else output,
+            values=len(stream) if stream is not None else 0,
+            last_values=tuple(preview(v, 100) for v in stream[-_LAST_VALUES:]) if stream else (),
+        )
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn the dashboard saw start (and maybe end).
+
+    ``turn`` is the live turn while it runs (the panels read its progress), and None
+    once it has ended: from then on ``details`` holds what there is to show."""
+
+    turn: Turn | None
+    agent: str | None
+    tool: str
+    started: float
+    timeout: float
+    streaming: bool
+    ended: float | None = None
+    stop_reason: StopReason | None = None
+    error: str | None = None
+    values: int = 0
+    trace_id: str | None = None
+    details: TurnDetails | None = None
+    _uuid: str | None = None
+
+    @property
+    def uuid(self) -> str:
+        """The turn's id, asked of the turn only when something shows it: a turn makes
+        its id on first use, and most turns a busy dashboard sees are never looked at."""
+        if self._uuid is None:
+            assert self.turn is not None  # kept records take the id before letting go
+            self._uuid = self.turn.uuid
+        return self._uuid
+
+    def let_go(self, details: TurnDetails | None) -> None:
+        """Keep ``details`` (``None``: nothing will show this record) and the turn's id,
+        then drop the turn: its output and values are the program's to free."""
+        if details is not None:
+            self._uuid = self.uuid
+            self.details = details
+        self.turn = None
+
+    def inspect(self) -> TurnDetails:
+        """The turn's details: read from the live turn while it runs."""
+        if self.turn is not None:
+            return TurnDetails.of(self.turn, self.streaming)
+        assert self.details is not None  # set when the turn ended
+        return self.details
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
+
+    def elapsed_at(self, now: float) -> float:
+        return (self.ended if self.ended is not None else now) - self.started
+
+
+@dataclass(slots=True)
+class ValueRecord:
+    at: float
+    tool: str
+    text: str
+
+
+@dataclass(slots=True)
+class LogEntry:
+    at: float
+    agent: str
+    kind: str
+    text: str

@@ -1,0 +1,47 @@
+"""The version floors: declared for every dependency, and checked by ``.ci/run`` in an
+environment resolved to them (``floors.py`` says when a floor was not what ran)."""
+
+from __future__ import annotations
+
+import tomllib
+
+from floors import PYPROJECT, checked_floors, floor_of, requirements, unproven
+from packaging.version import Version
+from wheel_envs import ROOT
+
+PROJECT = tomllib.loads(PYPROJECT.read_text())
+
+
+def test_every_dependency_of_an_extra_and_of_the_dev_group_declares_a_floor() -> None:
+    missing = [str(r) for r in requirements(PROJECT) if floor_of(r) is None]
+    assert missing == []
+
+
+def test_the_floors_the_issue_found_wrong_are_raised() -> None:
+    """Textual 0.80 and OpenTelemetry 1.27 fail the tests; see the run of .ci/run."""
+    floors = checked_floors(PROJECT)
+    assert floors["textual"] >= Version("6.0")
+    assert floors["opentelemetry-api"] >= Version("1.43")
+    assert floors["opentelemetry-sdk"] == floors["opentelemetry-api"]
+    assert floors["opentelemetry-proto"] == floors["opentelemetry-api"]
+
+
+def test_the_floor_check_names_a_floor_another_requirement_lifted() -> None:
+    floors = {"opentelemetry-api": Version("1.43"), "textual": Version("6.0")}
+    held = {"opentelemetry-api": "1.45.0", "textual": "6.0.0"}
+    (problem,) = unproven(floors, held.get)
+    assert problem.startswith("opentelemetry-api: resolved to 1.45.0, not its floor 1.43")
+
+
+def test_the_floor_check_accepts_an_environment_that_holds_every_floor() -> None:
+    floors = {"redis": Version("5.0.1"), "textual": Version("6")}
+    assert unproven(floors, {"redis": "5.0.1", "textual": "6.0.0"}.get) == []
+    assert unproven(floors, {"redis": "5.0.1"}.get) == ["textual: not installed (floor 6)"]
+
+
+def test_ci_runs_the_otel_and_tui_tests_at_the_lowest_versions_in_a_copy() -> None:
+    """The step must not rewrite the real uv.lock (lowest-direct re-locks)."""
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "uv sync --resolution lowest-direct" in script.replace('"${UV[@]}"', "uv")
+    assert "tests/packaging/floors.py" in script
+    assert "tests/otel tests/tui" in script
