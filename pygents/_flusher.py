@@ -75,7 +75,7 @@ class Flusher:
     # -- writing ----------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Write batches until :meth:`close` (then :meth:`flush_now` writes the rest).
+        """Write batches until `close` (then `flush_now` writes the rest).
 
         The loop ends on a flag rather than by cancellation: a cancellation landing
         inside the Redis client may be absorbed by it.

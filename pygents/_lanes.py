@@ -2,7 +2,7 @@
 
 A lane is to its deliveries what ``Agent.run()`` is to its turns: one task, one
 frame (the current-scope variable's value) and one
-:class:`~pygents._turn_run.Runner` — a shared deadline timer — for a sequence of
+`Runner` (`pygents._turn_run`) — a shared deadline timer — for a sequence of
 turns. ``Lanes(n)`` runs ``n`` of them over one queue, and counts the deliveries
 it holds (queued or running), which is what the reader sizes its reads by.
 """
@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from pygents._observe import CURRENT, Frame
+from pygents._scope import CURRENT, Frame
 from pygents._turn_run import Runner
 
 __all__ = ["Job", "Lanes"]

@@ -66,7 +66,8 @@ class Mailboxes:
             thing that changes between one machine and many.
         prefix: the namespace of every key pygents creates.
         maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
-            :class:`MailboxFullError` beyond it (nothing is ever trimmed).
+            [`MailboxFullError`][pygents.redis.MailboxFullError] beyond it (nothing is
+            ever trimmed).
         reply_maxlen: the bound of this client's reply stream (approximate).
         reply_ttl: seconds after the last write when the reply stream expires.
         client_id: names this client's reply stream (default: host, pid and a
@@ -152,9 +153,10 @@ class Mailboxes:
     async def put(self, agent: str, turn: Turn, *, reply: bool = True) -> TurnHandle:
         """Put ``turn`` on ``agent``'s mailbox; the handle follows its result.
 
-        Raises :class:`MailboxFullError` when the mailbox is full,
-        ``UnregisteredToolError`` when the agent's workers lack the turn's tool, and
-        :class:`MailboxUnavailableError` when Redis cannot be reached.
+        Raises [`MailboxFullError`][pygents.redis.MailboxFullError] when the mailbox
+        is full, ``UnregisteredToolError`` when the agent's workers lack the turn's
+        tool, and [`MailboxUnavailableError`][pygents.redis.MailboxUnavailableError]
+        when Redis cannot be reached.
         """
         (handle,) = await self.put_many(agent, (turn,), reply=reply)
         return handle
@@ -228,7 +230,8 @@ class Mailboxes:
             ROUTES.add(agent, self)
 
     def unroute(self, *agents: str) -> None:
-        """Undo :meth:`route` (with no names: every route to this object)."""
+        """Undo [`route`][pygents.redis.Mailboxes.route] (with no names: every route
+        to this object)."""
         if not agents:
             agents = tuple(name for name, r in ROUTES.by_name.items() if r is self)
             if ROUTES.fallback is self:

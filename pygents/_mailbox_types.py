@@ -67,6 +67,10 @@ class RemoteTurnError(MailboxError):
         super().__init__(message)
         self.outcome = outcome
 
+    def __reduce__(self) -> tuple[type[RemoteTurnError], tuple[str, Outcome]]:
+        # pickle and copy rebuild an exception from its args, which hold the message only
+        return type(self), (str(self), self.outcome)
+
 
 class RepliesLostError(MailboxError):
     """Streamed values were trimmed from the reply stream before they were read."""
@@ -110,7 +114,7 @@ class Outcome:
         return self.stop_reason is StopReason.COMPLETED
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form that travels on the reply stream (see :func:`outcome_data`)."""
+        """The JSON form that travels on the reply stream (built by `outcome_data`)."""
         return outcome_data(
             self.turn_uuid,
             self.agent,
@@ -127,7 +131,8 @@ class Outcome:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
-        """Read :meth:`to_dict`'s form (``ValueError`` for an unknown stop reason)."""
+        """Read the form [`to_dict`][pygents.redis.Outcome.to_dict] writes
+        (``ValueError`` for an unknown stop reason)."""
         reason = data.get("stop_reason")
         return cls(
             str(data.get("turn_uuid", "")),
@@ -170,8 +175,8 @@ def outcome_data(
     streaming: bool,
     dead_letter: bool = False,
 ) -> dict[str, Any]:
-    """An outcome as JSON-ready data: what workers write and :class:`Outcome` reads
-    (built directly by workers, without an :class:`Outcome` per turn)."""
+    """An outcome as JSON-ready data: what workers write and `Outcome` reads
+    (built directly by workers, without an `Outcome` per turn)."""
     return {
         "turn_uuid": turn_uuid,
         "agent": agent,

@@ -41,9 +41,10 @@ def answers_ping(port: int) -> bool:
 class RedisServer:
     """A ``redis-server`` process on ``127.0.0.1``, without persistence.
 
-    Use it as a context manager, or call :meth:`start` and :meth:`stop` (a stopped
-    server can be started again on the same port, empty). ``available()`` says
-    whether the executable is on ``PATH``.
+    Use it as a context manager, or call [`start`][pygents.redis.RedisServer.start]
+    and [`stop`][pygents.redis.RedisServer.stop] (a stopped server can be started
+    again on the same port, empty). ``available()`` says whether the executable is
+    on ``PATH``.
     """
 
     def __init__(

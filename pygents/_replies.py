@@ -6,7 +6,7 @@ batches (one stream entry holds a JSON array of records)::
     [turn_uuid, "v", index, attempt, value]      # a streaming tool's value
     [turn_uuid, "o", 0, attempt, outcome_dict]   # how the turn ended (exactly once)
 
-One reader task per :class:`Replies` follows the stream while some handle waits,
+One reader task per `Replies` follows the stream while some handle waits,
 hands each record to the handle of its turn, and trims what it has read. The stream
 is bounded (``MAXLEN ~``) and expires when nobody writes to it for a while, so a
 caller that went away leaves nothing behind for long.
@@ -80,10 +80,10 @@ class TurnHandle:
     """A turn put on a mailbox: await its result, or stream its values.
 
     * ``await handle.result()`` — the tool's return value (a streaming tool's values
-      as a list); :class:`~pygents.redis.RemoteTurnError` if the turn did not complete.
+      as a list); [`RemoteTurnError`][pygents.redis.RemoteTurnError] if the turn did not complete.
     * ``async for value in handle`` — a streaming tool's values in order, then the
       loop ends (or raises ``RemoteTurnError``, like a local ``yielding()`` would).
-    * ``await handle.outcome()`` — the full :class:`~pygents.redis.Outcome`, never
+    * ``await handle.outcome()`` — the full [`Outcome`][pygents.redis.Outcome], never
       raising for the turn's own failure.
     """
 
@@ -195,7 +195,7 @@ class TurnHandle:
 
 
 class Replies:
-    """The reply stream of one :class:`~pygents.redis.Mailboxes` and its reader."""
+    """The reply stream of one [`Mailboxes`][pygents.redis.Mailboxes] and its reader."""
 
     __slots__ = ("_backoff", "_handles", "_last", "_task", "client", "key")
 

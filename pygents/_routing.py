@@ -1,9 +1,9 @@
 """Routes: where ``agent.send(name, turn)`` goes when the agent runs in another process.
 
 The core only knows in-process agents. A transport (``pygents.redis``) registers a
-:class:`Router` here for the agent names it serves remotely, or as the fallback for
+`Router` here for the agent names it serves remotely, or as the fallback for
 every name that is not registered in this process, and ``Agent.send`` asks
-:data:`ROUTES` before looking the name up in the ``AgentRegistry``. With nothing
+`ROUTES` before looking the name up in the ``AgentRegistry``. With nothing
 routed, ``send`` pays one truth test.
 """
 

@@ -16,14 +16,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pygents._agent import Agent, AgentRun
+from pygents._agent import Agent
+from pygents._agent_run import AgentRun, verdict
 from pygents._context import ContextItem
 from pygents._enums import AgentHook, StopReason, ToolType
-from pygents._errors import CompletionCheckReturnError
 from pygents._hooks import fire
 from pygents._mailbox_lua import Keys
 from pygents._mailbox_types import bounded, outcome_data
-from pygents._observe import BUS, stop_reason_for
+from pygents._observe import BUS
+from pygents._scope import stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
 
@@ -56,7 +57,7 @@ class Served:
 
 
 def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, str | None]:
-    """The turn of a mailbox entry and its reply stream; :class:`Malformed` if it
+    """The turn of a mailbox entry and its reply stream; `Malformed` if it
     cannot be run here (not JSON, wrong shape, unknown tool, not this agent's tool)."""
     raw = fields.get("turn")
     if raw is None:
@@ -153,49 +154,53 @@ async def run_as(
 ) -> dict[str, Any]:
     """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome data.
 
-    Drives the turn's :class:`~pygents._turn_run.TurnRun` as ``Agent.run()`` does (the
-    agent's turn hooks added, the lane's ``runner`` lent). Exceptions of the turn
-    become its outcome; cancellation (the worker stopping) propagates, leaving the
-    delivery unfinished.
+    Drives the turn's [`TurnRun`][pygents._turn_run.TurnRun] as ``Agent.run()`` does
+    (the agent's turn hooks added, the lane's ``runner`` lent), in an
+    [`AgentRun`][pygents._agent_run.AgentRun] of its own that never takes the agent:
+    many deliveries of one agent run at once. Exceptions of the turn become its
+    outcome; cancellation (the worker stopping) propagates, leaving the delivery
+    unfinished.
     """
     run = AgentRun(agent, None)
     if BUS.scopers:
         BUS.start(run)
-    hooks = agent.hooks
-    tool = turn.tool
+    hooks = agent._hooks
+    tool = turn._tool
     output: Any = None
     error: BaseException | None = None
     try:
-        if hooks or BUS.active:
+        if hooks or BUS.hot:
             await fire(AgentHook.BEFORE_TURN, agent, hooks, (agent,), None, run)
-        turn_run = turn._open(run, tool.streaming, agent.turn_hooks, runner)
+        turn_run = turn._open(run, tool.streaming, agent._turn_hooks, runner)
         try:
             if tool.streaming:
                 await _stream(agent, turn_run, run, sink, route_turn)
             else:
                 value = await turn_run.call()
-                if tool.type is ToolType.COMPLETION_CHECK and type(value) is not bool:
-                    raise CompletionCheckReturnError(
-                        f"completion check {tool.name!r} returned {type(value).__name__}; "
-                        "it must return True or False"
-                    )
+                check = tool.type is ToolType.COMPLETION_CHECK
+                if check:
+                    verdict(tool, value)
                 if not turn_run.finish_quietly(value):
                     await turn_run.finish(None, value)
-                if isinstance(value, _ROUTED):
+                if check:
+                    output = value  # the caller's answer; a verdict is not a value
+                elif isinstance(value, _ROUTED):
                     await _route(agent, value, route_turn, run)
+                    if hooks or BUS.hot:
+                        await _value_event(agent, turn, value, run)
                 else:
                     output = value
-                    if hooks or BUS.active:
+                    if hooks or BUS.hot:
                         await _value_event(agent, turn, value, run)
         except BaseException as exc:
             if turn._run is turn_run:
                 await turn_run.finish(exc)
             raise
-        if hooks or BUS.active:
+        if hooks or BUS.hot:
             await fire(AgentHook.AFTER_TURN, agent, hooks, (agent, turn), None, run)
     except Exception as exc:
         error = exc
-        if hooks or BUS.listening:
+        if hooks or BUS.any:
             error = await _turn_failed(agent, turn, exc, run)
     except BaseException as exc:
         error = exc
@@ -203,7 +208,7 @@ async def run_as(
     finally:
         run.error = error
         run.stop_reason = stop_reason_for(error)
-        if run.observers:
+        if run._observers:
             BUS.end(run)
     if error is None:
         reason = StopReason.COMPLETED
@@ -232,7 +237,8 @@ async def _stream(
     sink: Sink,
     route_turn: Callable[[Turn], Awaitable[None]],
 ) -> None:
-    """A streaming turn, step by step, in the bracket ``TurnRun`` asks of its drivers."""
+    """A streaming turn, step by step, in the bracket ``TurnRun`` asks of its drivers;
+    ``ON_TURN_VALUE`` fires for every value, after a routed one is routed."""
     turn = turn_run.target
     await turn_run.start_stream()
     turn_run.resume()
@@ -242,8 +248,10 @@ async def _stream(
                 await turn_run.value_hooks(value)
             if isinstance(value, _ROUTED):
                 await _route(agent, value, route_turn, run)
+                if agent._hooks or BUS.hot:
+                    await _value_event(agent, turn, value, run)
             else:
-                if agent.hooks or BUS.active:
+                if agent._hooks or BUS.hot:
                     await _value_event(agent, turn, value, run)
                 await sink.value(value)
             turn_run.resume()
@@ -255,7 +263,7 @@ async def _stream(
 
 
 async def _value_event(agent: Agent, turn: Turn, value: Any, run: AgentRun) -> None:
-    await fire(AgentHook.ON_TURN_VALUE, agent, agent.hooks, (agent, turn, value), None, run)
+    await fire(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
 
 
 async def _route(
@@ -267,9 +275,9 @@ async def _route(
         if isinstance(value, Turn):
             await route_turn(value)
         elif value.id is None:
-            await agent.context_queue.append(value)
+            await agent._context_queue.append(value)
         else:
-            await agent.context_pool.add(value)
+            await agent._context_pool.add(value)
     finally:
         BUS.exit(run, entered)
 
@@ -278,9 +286,9 @@ async def _turn_failed(agent: Agent, turn: Turn, exc: Exception, run: AgentRun) 
     """The agent's failure hooks; an exception one of them raises replaces ``exc``."""
     try:
         if turn.stop_reason is StopReason.TIMEOUT:
-            await fire(AgentHook.ON_TURN_TIMEOUT, agent, agent.hooks, (agent, turn), None, run)
+            await fire(AgentHook.ON_TURN_TIMEOUT, agent, agent._hooks, (agent, turn), None, run)
         else:
-            await fire(AgentHook.ON_TURN_ERROR, agent, agent.hooks, (agent, turn, exc), None, run)
+            await fire(AgentHook.ON_TURN_ERROR, agent, agent._hooks, (agent, turn, exc), None, run)
     except Exception as hook_error:
         return hook_error
     return exc

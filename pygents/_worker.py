@@ -1,6 +1,6 @@
 """Workers: serve agents from their mailboxes, at least once, in one process.
 
-A :class:`Worker` runs four things side by side until :meth:`Worker.stop`:
+A `Worker` runs four things side by side until `Worker.stop`:
 
 * the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
   batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
@@ -8,7 +8,7 @@ A :class:`Worker` runs four things side by side until :meth:`Worker.stop`:
   for a read while turns wait in Redis, and a busy replica leaves the rest to others;
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
-* the *writer* (:class:`~pygents._flusher.Flusher`) records outcomes and streams
+* the *writer* (`Flusher` in `pygents._flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
@@ -81,7 +81,8 @@ class Worker:
             a worker is presumed lost and taken over by another.
         max_deliveries: deliveries after which an unfinished turn is dead-lettered.
         name: the consumer name (default: host, pid and a random suffix).
-        stop_grace: seconds :meth:`run` waits, once stopped, for running turns.
+        stop_grace: seconds [`run`][pygents.redis.Worker.run] waits, once stopped,
+            for running turns.
         reconnect_delay: first delay after a lost connection (doubles each time).
         max_reconnect_delay: the cap of that delay.
     """
@@ -159,16 +160,18 @@ class Worker:
         await self._ready.wait()
 
     def stop(self) -> None:
-        """Ask :meth:`run` to stop taking turns, finish (within ``stop_grace``) and return."""
+        """Ask [`run`][pygents.redis.Worker.run] to stop taking turns, finish (within
+        ``stop_grace``) and return."""
         self._stopping.set()
 
     # -- the main loop ----------------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve until :meth:`stop`; routes ``send()`` to the served agents meanwhile.
+        """Serve until [`stop`][pygents.redis.Worker.stop]; routes ``send()`` to the
+        served agents meanwhile.
 
         A worker runs once. An unexpected error in one of its loops stops it, after
-        the same clean-up as :meth:`stop`, and is raised here.
+        the same clean-up as [`stop`][pygents.redis.Worker.stop], and is raised here.
         """
         if self._started:
             raise RuntimeError(f"{self!r} already ran; a Worker runs once, create another")

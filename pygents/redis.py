@@ -6,44 +6,50 @@ read by a consumer group of *workers* — one process or many, on one machine or
 many. Nothing is lost when a worker dies: a turn is acknowledged only once its
 outcome is recorded, and another worker takes it over after a visibility timeout.
 
-* :class:`Mailboxes` — a connection to the mailboxes on one Redis: ``put`` turns,
-  follow their results through a :class:`TurnHandle`, read :class:`MailboxStats`
-  and dead letters, and route ``agent.send()`` to agents served elsewhere.
-* :class:`Worker` — serves agents from their mailboxes.
-* :class:`RedisServer` — a throwaway local ``redis-server`` for tests and examples.
-* :func:`current_delivery` — inside a tool, the running delivery (its turn uuid is
-  the idempotency key; ``attempt`` counts deliveries).
+* [`Mailboxes`][pygents.redis.Mailboxes] — a connection to the mailboxes on one
+  Redis: ``put`` turns, follow their results through a
+  [`TurnHandle`][pygents.redis.TurnHandle], read
+  [`MailboxStats`][pygents.redis.MailboxStats] and dead letters, and route
+  ``agent.send()`` to agents served elsewhere.
+* [`Worker`][pygents.redis.Worker] — serves agents from their mailboxes.
+* [`RedisServer`][pygents.redis.RedisServer] — a throwaway local ``redis-server``
+  for tests and examples.
+* [`current_delivery`][pygents.redis.current_delivery] — inside a tool, the running
+  delivery (its turn uuid is the idempotency key; ``attempt`` counts deliveries).
 
-Needs the ``redis`` extra: ``pip install 'pygents[redis]'``. See the guide
+Needs the ``redis`` extra (``pip install 'pygents[redis]'``). See the guide
 "Scaling out" for the guarantee and the failure modes.
 """
 
 from __future__ import annotations
 
-try:
-    import redis.asyncio  # noqa: F401  (the client this module is built on)
-except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        "pygents.redis needs the Redis client: install it with pip install 'pygents[redis]'"
-    ) from None
+from pygents._extras import missing_extra
+from pygents._public import publish as _publish
 
-from pygents._mailbox import Mailboxes
-from pygents._mailbox_types import (
-    ConsumerStats,
-    DeadLetter,
-    Delivery,
-    MailboxError,
-    MailboxFullError,
-    MailboxStats,
-    MailboxUnavailableError,
-    Outcome,
-    RemoteTurnError,
-    RepliesLostError,
-    current_delivery,
-)
-from pygents._redis_server import RedisServer
-from pygents._replies import TurnHandle
-from pygents._worker import Worker, WorkerCounters
+try:
+    from pygents._mailbox import Mailboxes
+    from pygents._mailbox_types import (
+        ConsumerStats,
+        DeadLetter,
+        Delivery,
+        MailboxError,
+        MailboxFullError,
+        MailboxStats,
+        MailboxUnavailableError,
+        Outcome,
+        RemoteTurnError,
+        RepliesLostError,
+        current_delivery,
+    )
+    from pygents._redis_server import RedisServer
+    from pygents._replies import TurnHandle
+    from pygents._worker import Worker, WorkerCounters
+except ModuleNotFoundError as error:
+    # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
+    replacement = missing_extra(error, "pygents.redis", "redis", ("redis",))
+    if replacement is None:
+        raise
+    raise replacement from None
 
 __all__ = [
     "ConsumerStats",
@@ -63,3 +69,6 @@ __all__ = [
     "WorkerCounters",
     "current_delivery",
 ]
+
+# Tracebacks and reprs name ``pygents.redis.Worker``, not the private module it lives in.
+_publish(__name__, __all__, globals(), source="pygents")

@@ -13,10 +13,12 @@ from redis_helpers import Serving, eventually
 
 from pygents import (
     Agent,
+    AgentHook,
     ContextItem,
     ContextPool,
     ScopeKind,
     StopReason,
+    ToolType,
     Turn,
     current_scope,
     tool,
@@ -68,6 +70,43 @@ async def test_values_are_routed_as_in_an_agent_and_yielded_turns_go_to_the_mail
     turns = recorder.ended(ScopeKind.TURN)
     assert [r.target for r in runs] == [agent, agent]
     assert {t.parent for t in turns} == set(runs)
+
+
+async def test_a_worker_fires_the_agent_events_as_run_does_once_per_turn(
+    mailboxes: Mailboxes, serving: Serving, recorder: RecordingSubscriber
+) -> None:
+    """BEFORE_TURN once per delivered turn; ON_TURN_VALUE for routed values too, once
+    they are routed; a completion check's verdict is the caller's answer, not a value."""
+
+    @tool()
+    async def jot(text: str) -> ContextItem[str]:
+        """Returns a note for the context queue."""
+        return ContextItem(content=text, description="a note")
+
+    @tool(type=ToolType.COMPLETION_CHECK)
+    async def settled() -> bool:
+        """Says whether the work is done."""
+        return True
+
+    agent = Agent("scribe", "Takes notes", [jot, settled])
+    queued_when_seen: list[int] = []
+
+    @agent.on_turn_value
+    async def seen(agent: Agent, turn: Turn, value: object) -> None:
+        queued_when_seen.append(len(agent.context_queue))
+
+    await serving.start(Worker(mailboxes, agent, concurrency=1))
+    note = await mailboxes.put("scribe", Turn(jot, args=["milk"]))
+    verdict = await mailboxes.put("scribe", Turn(settled))
+
+    assert await note.result() is None  # a routed value stays with the agent
+    assert await verdict.result() is True
+    assert queued_when_seen == [1]  # the note, seen after it was queued
+    assert [e["value"].content for e in recorder.of(AgentHook.ON_TURN_VALUE)] == ["milk"]
+    befores = recorder.of(AgentHook.BEFORE_TURN)
+    afters = recorder.of(AgentHook.AFTER_TURN)
+    assert (len(befores), len(afters)) == (2, 2)
+    assert [e["turn"].tool.name for e in afters] == ["jot", "settled"]
 
 
 async def test_send_from_a_served_agent_reaches_an_agent_served_elsewhere(
@@ -174,7 +213,7 @@ def test_importing_pygents_redis_without_the_client_names_the_extra() -> None:
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'redis' or name.startswith('redis.'):\n"
-        "            raise ImportError('blocked')\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import pygents\n"
         "assert 'redis' not in sys.modules\n"
@@ -185,10 +224,11 @@ def test_importing_pygents_redis_without_the_client_names_the_extra() -> None:
     )
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        "ImportError: pygents.redis needs the Redis client: install it with "
-        "pip install 'pygents[redis]'"
+    assert last.startswith(
+        "pygents._extras.MissingExtraError: pygents.redis needs the 'redis' extra "
+        "(redis is not installed): uv pip install "
     )
+    assert "During handling" not in done.stderr  # raised from None: no chained traceback
 
 
 def test_importing_pygents_does_not_import_redis() -> None:
