@@ -19,7 +19,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ResponseError
 
-from pygents._errors import UnregisteredToolError
+from pygents._errors import UnregisteredToolError, brief
 from pygents._mailbox_lua import GROUP, PUT, Keys
 from pygents._mailbox_types import (
     ConsumerStats,
@@ -52,9 +52,9 @@ def _where(url: str) -> str:
 
 def _positive(name: str, value: object, kind: type = int) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-        raise TypeError(f"Mailboxes({name}=...) takes a {kind.__name__}, got {value!r}")
+        raise TypeError(f"Mailboxes({name}=...) takes a {kind.__name__}, got {brief(value)}")
     if not value > 0:
-        raise ValueError(f"Mailboxes({name}=...) must be positive, got {value!r}")
+        raise ValueError(f"Mailboxes({name}=...) must be positive, got {brief(value)}")
     return value
 
 
@@ -87,9 +87,9 @@ class Mailboxes:
         **redis_options: Any,
     ) -> None:
         if not isinstance(url, str):
-            raise TypeError(f"Mailboxes(url=...) takes a redis:// URL string, got {url!r}")
+            raise TypeError(f"Mailboxes(url=...) takes a redis:// URL string, got {brief(url)}")
         if not isinstance(prefix, str) or not prefix:
-            raise TypeError(f"Mailboxes(prefix=...) takes a non-empty string, got {prefix!r}")
+            raise TypeError(f"Mailboxes(prefix=...) takes a non-empty string, got {brief(prefix)}")
         self.url = url
         self.where = _where(url)
         self.prefix = prefix
@@ -137,7 +137,7 @@ class Mailboxes:
         found = self._keys.get(agent)
         if found is None:
             if not isinstance(agent, str) or not agent:
-                raise TypeError(f"agent names are non-empty strings, got {agent!r}")
+                raise TypeError(f"agent names are non-empty strings, got {brief(agent)}")
             found = self._keys[agent] = Keys.of(self.prefix, agent)
         return found
 

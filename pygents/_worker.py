@@ -12,7 +12,9 @@ A `Worker` runs four things side by side until `Worker.stop`:
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
-  — dead-lettering those delivered ``max_deliveries`` times already.
+  — dead-lettering those delivered ``max_deliveries`` times already; every
+  ``stats_interval`` it also reads the served mailboxes' statistics for
+  ``served_stats()`` (what the dashboard and the telemetry gauges show).
 
 Every loop survives Redis going away: it backs off exponentially, then carries on,
 re-creating the consumer groups if Redis came back empty.
@@ -23,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
@@ -38,33 +39,14 @@ from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
 from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
 from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
+from pygents._served import SERVED, WorkerCounters, setting
 from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 
-__all__ = ["Worker", "WorkerCounters"]
+__all__ = ["Worker"]
 
 _log = logging.getLogger("pygents.redis")
-
-
-@dataclass
-class WorkerCounters:
-    """What a worker did so far (for tests, logs and dashboards)."""
-
-    turns: int = 0  # outcomes handed to the writer
-    claimed: int = 0  # turns taken over from dead workers
-    dead_lettered: int = 0
-    connection_failures: int = 0
-    last_backoff: float = 0.0  # seconds slept after the last connection failure
-
-
-def _check(name: str, value: object, minimum: float, kind: type = float) -> Any:
-    allowed = (int, float) if kind is float else (int,)
-    if isinstance(value, bool) or not isinstance(value, allowed):
-        raise TypeError(f"Worker({name}=...) takes a {kind.__name__}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"Worker({name}=...) must be at least {minimum}, got {value!r}")
-    return value
 
 
 class Worker:
@@ -85,6 +67,9 @@ class Worker:
             for running turns.
         reconnect_delay: first delay after a lost connection (doubles each time).
         max_reconnect_delay: the cap of that delay.
+        stats_interval: seconds between two readings of the served mailboxes'
+            statistics for [`served_stats`][pygents.redis.served_stats] (``None``:
+            never).
     """
 
     def __init__(
@@ -100,6 +85,7 @@ class Worker:
         stop_grace: float = 10.0,
         reconnect_delay: float = 0.05,
         max_reconnect_delay: float = 5.0,
+        stats_interval: float | None = 1.0,
     ) -> None:
         if not isinstance(mailboxes, Mailboxes):
             raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
@@ -107,18 +93,21 @@ class Worker:
         if not served or not all(isinstance(a, Agent) for a in served):
             raise TypeError("Worker(agents=...) takes an Agent or a non-empty list of Agents")
         self.mailboxes = mailboxes
-        self.concurrency: int = _check("concurrency", concurrency, 1, int)
+        self.concurrency: int = setting("concurrency", concurrency, 1, int)
         self.prefetch: int = (
-            3 * self.concurrency if prefetch is None else _check("prefetch", prefetch, 0, int)
+            3 * self.concurrency if prefetch is None else setting("prefetch", prefetch, 0, int)
         )
         # A read waits until it can bring a batch worth the round trip: ``concurrency``
         # turns, or as many as prefetching allows (with none, one free lane is enough).
         self._read_at = max(1, min(self.concurrency, self.prefetch))
-        self.visibility_timeout: float = _check("visibility_timeout", visibility_timeout, 0.01)
-        self.max_deliveries: int = _check("max_deliveries", max_deliveries, 1, int)
-        self.stop_grace: float = _check("stop_grace", stop_grace, 0)
-        delay = _check("reconnect_delay", reconnect_delay, 0.001)
-        cap = _check("max_reconnect_delay", max_reconnect_delay, delay)
+        self.visibility_timeout: float = setting("visibility_timeout", visibility_timeout, 0.01)
+        self.max_deliveries: int = setting("max_deliveries", max_deliveries, 1, int)
+        self.stop_grace: float = setting("stop_grace", stop_grace, 0)
+        delay = setting("reconnect_delay", reconnect_delay, 0.001)
+        cap = setting("max_reconnect_delay", max_reconnect_delay, delay)
+        self.stats_interval: float | None = (
+            None if stats_interval is None else setting("stats_interval", stats_interval, 0.01)
+        )
         self.name = name or unique_name()
         names = tool_names(served)
         self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
@@ -178,10 +167,14 @@ class Worker:
         self._started = True
         for name in self.served:
             ROUTES.add(name, self.mailboxes)
+        keeper = self._every(self.visibility_timeout / 4, "heartbeat and claim", self._keep)
         loops = [
             asyncio.create_task(self._reader(), name=f"pygents.redis reader {self.name}"),
-            asyncio.create_task(self._keeper(), name=f"pygents.redis keeper {self.name}"),
+            asyncio.create_task(keeper, name=f"pygents.redis keeper {self.name}"),
         ]
+        if self.stats_interval is not None:
+            stats = self._every(self.stats_interval, "reading statistics", self._report)
+            loops.append(asyncio.create_task(stats, name=f"pygents.redis stats {self.name}"))
         writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
         self._lanes.start()
         stopping = asyncio.create_task(self._stopping.wait())
@@ -202,6 +195,7 @@ class Worker:
             self.flusher.close()
             await asyncio.gather(writer, return_exceptions=True)
             await self.flusher.flush_now()
+            SERVED.withdraw(self.name)
             await self._leave()
             for name in self.served:
                 ROUTES.discard(name, self.mailboxes)
@@ -282,15 +276,19 @@ class Worker:
 
             await self._guarded("reading turns", backoff, read)
 
-    async def _keeper(self) -> None:
+    async def _every(self, interval: float, what: str, step: Any) -> None:
+        """Run ``step`` (guarded) every ``interval`` seconds until the worker stops."""
         backoff = self._new_backoff()
-        interval = self.visibility_timeout / 4
         while not self._stopping.is_set():
-            await self._guarded("heartbeat and claim", backoff, self._keep)
+            await self._guarded(what, backoff, step)
             try:
                 await asyncio.wait_for(self._stopping.wait(), interval)
             except TimeoutError:
                 pass
+
+    async def _report(self) -> None:
+        for name in self.served:
+            SERVED.publish(self.name, await self.mailboxes.stats(name))
 
     async def _keep(self) -> None:
         await self._beat()

@@ -16,6 +16,8 @@ outcome is recorded, and another worker takes it over after a visibility timeout
   for tests and examples.
 * [`current_delivery`][pygents.redis.current_delivery] — inside a tool, the running
   delivery (its turn uuid is the idempotency key; ``attempt`` counts deliveries).
+* [`served_stats`][pygents.redis.served_stats] — the latest statistics of the
+  mailboxes this process's workers serve, without I/O (what dashboards read).
 
 Needs the ``redis`` extra (``pip install 'pygents[redis]'``). See the guide
 "Scaling out" for the guarantee and the failure modes.
@@ -43,7 +45,8 @@ try:
     )
     from pygents._redis_server import RedisServer
     from pygents._replies import TurnHandle
-    from pygents._worker import Worker, WorkerCounters
+    from pygents._served import WorkerCounters, served_stats
+    from pygents._worker import Worker
 except ModuleNotFoundError as error:
     # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
     replacement = missing_extra(error, "pygents.redis", "redis", ("redis",))
@@ -68,6 +71,7 @@ __all__ = [
     "Worker",
     "WorkerCounters",
     "current_delivery",
+    "served_stats",
 ]
 
 # Tracebacks and reprs name ``pygents.redis.Worker``, not the private module it lives in.

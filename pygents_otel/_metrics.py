@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Final
 
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 from opentelemetry.util.types import AttributeValue
@@ -12,7 +13,23 @@ from pygents import Agent, AgentRegistry, StopReason
 from pygents_otel import _spans as s
 from pygents_otel._text import bounded
 
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
+
 # The GenAI conventions' advisory buckets for operation durations, in seconds.
+# The mailbox gauges: (name, unit, description, the MailboxStats field they report).
+MAILBOX_GAUGES: Final = (
+    ("pygents.mailbox.depth", "{turn}", "Turns not finished in each agent's mailbox", "depth"),
+    ("pygents.mailbox.pending", "{turn}", "Mailbox turns running on a worker", "pending"),
+    ("pygents.mailbox.workers", "{worker}", "Live workers serving each mailbox", "workers"),
+    (
+        "pygents.mailbox.dead_letters",
+        "{turn}",
+        "Entries in each dead-letter stream",
+        "dead_letters",
+    ),
+)
+
 DURATION_BUCKETS: Final = (
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 )  # fmt: skip
@@ -65,6 +82,10 @@ class Metrics:
             unit="{item}",
             description="Items in each agent's context pool (limit as an attribute)",
         )
+        for name, unit, description, field in MAILBOX_GAUGES:
+            meter.create_observable_gauge(
+                name, callbacks=[self._mailbox_gauge(field)], unit=unit, description=description
+            )
 
     def agent_run(self, agent_name: str, seconds: float, error_type: str | None) -> None:
         attributes: dict[str, AttributeValue] = {
@@ -104,6 +125,23 @@ class Metrics:
 
     def _agents(self) -> list[Agent]:
         return AgentRegistry.all() if self.active else []
+
+    def _served(self) -> Mapping[str, MailboxStats]:
+        """The mailboxes served in this process (``pygents.redis.served_stats()``), if
+        the program imported ``pygents.redis``: it is never imported from here."""
+        module = sys.modules.get("pygents.redis") if self.active else None
+        read = getattr(module, "served_stats", None)
+        if read is None:
+            return {}
+        stats: Mapping[str, MailboxStats] = read()
+        return stats
+
+    def _mailbox_gauge(self, field: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            for agent, stats in self._served().items():
+                yield Observation(getattr(stats, field), {s.AGENT_NAME: bounded(agent)})
+
+        return observe
 
     def _queue_depths(self, options: CallbackOptions) -> Iterable[Observation]:
         for agent in self._agents():
