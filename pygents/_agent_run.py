@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Awaitable
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
-from pygents._hooks import fire
+from pygents._hooks import dispatch, fire
 from pygents._observe import BUS
 from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._turn import Turn
@@ -116,14 +116,14 @@ async def _claim(agent: Agent) -> None:
         await previous._ended.wait()
 
 
-def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-    """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine).
+def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Awaitable[Any] | None:
+    """``ON_TURN_VALUE``'s dispatch: its hooks' run to await, if any (see `dispatch`).
 
     It fires for every value a turn produces, once the value is routed (a routed
     value is already queued or stored when hooks see it), but not for a completion
     check's verdict, which decides the loop rather than being a result.
     """
-    return fire(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+    return dispatch(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
 
 
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
@@ -182,8 +182,10 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if agent._hooks or BUS.hot:
-                await fire(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+            if (agent._hooks or BUS.hot) and (
+                pending := dispatch(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+            ):
+                await pending
             turn = queue.popleft()
             agent._current = turn
             tool = turn._tool
@@ -199,12 +201,15 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                                 await turn_run.value_hooks(value)
                             if isinstance(value, _ROUTED):
                                 await _route(agent, run, value)
-                                if agent._hooks or BUS.hot:
-                                    await _value_event(agent, run, turn, value)
-                            elif agent._hooks or BUS.hot:
-                                await _value_event(agent, run, turn, value)
-                                yield turn, value
+                                if (agent._hooks or BUS.hot) and (
+                                    pending := _value_event(agent, run, turn, value)
+                                ):
+                                    await pending
                             else:
+                                if (agent._hooks or BUS.hot) and (
+                                    pending := _value_event(agent, run, turn, value)
+                                ):
+                                    await pending
                                 yield turn, value
                             turn_run.resume()
                         turn_run.step_failed(None)
@@ -223,11 +228,15 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         pass  # a verdict decides the loop; it is not a value
                     elif isinstance(value, _ROUTED):
                         await _route(agent, run, value)
-                        if agent._hooks or BUS.hot:
-                            await _value_event(agent, run, turn, value)
+                        if (agent._hooks or BUS.hot) and (
+                            pending := _value_event(agent, run, turn, value)
+                        ):
+                            await pending
                     else:
-                        if agent._hooks or BUS.hot:
-                            await _value_event(agent, run, turn, value)
+                        if (agent._hooks or BUS.hot) and (
+                            pending := _value_event(agent, run, turn, value)
+                        ):
+                            await pending
                         agent._current = None
                         yield turn, value
             except BaseException as exc:
@@ -236,8 +245,12 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                 await _turn_failed(agent, turn, exc)
                 raise
             agent._current = None
-            if agent._hooks or BUS.hot:
-                await fire(AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
+            if (agent._hooks or BUS.hot) and (
+                pending := dispatch(
+                    AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run
+                )
+            ):
+                await pending
             if done:
                 break
     except BaseException as exc:
