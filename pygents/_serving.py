@@ -20,7 +20,7 @@ from pygents._agent import Agent
 from pygents._agent_run import AgentRun, verdict
 from pygents._context import ContextItem
 from pygents._enums import AgentHook, StopReason, ToolType
-from pygents._hooks import fire
+from pygents._hooks import dispatch, fire
 from pygents._mailbox_lua import Keys
 from pygents._mailbox_types import bounded, outcome_data
 from pygents._observe import BUS
@@ -169,8 +169,8 @@ async def run_as(
     output: Any = None
     error: BaseException | None = None
     try:
-        if hooks or BUS.hot:
-            await fire(AgentHook.BEFORE_TURN, agent, hooks, (agent,), None, run)
+        if (hooks or BUS.hot) and (pending := _hot(AgentHook.BEFORE_TURN, agent, (agent,), run)):
+            await pending
         turn_run = turn._open(run, tool.streaming, agent._turn_hooks, runner)
         try:
             if tool.streaming:
@@ -196,8 +196,10 @@ async def run_as(
             if turn._run is turn_run:
                 await turn_run.finish(exc)
             raise
-        if hooks or BUS.hot:
-            await fire(AgentHook.AFTER_TURN, agent, hooks, (agent, turn), None, run)
+        if (hooks or BUS.hot) and (
+            pending := _hot(AgentHook.AFTER_TURN, agent, (agent, turn), run)
+        ):
+            await pending
     except Exception as exc:
         error = exc
         if hooks or BUS.any:
@@ -262,8 +264,15 @@ async def _stream(
     await turn_run.finish(None)
 
 
+def _hot(event: AgentHook, agent: Agent, args: tuple[Any, ...], run: AgentRun) -> Any:
+    """A per-turn agent event as ``run()`` dispatches it: subscribers are told now, and
+    the agent's hooks come back to await only when one is bound (else ``None``)."""
+    return dispatch(event, agent, agent._hooks, args, None, run)
+
+
 async def _value_event(agent: Agent, turn: Turn, value: Any, run: AgentRun) -> None:
-    await fire(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+    if pending := _hot(AgentHook.ON_TURN_VALUE, agent, (agent, turn, value), run):
+        await pending
 
 
 async def _route(
