@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmarks import otel_workloads as ow
+from benchmarks import redis_workloads as rw
 from benchmarks import tui_workloads as tw
 from benchmarks import workloads as wl
 
@@ -142,6 +143,7 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
     )
     rows.extend(await _dashboard(n1, reps))
     rows.extend(await _dashboard_keys(quick))
+    rows.extend(Row(**row) for row in await rw.rows(quick, reps))
     rows.extend(await _telemetry(n1, reps))
     return rows
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pygents._agent import Agent
     from pygents._tool import DecoratedTool
 
-__all__ = ["AgentRun", "run_agent"]
+__all__ = ["AgentRun", "run_agent", "verdict"]
 
 Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
 
@@ -43,11 +43,16 @@ class AgentRun(Scope):
     ``stream`` refers weakly to the generator ``run()`` returned: once it is dead,
     nobody can iterate this run any more (its consumer left without closing it),
     and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
+    A run that no ``run()`` generator drives (a `pygents.redis` worker runs each
+    delivered turn in a run of its own, many at once) has no ``stream``, and never
+    takes the agent with `begin`.
     """
 
     __slots__ = ("_ended", "_frame_token", "_stream")
 
-    def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
+    def __init__(
+        self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream] | None = None
+    ) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
         self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
         self._stream = stream
@@ -99,7 +104,7 @@ async def _claim(agent: Agent) -> None:
     still running: rather than fail, the next run waits for that close.
     """
     while (previous := agent._run) is not None:
-        if previous._stream() is not None:
+        if previous._stream is None or previous._stream() is not None:
             raise SafeExecutionError(
                 f"{agent!r} is already running; consume its current run() instead of "
                 "starting another, or end it first: leave it with 'break' inside "
@@ -149,7 +154,7 @@ async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
         BUS.exit(run, entered)
 
 
-def _verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
+def verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
     """A completion check's result, refused (failing the turn) unless it is a bool."""
     if type(value) is not bool:
         raise CompletionCheckReturnError(
@@ -216,7 +221,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     value = await turn_run.call()
                     check = tool.type is ToolType.COMPLETION_CHECK
                     if check:
-                        done = _verdict(tool, value)
+                        done = verdict(tool, value)
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)
                     if check:

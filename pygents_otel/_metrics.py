@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Final
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Final
 
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 from opentelemetry.util.types import AttributeValue
@@ -11,6 +12,22 @@ from opentelemetry.util.types import AttributeValue
 from pygents import AgentRegistry, StopReason
 from pygents_otel import _spans as s
 from pygents_otel._text import bounded
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
+
+# The mailbox gauges: (name, unit, description, the MailboxStats field they report).
+MAILBOX_GAUGES: Final = (
+    ("pygents.mailbox.depth", "{turn}", "Turns not finished in each agent's mailbox", "depth"),
+    ("pygents.mailbox.pending", "{turn}", "Mailbox turns running on a worker", "pending"),
+    ("pygents.mailbox.workers", "{worker}", "Live workers serving each mailbox", "workers"),
+    (
+        "pygents.mailbox.dead_letters",
+        "{turn}",
+        "Entries in each dead-letter stream",
+        "dead_letters",
+    ),
+)
 
 # The GenAI conventions' advisory buckets for operation durations, in seconds.
 DURATION_BUCKETS: Final = (
@@ -61,6 +78,10 @@ class Metrics:
             meter.create_observable_gauge(
                 name, callbacks=[self._sizes_of(collection)], unit=unit, description=description
             )
+        for name, unit, description, field in MAILBOX_GAUGES:
+            meter.create_observable_gauge(
+                name, callbacks=[self._mailbox_gauge(field)], unit=unit, description=description
+            )
 
     def agent_run(self, agent_name: str, seconds: float, error_type: str | None) -> None:
         attributes = _operation(s.INVOKE_AGENT, s.AGENT_NAME, agent_name, error_type)
@@ -85,6 +106,23 @@ class Metrics:
     def close(self) -> None:
         """Stop reporting (the gauges' callbacks return nothing from now on)."""
         self.active = False
+
+    def _served(self) -> Mapping[str, MailboxStats]:
+        """The mailboxes served in this process (``pygents.redis.served_stats()``), if
+        the program imported ``pygents.redis``: it is never imported from here."""
+        module = sys.modules.get("pygents.redis") if self.active else None
+        read = getattr(module, "served_stats", None)
+        if read is None:
+            return {}
+        stats: Mapping[str, MailboxStats] = read()
+        return stats
+
+    def _mailbox_gauge(self, field: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            for agent, stats in self._served().items():
+                yield Observation(getattr(stats, field), {s.AGENT_NAME: bounded(agent)})
+
+        return observe
 
     def _sizes_of(self, collection: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
         """A gauge callback: the size of one collection of every registered agent.

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 
 from pygents import Agent
+from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import sparkline
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 _STATE_STYLE = {
     "running": ("running", "green"),
@@ -49,6 +54,7 @@ class AgentsTable(NavigableTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
         self._cells: dict[str, tuple[str, ...]] = {}
+        self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
 
     def on_mount(self) -> None:
         for key, label, width in self.COLUMNS:
@@ -65,9 +71,23 @@ class AgentsTable(NavigableTable[Text]):
         """Every live agent's row; ``agent`` is unused (this table *makes* the choice)."""
         self._show(self.model.live_agents())
 
+    def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
+        """The statistics of the agents served from ``pygents.redis`` mailboxes here.
+
+        Their Mailbox column appears with the first of them, so a program without
+        mailboxes keeps a table that fits 80 columns."""
+        stats = served_stats()
+        if stats and self._columns is self.COLUMNS:
+            key, label, width = MAILBOX_COLUMN
+            self.add_column(label, key=key, width=width, default=Text(""))
+            self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
+            self._cells = {name: (*cells, "") for name, cells in self._cells.items()}
+        return None if self._columns is self.COLUMNS else stats
+
     def _show(self, live: list[Agent]) -> None:
         """Add, update (changed cells only) and remove rows to match ``live``."""
         model = self.model
+        mailboxes = self._mailboxes()
         names = {agent.name for agent in live}
         for gone in [name for name in self._cells if name not in names]:
             self.remove_row(gone)
@@ -77,7 +97,7 @@ class AgentsTable(NavigableTable[Text]):
             current = agent.current_turn
             queue, pool = agent.context_queue, agent.context_pool
             counts = f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0"
-            cells = (
+            cells: tuple[str, ...] = (
                 agent.name,
                 model.phase(agent),
                 str(agent.queue_depth),
@@ -87,18 +107,20 @@ class AgentsTable(NavigableTable[Text]):
                 f"{len(queue)}/{queue.limit} {len(pool)}/{pool.limit or '∞'}",
                 sparkline(state.throughput if state else (), 8) or "▁" * 8,
             )
+            if mailboxes is not None:
+                cells = (*cells, mailbox_cell(mailboxes.get(agent.name)))
             previous = self._cells.get(agent.name)
             if previous is None:
                 self.add_row(
                     *(
                         _cell(key, value)
-                        for (key, _, _), value in zip(self.COLUMNS, cells, strict=True)
+                        for (key, _, _), value in zip(self._columns, cells, strict=True)
                     ),
                     key=agent.name,
                 )
             elif previous != cells:
                 for (column, _label, _width), old, new in zip(
-                    self.COLUMNS, previous, cells, strict=True
+                    self._columns, previous, cells, strict=True
                 ):
                     if old != new:
                         self.update_cell(agent.name, column, _cell(column, new))
