@@ -119,13 +119,7 @@ class Dashboard(App[int]):
             self._end(status, what if status == INTERRUPTED else f"the workload {what}")
         except BaseException as exc:
             self.workload_error = exc
-            self.notify(
-                f"{type(exc).__name__}: {preview(str(exc), 300)}",
-                title="the workload failed",
-                severity="error",
-                timeout=30,
-                markup=False,
-            )
+            self._alert("the workload failed", f"{type(exc).__name__}: {preview(str(exc), 300)}")
             if isinstance(exc, Exception):
                 raise  # the worker records it; other BaseExceptions would end the loop
         finally:
@@ -151,6 +145,10 @@ class Dashboard(App[int]):
         self.exit_reason = reason
         self.call_after_refresh(self.exit, return_code=status)
 
+    def _alert(self, title: str, message: str) -> None:
+        """An error toast that stays a while; ``message`` is plain text, never markup."""
+        self.notify(message, title=title, severity="error", timeout=30, markup=False)
+
     # -- refreshing -------------------------------------------------------------------
 
     def refresh_view(self) -> None:
@@ -163,13 +161,7 @@ class Dashboard(App[int]):
         except Exception as exc:
             if self.view_error is None:
                 self.view_error = exc
-                self.notify(
-                    f"{type(exc).__name__}: {exc}",
-                    title="the dashboard failed to refresh",
-                    severity="error",
-                    timeout=30,
-                    markup=False,
-                )
+                self._alert("the dashboard failed to refresh", f"{type(exc).__name__}: {exc}")
 
     def _refresh_view(self) -> None:
         self.model.drain()

@@ -38,6 +38,10 @@ TABS: tuple[tuple[str, str], ...] = (
     ("timeline", "Timeline"),
 )
 
+_PanelWidget = (
+    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable
+)  # each a Widget and a Panel
+
 
 class MainScreen(Screen[None]):
     """Composes the panels and repaints the visible one for the selected agent."""
@@ -56,36 +60,22 @@ class MainScreen(Screen[None]):
         model = self.model
         self._status = Static("", id="status")
         self._agents = AgentsTable(model, id="agents")
-        queue = QueueTable(id="queue")
-        running = RunningPanel(model, id="running")
-        values = ValuesLog(model, id="values")
-        context = ContextPanel(model, id="context")
-        events = EventsPanel(model, id="events")
-        timeline = TimelineTable(model, id="timeline")
-        self._panels = {
-            "tab-queue": queue,
-            "tab-running": running,
-            "tab-values": values,
-            "tab-context": context,
-            "tab-events": events,
-            "tab-timeline": timeline,
-        }
+        panels: tuple[_PanelWidget, ...] = (
+            QueueTable(id="queue"),
+            RunningPanel(model, id="running"),
+            ValuesLog(model, id="values"),
+            ContextPanel(model, id="context"),
+            EventsPanel(model, id="events"),
+            TimelineTable(model, id="timeline"),
+        )
+        self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
         yield Header(show_clock=False)
         yield self._status
         yield self._agents
         with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
-            with TabPane("Queue", id="tab-queue"):
-                yield queue
-            with TabPane("Running", id="tab-running"):
-                yield running
-            with TabPane("Values", id="tab-values"):
-                yield values
-            with TabPane("Context", id="tab-context"):
-                yield context
-            with TabPane("Events", id="tab-events"):
-                yield events
-            with TabPane("Timeline", id="tab-timeline"):
-                yield timeline
+            for (key, label), panel in zip(TABS, panels, strict=True):
+                with TabPane(label, id=f"tab-{key}"):
+                    yield panel
         yield Footer()
 
     # -- repainting --------------------------------------------------------------------

@@ -50,10 +50,6 @@ class AgentsTable(NavigableTable[Text]):
         self.model = model
         self._cells: dict[str, tuple[str, ...]] = {}
 
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width)
-
     @property
     def selected(self) -> str | None:
         """The name of the agent under the cursor."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 
 from pygents import StopReason
@@ -21,18 +23,18 @@ class TimelineTable(NavigableTable[object]):
     opens the turn inspector."""
 
     WINDOW = 30.0  # seconds shown across the bar column
+    COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
+        ("agent", "Agent", 12),
+        ("tool", "Tool", 12),
+        ("took", "Took", 7),
+        ("bar", "Waterfall (last 30 s)", 40),
+    )
 
     def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", id=id)
         self.model = model
         self._version = -1
         self._agent: str | None = None
-
-    def on_mount(self) -> None:
-        self.add_column("Agent", key="agent", width=12)
-        self.add_column("Tool", key="tool", width=12)
-        self.add_column("Took", key="took", width=7)
-        self.add_column("Waterfall (last 30 s)", key="bar", width=40)
 
     def refresh_from(self, agent: str | None) -> None:
         """Rebuilt when the model changed or the selection did; every time while turns
