@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from pygents_tui import __version__
 from pygents_tui._target import TargetError, load_target
+from pygents_tui._terminal import terminal_problem
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
 
@@ -109,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
+        return 2
+    problem = terminal_problem()  # before the program is loaded: nothing of it runs
+    if problem is not None:
+        print(f"pygents-tui: error: {problem}", file=sys.stderr)
         return 2
     workload: Workload
     if args.command == "demo":
