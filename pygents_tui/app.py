@@ -20,9 +20,10 @@ from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
+from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
-from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
+from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
 from pygents_tui.widgets import AgentsTable, TimelineTable
 
@@ -59,6 +60,7 @@ class Dashboard(App[int]):
         Binding("space", "freeze", "Freeze"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "back", "Back"),
+        Binding("e", "show_error", "Error", tooltip="why the workload failed, with the traceback"),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -119,7 +121,8 @@ class Dashboard(App[int]):
             self._end(status, what if status == INTERRUPTED else f"the workload {what}")
         except BaseException as exc:
             self.workload_error = exc
-            self._alert("the workload failed", f"{type(exc).__name__}: {preview(str(exc), 300)}")
+            self.refresh_bindings()  # shows the `e` key
+            self._alert("the workload failed", f"{summary(exc, 300)}\n(e: the traceback)")
             if isinstance(exc, Exception):
                 raise  # the worker records it; other BaseExceptions would end the loop
         finally:
@@ -167,9 +170,7 @@ class Dashboard(App[int]):
         self.model.drain()
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
-        if self.screen is not self._main and not isinstance(
-            self.screen, (HelpScreen, InspectorScreen)
-        ):
+        if self.screen is not self._main and not isinstance(self.screen, (HelpScreen, TextScreen)):
             return
         self._main.refresh_view(workload_failed=self.workload_error is not None)
 
@@ -188,6 +189,16 @@ class Dashboard(App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that have nothing to act on are left out of the footer."""
+        if action == "show_error":
+            return self.workload_error is not None
+        return True
+
+    def action_show_error(self) -> None:
+        if self.workload_error is not None and not isinstance(self.screen, TextScreen):
+            self.push_screen(ErrorScreen(self.workload_error))
 
     def action_toggle_pause(self) -> None:
         name = self.selected_agent
@@ -252,3 +263,7 @@ class Dashboard(App[int]):
         yield SystemCommand("Filter events", "Filter the event log", self.action_filter)
         yield SystemCommand("Inspect turn", "Open the selected timeline turn", self.action_inspect)
         yield SystemCommand("Help", "Show the key map", self.action_help)
+        if self.workload_error is not None:
+            yield SystemCommand(
+                "Workload error", "Why the workload failed, with the traceback", self.action_show_error
+            )

@@ -13,6 +13,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents_tui import __version__
+from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import terminal_problem
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
@@ -141,10 +142,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if telemetry is not None:
             telemetry.shutdown()
-    if app.exit_reason is not None:
-        print(f"pygents-tui: {app.exit_reason}", file=sys.stderr)
-    elif app.workload_error is not None:
-        error = app.workload_error
-        message = _one_line(f"{type(error).__name__}: {error}")
-        print(f"pygents-tui: the workload failed: {message}", file=sys.stderr)
+    farewell = last_words(app)
+    if farewell is not None:
+        print(farewell, file=sys.stderr)
     return app.return_code or 0
+
+
+def last_words(app: Dashboard) -> str | None:
+    """The line said once the dashboard has given the terminal back, if any: why it
+    ended itself, or what the workload failed with (an exception group's first
+    leaves named, bounded)."""
+    if app.exit_reason is not None:
+        return f"pygents-tui: {app.exit_reason}"
+    if app.workload_error is not None:
+        return f"pygents-tui: the workload failed: {summary(app.workload_error, 500)}"
+    return None

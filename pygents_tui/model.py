@@ -38,6 +38,7 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
 
@@ -120,7 +121,7 @@ class DashboardModel(Subscriber):
         self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
-        self._settling: list[tuple[TurnRecord, str | None]] = []
+        self._settling: list[tuple[TurnRecord, str | None, BaseException | None]] = []
 
     # -- the seam: one append (and one count) each, nothing else -----------------------
 
@@ -191,7 +192,7 @@ class DashboardModel(Subscriber):
         settling = self._settling
         recent_left = self.recent.maxlen or 0
         agent_left: dict[str, int] = {}
-        for record, output in reversed(settling):
+        for record, output, error in reversed(settling):
             kept = recent_left > 0
             recent_left -= 1
             if record.agent is not None:
@@ -200,7 +201,8 @@ class DashboardModel(Subscriber):
                 agent_left[record.agent] = left - 1
             turn = record.turn
             if turn is not None:
-                record.let_go(TurnDetails.of(turn, record.streaming, output) if kept else None)
+                details = TurnDetails.of(turn, record.streaming, output, error) if kept else None
+                record.let_go(details)
         settling.clear()
 
     def _roll_throughput(self, second: int) -> bool:
@@ -250,7 +252,7 @@ class DashboardModel(Subscriber):
             else:
                 state.phase = "failed"
             if scope.error is not None and isinstance(scope.error, Exception):
-                state.last_error = preview(scope.error, 120)
+                state.last_error = summary(scope.error, 120, preview)
             self._note(at, state.name, "run", f"run ended: {reason}")
             return
         record = self.running.pop(scope, None)
@@ -260,8 +262,9 @@ class DashboardModel(Subscriber):
         self._seen_values.pop(scope, None)
         record.ended = at
         record.stop_reason = scope.stop_reason
-        if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
-            record.error = preview(scope.error, 200)
+        error = scope.error if scope.stop_reason is not StopReason.COMPLETED else None
+        if error is not None:
+            record.error = summary(error, 200, preview)
         turn: Turn = scope.target
         output = None  # its preview, made here only when the values tail needs it
         if (
@@ -274,7 +277,7 @@ class DashboardModel(Subscriber):
         ):
             output = preview(turn.output, 200)
             self._value(record, output, at)
-        self._settling.append((record, output))  # see _settle
+        self._settling.append((record, output, error))  # see _settle
         self.recent.append(record)
         if record.agent is None:
             return
