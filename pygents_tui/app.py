@@ -60,6 +60,7 @@ class Dashboard(App[int]):
         Binding("space", "freeze", "Freeze"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "back", "Back"),
+        Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
         Binding("e", "show_error", "Error", tooltip="why the workload failed, with the traceback"),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
@@ -90,6 +91,7 @@ class Dashboard(App[int]):
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
         self._main = MainScreen(self.model)
+        self._had_finished = False
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -168,6 +170,9 @@ class Dashboard(App[int]):
 
     def _refresh_view(self) -> None:
         self.model.drain()
+        if bool(self.model.finished) != self._had_finished:
+            self._had_finished = not self._had_finished
+            self.refresh_bindings()  # `c` is offered only while there are some
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
         if self.screen is not self._main and not isinstance(self.screen, (HelpScreen, TextScreen)):
@@ -194,7 +199,14 @@ class Dashboard(App[int]):
         """Keys that have nothing to act on are left out of the footer."""
         if action == "show_error":
             return self.workload_error is not None
+        if action == "clear_finished":
+            return bool(self.model.finished)
         return True
+
+    def action_clear_finished(self) -> None:
+        count = self.model.clear_finished()
+        self.notify(f"cleared {count} finished agent(s)", markup=False)
+        self.refresh_view()
 
     def action_show_error(self) -> None:
         if self.workload_error is not None and not isinstance(self.screen, TextScreen):
@@ -204,7 +216,8 @@ class Dashboard(App[int]):
         name = self.selected_agent
         agent = AgentRegistry.find(name) if name else None
         if agent is None:
-            self.notify("select an agent first", severity="warning", markup=False)
+            warning = f"{name} has finished" if name else "select an agent first"
+            self.notify(warning, severity="warning", markup=False)
             return
         if agent.is_paused:
             agent.resume()
@@ -265,5 +278,7 @@ class Dashboard(App[int]):
         yield SystemCommand("Help", "Show the key map", self.action_help)
         if self.workload_error is not None:
             yield SystemCommand(
-                "Workload error", "Why the workload failed, with the traceback", self.action_show_error
+                "Workload error",
+                "Why the workload failed, with the traceback",
+                self.action_show_error,
             )

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
@@ -38,11 +37,13 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_tui._agents import THROUGHPUT_SECONDS, TURNS_KEPT, AgentState, FinishedAgents
 from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
 
 __all__ = [
+    "THROUGHPUT_SECONDS",
     "AgentState",
     "DashboardModel",
     "LogEntry",
@@ -52,7 +53,6 @@ __all__ = [
 ]
 
 _START, _END, _EVENT = 0, 1, 2
-THROUGHPUT_SECONDS: Final = 60
 SHOWN_EVENTS: Final = frozenset(
     kind
     for kind in COLD_EVENTS
@@ -62,28 +62,6 @@ SHOWN_EVENTS: Final = frozenset(
 """The events the model records: cold ones only (so every per-turn path of the runtime
 stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
 ``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
-TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
-
-
-@dataclass
-class AgentState:
-    """What the dashboard knows about one agent beyond what it can read live."""
-
-    name: str
-    phase: str = "idle"  # idle / running / paused / finished / failed
-    completed: int = 0
-    failed: int = 0
-    timed_out: int = 0
-    cancelled: int = 0
-    values: int = 0
-    evictions: int = 0
-    last_error: str | None = None
-    values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=500))
-    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
-    throughput: deque[int] = field(
-        default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
-    )
-    bucket: int = 0  # the whole second the last throughput bucket counts
 
 
 class DashboardModel(Subscriber):
@@ -106,6 +84,7 @@ class DashboardModel(Subscriber):
         max_inbox: int = 1_000_000,
         trace_id: Callable[[Scope], str | None] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        max_finished: int = 50,
     ) -> None:
         self.clock = clock
         self.epoch = clock()  # times are shown as seconds since the dashboard started
@@ -114,6 +93,8 @@ class DashboardModel(Subscriber):
         self.received = 0
         self.processed = 0
         self.agents: dict[str, AgentState] = {}
+        self.finished = FinishedAgents(max_finished)  # of `agents`, those that left
+        self.completed = 0  # turns completed, by every agent, cleared or not
         self.running: dict[Scope, TurnRecord] = {}
         self.recent: deque[TurnRecord] = deque(maxlen=500)
         self.log: deque[LogEntry] = deque(maxlen=max_log)
@@ -174,7 +155,10 @@ class DashboardModel(Subscriber):
         self._settle()
         if self._tail_streams():
             changed = True
-        if self._roll_throughput(int(self.clock())):
+        now = self.clock()
+        if self._roll_throughput(int(now)):
+            changed = True
+        if self.finished.follow(self.agents, AgentRegistry.__contains__, now):
             changed = True
         if changed:
             self.version += 1
@@ -209,10 +193,7 @@ class DashboardModel(Subscriber):
         """Quiet seconds count as zero: move every agent's buckets up to now."""
         rolled = False
         for state in self.agents.values():
-            if state.bucket and second > state.bucket:
-                for _ in range(min(second - state.bucket, THROUGHPUT_SECONDS)):
-                    state.throughput.append(0)
-                state.bucket = second
+            if state.roll(second):
                 rolled = True
         return rolled
 
@@ -286,7 +267,8 @@ class DashboardModel(Subscriber):
         reason = scope.stop_reason
         if reason is StopReason.COMPLETED:
             state.completed += 1
-            self._tick(state, at)
+            self.completed += 1
+            state.tick(at)
             self._note(at, state.name, "turn", f"✔ {record.tool} {record.elapsed_at(at):.2f}s")
         elif reason is StopReason.TIMEOUT:
             state.timed_out += 1
@@ -300,17 +282,6 @@ class DashboardModel(Subscriber):
         else:
             state.cancelled += 1
             self._note(at, state.name, "turn", f"⊘ {record.tool} cancelled")
-
-    def _tick(self, state: AgentState, at: float) -> None:
-        second = int(at)
-        if state.bucket == 0:
-            state.bucket = second
-        gap = second - state.bucket
-        if gap > 0:
-            for _ in range(min(gap, THROUGHPUT_SECONDS)):
-                state.throughput.append(0)
-            state.bucket = second
-        state.throughput[-1] += 1
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:
         """Count a value of ``record``'s turn, and keep ``text``, its preview."""
@@ -390,6 +361,17 @@ class DashboardModel(Subscriber):
     def live_agents(self) -> list[Agent]:
         """The registered agents, by name."""
         return sorted(AgentRegistry.all(), key=lambda a: a.name)
+
+    def finished_agents(self) -> list[AgentState]:
+        """The agents that have left the registry (their states), oldest first."""
+        return list(self.finished)
+
+    def clear_finished(self) -> int:
+        """Forget the finished agents; how many there were."""
+        count = self.finished.clear(self.agents)
+        if count:
+            self.version += 1
+        return count
 
     def phase(self, agent: Agent) -> str:
         state = self.agents.get(agent.name)

@@ -91,10 +91,13 @@ class MainScreen(Screen[None]):
             status.add_class("frozen")
             return
         status.remove_class("frozen")
+        finished = model.finished
         status.update(
             Text(
-                f"{len(AgentRegistry)} agent(s) · {len(model.running)} turn(s) running · "
-                f"{sum(s.completed for s in model.agents.values())} done · "
+                f"{len(AgentRegistry)} agent(s)"
+                + (f" · {len(finished)} finished" if finished else "")
+                + (f" ({finished.dropped} older dropped)" if finished.dropped else "")
+                + f" · {len(model.running)} turn(s) running · {model.completed} done · "
                 f"{model.log_total} event(s)"
                 + (f" · {model.dropped} dropped" if model.dropped else "")
                 + (" · workload failed" if workload_failed else "")

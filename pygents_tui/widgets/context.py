@@ -18,7 +18,10 @@ class ContextPanel(ModelPanel):
     def render(self) -> Group:
         agent = AgentRegistry.find(self.agent) if self.agent is not None else None
         if agent is None:
-            return Group("no agent selected")
+            if self.agent is None:
+                return Group("no agent selected")
+            name = preview(self.agent, 60)
+            return Group(Text(f"{name} has finished: its context went with it"))
         state = self.model.agents.get(agent.name)
         evictions = state.evictions if state else 0
         queue, pool = agent.context_queue, agent.context_pool
