@@ -42,14 +42,19 @@ def run_dashboard(workload: Workload | None = None, **options: object) -> int:
     """Run the dashboard around ``workload`` (an async function) until the user quits;
     return the exit code (1 if the workload raised).
 
-    Without a terminal to draw on (output redirected to a file or a pipe) it says so
-    in one line on standard error and returns 2 without starting anything."""
+    What the program printed while the dashboard ran is printed again once it has
+    given the terminal back. Without a terminal to draw on (output redirected to a
+    file or a pipe) it says so in one line on standard error and returns 2 without
+    starting anything."""
     problem = terminal_problem()
     if problem is not None:
         print(f"pygents-tui: error: {problem}", file=sys.stderr)
         return 2
     app: Dashboard = dashboard_module().Dashboard(workload, **options)
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.output.replay()  # what the program printed meanwhile, in order
     return app.return_code or 0
 
 

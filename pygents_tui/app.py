@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
 from pygents_tui._errors import summary
+from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
@@ -90,12 +91,14 @@ class Dashboard(App[int]):
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
-        self._main = MainScreen(self.model)
+        self.output = ProgramOutput()  # what the program prints; replayed on exit
+        self._main = MainScreen(self.model, self.output)
         self._had_finished = False
 
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.begin_capture_print(self, stdout=True, stderr=True)
         self._subscription = subscribe(self.model)
         self.push_screen(self._main)
         self.refresh_timer = self.set_interval(1 / self.refresh_hz, self.refresh_view)
@@ -103,6 +106,10 @@ class Dashboard(App[int]):
             self.run_worker(self._run_workload(), name="workload", exit_on_error=False)
         else:
             self.workload_done.set()
+
+    def on_print(self, event: events.Print) -> None:
+        """The program printed: keep it for the Output panel and for the exit."""
+        self.output.write(event.text, event.stderr)
 
     def on_unmount(self) -> None:
         if self._subscription is not None:

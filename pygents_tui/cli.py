@@ -137,11 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _interrupts_end(app):
             app.run()
     except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
+        app.output.replay()
         print("pygents-tui: interrupted", file=sys.stderr)
         return INTERRUPTED
     finally:
         if telemetry is not None:
             telemetry.shutdown()
+    app.output.replay()  # the program's prints, now that the terminal is back
     farewell = last_words(app)
     if farewell is not None:
         print(farewell, file=sys.stderr)

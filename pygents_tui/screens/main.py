@@ -17,11 +17,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from pygents import AgentRegistry
+from pygents_tui._output import ProgramOutput
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
     EventsPanel,
+    OutputLog,
     Panel,
     QueueTable,
     RunningPanel,
@@ -36,10 +38,11 @@ TABS: tuple[tuple[str, str], ...] = (
     ("context", "Context"),
     ("events", "Events"),
     ("timeline", "Timeline"),
+    ("output", "Output"),
 )
 
 _PanelWidget = (
-    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable
+    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
 )  # each a Widget and a Panel
 
 
@@ -49,9 +52,10 @@ class MainScreen(Screen[None]):
     selected: reactive[str | None] = reactive(None, init=False)
     """The name of the agent under the agents table's cursor (None: no agent)."""
 
-    def __init__(self, model: DashboardModel) -> None:
+    def __init__(self, model: DashboardModel, output: ProgramOutput) -> None:
         super().__init__()
         self.model = model
+        self.output = output
         self.frozen = False
         self._frozen_at = 0
         self._panels: dict[str, Panel] = {}
@@ -67,6 +71,7 @@ class MainScreen(Screen[None]):
             ContextPanel(model, id="context"),
             EventsPanel(model, id="events"),
             TimelineTable(model, id="timeline"),
+            OutputLog(self.output, id="output"),
         )
         self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
         yield Header(show_clock=False)

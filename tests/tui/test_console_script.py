@@ -126,3 +126,29 @@ def test_run_imports_a_scripts_sibling_modules_from_another_directory(tmp_path: 
     status, output = run_in_pty([str(SCRIPT), "run", "app/serve.py"], cwd=tmp_path)
     assert status == 5, output[-2000:]
     assert said(output) == ["pygents-tui: the workload exited with status 5"]
+
+
+# -- what the program printed -----------------------------------------------------------------
+
+
+def test_the_programs_prints_are_given_back_in_order_on_exit(tmp_path: Path) -> None:
+    write(
+        tmp_path / "chatty.py",
+        """
+        import sys
+
+        async def main():
+            print("first line")
+            print("a warning", file=sys.stderr)
+            print("last [bold]line", flush=True)
+            sys.exit(0)
+        """,
+    )
+    status, output = run_in_pty([str(SCRIPT), "run", "chatty.py"], cwd=tmp_path)
+    assert status == 0, output[-2000:]
+    assert said(output) == [
+        "first line",
+        "a warning",
+        "last [bold]line",
+        "pygents-tui: the workload exited with status 0",
+    ]
