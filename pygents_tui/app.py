@@ -54,15 +54,17 @@ class Dashboard(App[int]):
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     TITLE = "pygents"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "interrupt", "Interrupt", show=False),
-        Binding("question_mark", "help", "Help"),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("space", "freeze", "Freeze"),
-        Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back"),
+        Binding("q", "quit", "Quit", tooltip="exit status 1 if the workload failed"),
+        Binding(
+            "ctrl+c", "interrupt", "Interrupt", show=False, tooltip="stop it all, exit status 130"
+        ),
+        Binding("question_mark", "help", "Help", tooltip="this key map"),
+        Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
+        Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
+        Binding("slash", "filter", "Filter", tooltip="filter the event log"),
+        Binding("escape", "back", "Back", tooltip="back to the agents table"),
         Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
-        Binding("e", "show_error", "Error", tooltip="why the workload failed, with the traceback"),
+        Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -200,7 +202,7 @@ class Dashboard(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.screen))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that have nothing to act on are left out of the footer."""

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,14 +27,17 @@ class _Lines:
     def __init__(self) -> None:
         self.text = Text()
 
-    def add(self, label: str = "", value: str = "", indent: str = "") -> None:
+    def add(self, label: str = "", value: str = "", indent: str = "", link: bool = False) -> None:
+        """A line: ``label`` in bold, then ``value`` as plain text (``link``: as a
+        link to itself, which a terminal lets you open with a click)."""
         if self.text:
             self.text.append("\n")
         if label:
             self.text.append(label, style="bold")
             if value:
                 self.text.append(" " * max(_LABEL - len(label), 1))
-        self.text.append(indent + value)
+        self.text.append(indent)
+        self.text.append(value, style=Style(link=value, underline=True) if link else None)
 
 
 def trace_link(trace_url: str, trace_id: str) -> str:
@@ -77,7 +81,8 @@ def describe(
     if record.trace_id:
         lines.add("trace", record.trace_id)
         if trace_url:
-            lines.add(value=trace_link(trace_url, record.trace_id), indent=" " * _LABEL)
+            url = trace_link(trace_url, record.trace_id)
+            lines.add(value=url, indent=" " * _LABEL, link=True)
     lines.add()
     lines.add("arguments")
     for index, arg in enumerate(details.args):

@@ -14,6 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from pygents import AgentRegistry
@@ -24,7 +25,6 @@ from pygents_tui.widgets import (
     ContextPanel,
     EventsPanel,
     OutputLog,
-    Panel,
     QueueTable,
     RunningPanel,
     TimelineTable,
@@ -58,7 +58,7 @@ class MainScreen(Screen[None]):
         self.output = output
         self.frozen = False
         self._frozen_at = 0
-        self._panels: dict[str, Panel] = {}
+        self._panels: dict[str, _PanelWidget] = {}
 
     def compose(self) -> ComposeResult:
         model = self.model
@@ -132,7 +132,20 @@ class MainScreen(Screen[None]):
         self._frozen_at = self.model.processed
 
     def show_tab(self, tab: str) -> None:
+        """Show the panel ``tab`` and give the focus to what moves in it, so that its
+        keys (``enter`` in the timeline, the arrows) work at once."""
         self._tabs.active = tab
+        panel = self._panels.get(tab)
+        if panel is not None:
+            self._navigable(panel).focus()
+
+    def _navigable(self, panel: _PanelWidget) -> Widget:
+        """The widget of ``panel`` that keys move in: the panel itself if it takes the
+        focus, the log of the events (not its filter, which would take every letter),
+        and otherwise the agents table: Running and Context show the agent chosen there."""
+        if isinstance(panel, EventsPanel):
+            return panel.log_widget
+        return panel if panel.can_focus else self._agents
 
     # -- following the agents table ----------------------------------------------------
 

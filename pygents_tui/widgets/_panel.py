@@ -7,11 +7,11 @@ from typing import ClassVar, Protocol, TypeVar
 
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Log
 
 from pygents_tui.model import DashboardModel
 
-__all__ = ["ModelPanel", "NavigableTable", "Panel"]
+__all__ = ["FollowingLog", "ModelPanel", "NavigableTable", "Panel"]
 
 CellType = TypeVar("CellType")
 
@@ -63,3 +63,12 @@ class NavigableTable(DataTable[CellType]):
     def on_mount(self) -> None:
         for key, label, width in self.COLUMNS:
             self.add_column(label, key=key, width=width)
+
+
+class FollowingLog(Log):
+    """A log that follows its newest line while scrolled to the bottom and stays put
+    when scrolled back; ``end`` jumps to the newest line and follows again."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("end", "scroll_end", "Follow", show=False, tooltip="follow the newest line again"),
+    ]

@@ -9,7 +9,7 @@ from rich.text import Text
 from pygents import Agent
 from pygents_tui.model import AgentState, DashboardModel
 from pygents_tui.widgets._panel import NavigableTable
-from pygents_tui.widgets._text import sparkline
+from pygents_tui.widgets._text import Legend, legend, sparkline
 
 _STATE_STYLE = {
     "running": ("running", "green"),
@@ -30,18 +30,6 @@ def _cell(column: str, value: str, finished: bool) -> Text:
     return Text(value, style="dim" if finished else "")
 
 
-def legend(columns: tuple[tuple[str, str], ...]) -> Text:
-    """``label  meaning`` lines, the labels in bold (styled spans, never markup)."""
-    text = Text()
-    width = max((len(label) for label, _ in columns), default=0)
-    for index, (label, meaning) in enumerate(columns):
-        if index:
-            text.append("\n")
-        text.append(label.ljust(width), style="bold")
-        text.append(f"  {meaning}")
-    return text
-
-
 class AgentsTable(NavigableTable[Text]):
     """Agents with state, queue, current turn, counts, context sizes and throughput.
 
@@ -59,7 +47,7 @@ class AgentsTable(NavigableTable[Text]):
         ("ctx", "Ctx q p", 9),
         ("rate", "Rate", 8),
     )
-    LEGEND: ClassVar[tuple[tuple[str, str], ...]] = (
+    LEGEND: ClassVar[Legend] = (
         ("✔/✖/⏱", "turns completed / failed / timed out"),
         ("Values", "values streamed or returned"),
         ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from textual.widgets import Log
-
 from pygents_tui._output import LINES, ProgramOutput
+from pygents_tui.widgets._panel import FollowingLog
 
 
-class OutputLog(Log):
+class OutputLog(FollowingLog):
     """The last lines the program wrote to stdout and stderr, in order; follows the
     newest until scrolled back, as the Values panel does. All of it is printed again
     when the dashboard exits."""

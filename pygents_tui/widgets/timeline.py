@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
 
 from pygents import StopReason
 from pygents_tui.model import DashboardModel, TurnRecord
 from pygents_tui.widgets._panel import NavigableTable
+from pygents_tui.widgets._text import Legend, legend
 
 _GLYPH = {
     StopReason.COMPLETED: ("█", "green"),
@@ -22,6 +24,15 @@ class TimelineTable(NavigableTable[object]):
     """Recent turns of the selected agent (all agents if none), newest last; ``enter``
     opens the turn inspector."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "select_cursor",
+            "Inspect",
+            show=False,
+            tooltip="open this turn in the inspector",
+        ),
+    ]
     WINDOW = 30.0  # seconds shown across the bar column
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
         ("agent", "Agent", 12),
@@ -30,9 +41,19 @@ class TimelineTable(NavigableTable[object]):
         ("bar", "Waterfall (last 30 s)", 40),
     )
 
+    LEGEND: ClassVar[Legend] = (
+        ("█ green", "completed"),
+        ("█ red", "failed"),
+        ("█ magenta", "timed out"),
+        ("█ grey", "cancelled"),
+        ("▒ cyan", "still running"),
+    )
+    """What the waterfall's colours mean: shown in the help screen and as the tooltip."""
+
     def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", id=id)
         self.model = model
+        self.tooltip = legend(self.LEGEND)
         self._version = -1
         self._agent: str | None = None
 
