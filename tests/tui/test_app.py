@@ -8,10 +8,9 @@ from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import pytest
+from pilot import Notes, dashboard, numbered
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.message import Message
-from textual.notifications import Notify
 from textual.widgets import DataTable, Input, Log, Static, TabbedContent
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, TurnTimeoutError, tool
@@ -29,30 +28,9 @@ from pygents_tui.widgets import (
 SIZE = (80, 24)
 
 
-def dashboard(*args: Any, **kwargs: Any) -> Dashboard:
-    """A Dashboard with animations off, so that key presses do not wait on them."""
-    app = Dashboard(*args, **kwargs)
-    app.animation_level = "none"
-    return app
-
-
 class BadRepr:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
-
-
-class Notes:
-    """Collects the app's notifications (a ``run_test`` message hook)."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def __call__(self, message: Message) -> None:
-        if isinstance(message, Notify):
-            self.messages.append(message.notification.message)
-
-    def __contains__(self, text: str) -> bool:
-        return any(text in m for m in self.messages)
 
 
 def status(text: str) -> str:
@@ -852,18 +830,7 @@ async def test_failing_workload_stays_open_and_quits_with_one(until: Any) -> Non
 
 
 async def test_finished_workload_stays_open_with_the_final_state(until: Any) -> None:
-    @tool()
-    async def job(n: int) -> int:
-        return n
-
-    agent = Agent("finisher", "finishes", [job])
-
-    async def workload() -> None:
-        for n in range(4):
-            await agent.put(Turn(job, args=[n]))
-        async for _ in agent.run():
-            pass
-
+    _agent, workload = numbered("finisher", 4)
     notes = Notes()
     app = dashboard(workload)
     async with app.run_test(size=SIZE, message_hook=notes) as pilot:

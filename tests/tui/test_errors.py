@@ -10,8 +10,7 @@ import gc
 import weakref
 from typing import Any
 
-from textual.message import Message
-from textual.notifications import Notify
+from pilot import Notes, dashboard
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
@@ -49,21 +48,6 @@ async def group_error() -> BaseExceptionGroup[Any]:
     except BaseExceptionGroup as exc:
         return exc
     raise AssertionError("no group")
-
-
-class Notes:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def __call__(self, message: Message) -> None:
-        if isinstance(message, Notify):
-            self.messages.append(message.notification.message)
-
-
-def dashboard(*args: Any, **kwargs: Any) -> Dashboard:
-    app = Dashboard(*args, **kwargs)
-    app.animation_level = "none"
-    return app
 
 
 def screen_lines(app: Dashboard) -> list[str]:

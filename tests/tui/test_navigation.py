@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot import dashboard, numbered
 from rich.style import Style
 from rich.text import Text
 
 from pygents import Agent, Turn, tool
-from pygents_tui import Dashboard, DashboardModel
+from pygents_tui import DashboardModel
 from pygents_tui.screens import InspectorScreen
 from pygents_tui.screens.inspector import describe
 from pygents_tui.widgets import AgentsTable, TimelineTable
@@ -17,25 +18,8 @@ from pygents_tui.widgets import AgentsTable, TimelineTable
 URL = "http://jaeger.local/trace/{trace_id}"
 
 
-def dashboard(*args: Any, **kwargs: Any) -> Dashboard:
-    app = Dashboard(*args, **kwargs)
-    app.animation_level = "none"
-    return app
-
-
 async def test_6_then_enter_opens_the_newest_turn_at_once(until: Any) -> None:
-    @tool()
-    async def step(n: int) -> int:
-        return n
-
-    agent = Agent("stepper", "steps", [step])
-
-    async def workload() -> None:
-        for n in range(3):
-            await agent.put(Turn(step, args=[n]))
-        async for _ in agent.run():
-            pass
-
+    _agent, workload = numbered("stepper", 3)
     model = DashboardModel()
     app = dashboard(workload, model=model)
     async with app.run_test(size=(100, 30)) as pilot:
