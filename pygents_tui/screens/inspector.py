@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pygents_tui._errors import Traceback, summary
 from pygents_tui.model import TurnRecord
 
 _LABEL = 10  # the width of the label column
@@ -25,14 +27,17 @@ class _Lines:
     def __init__(self) -> None:
         self.text = Text()
 
-    def add(self, label: str = "", value: str = "", indent: str = "") -> None:
+    def add(self, label: str = "", value: str = "", indent: str = "", link: bool = False) -> None:
+        """A line: ``label`` in bold, then ``value`` as plain text (``link``: as a
+        link to itself, which a terminal lets you open with a click)."""
         if self.text:
             self.text.append("\n")
         if label:
             self.text.append(label, style="bold")
             if value:
                 self.text.append(" " * max(_LABEL - len(label), 1))
-        self.text.append(indent + value)
+        self.text.append(indent)
+        self.text.append(value, style=Style(link=value, underline=True) if link else None)
 
 
 def trace_link(trace_url: str, trace_id: str) -> str:
@@ -76,7 +81,8 @@ def describe(
     if record.trace_id:
         lines.add("trace", record.trace_id)
         if trace_url:
-            lines.add(value=trace_link(trace_url, record.trace_id), indent=" " * _LABEL)
+            url = trace_link(trace_url, record.trace_id)
+            lines.add(value=url, indent=" " * _LABEL, link=True)
     lines.add()
     lines.add("arguments")
     for index, arg in enumerate(details.args):
@@ -89,13 +95,34 @@ def describe(
     lines.add("started", started)
     lines.add("ended", ended)
     lines.add("tags", details.tags or "—")
+    if details.traceback is not None:
+        lines.add()
+        lines.add("traceback")
+        for line in details.traceback.lines():
+            lines.add(value=line, indent="  ")
     return lines.text
 
 
-class InspectorScreen(ModalScreen[None]):
-    """Arguments, metadata, timing, stop reason, output or exception, trace id."""
+class TextScreen(ModalScreen[None]):
+    """A text to read over the main screen, scrolled with the arrows; ``esc`` (or
+    ``q``) goes back."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Back", tooltip="go back to the dashboard")
+    ]
+
+    def body(self) -> Text:
+        """What the screen shows: styled spans, with the program's text plain."""
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inspector-dialog"):
+            yield Static(self.body(), id="inspector-body")
+            yield Static(Text("esc to go back", style="dim"))
+
+
+class InspectorScreen(TextScreen):
+    """Arguments, metadata, timing, stop reason, output or exception, trace id."""
 
     def __init__(
         self,
@@ -110,8 +137,25 @@ class InspectorScreen(ModalScreen[None]):
         self.now = now
         self.wall_time = wall_time
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="inspector-dialog"):
-            text = describe(self.record, self.trace_url, self.now, self.wall_time)
-            yield Static(text, id="inspector-body")
-            yield Static(Text("esc to go back", style="dim"))
+    def body(self) -> Text:
+        return describe(self.record, self.trace_url, self.now, self.wall_time)
+
+
+class ErrorScreen(TextScreen):
+    """Why the workload failed: the exception (an exception group's first leaves,
+    named) and its traceback."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.summary = summary(error, 1000)
+        self.traceback = Traceback.of(error)
+
+    def body(self) -> Text:
+        lines = _Lines()
+        lines.add("the workload failed")
+        lines.add(value=self.summary)
+        lines.add()
+        lines.add("traceback")
+        for line in self.traceback.lines():
+            lines.add(value=line, indent="  ")
+        return lines.text

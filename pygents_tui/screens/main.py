@@ -14,15 +14,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from pygents import AgentRegistry
+from pygents_tui._output import ProgramOutput
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
     EventsPanel,
-    Panel,
+    OutputLog,
     QueueTable,
     RunningPanel,
     TimelineTable,
@@ -36,7 +38,12 @@ TABS: tuple[tuple[str, str], ...] = (
     ("context", "Context"),
     ("events", "Events"),
     ("timeline", "Timeline"),
+    ("output", "Output"),
 )
+
+_PanelWidget = (
+    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
+)  # each a Widget and a Panel
 
 
 class MainScreen(Screen[None]):
@@ -45,47 +52,35 @@ class MainScreen(Screen[None]):
     selected: reactive[str | None] = reactive(None, init=False)
     """The name of the agent under the agents table's cursor (None: no agent)."""
 
-    def __init__(self, model: DashboardModel) -> None:
+    def __init__(self, model: DashboardModel, output: ProgramOutput) -> None:
         super().__init__()
         self.model = model
+        self.output = output
         self.frozen = False
         self._frozen_at = 0
-        self._panels: dict[str, Panel] = {}
+        self._panels: dict[str, _PanelWidget] = {}
 
     def compose(self) -> ComposeResult:
         model = self.model
         self._status = Static("", id="status")
         self._agents = AgentsTable(model, id="agents")
-        queue = QueueTable(id="queue")
-        running = RunningPanel(model, id="running")
-        values = ValuesLog(model, id="values")
-        context = ContextPanel(model, id="context")
-        events = EventsPanel(model, id="events")
-        timeline = TimelineTable(model, id="timeline")
-        self._panels = {
-            "tab-queue": queue,
-            "tab-running": running,
-            "tab-values": values,
-            "tab-context": context,
-            "tab-events": events,
-            "tab-timeline": timeline,
-        }
+        panels: tuple[_PanelWidget, ...] = (
+            QueueTable(id="queue"),
+            RunningPanel(model, id="running"),
+            ValuesLog(model, id="values"),
+            ContextPanel(model, id="context"),
+            EventsPanel(model, id="events"),
+            TimelineTable(model, id="timeline"),
+            OutputLog(self.output, id="output"),
+        )
+        self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
         yield Header(show_clock=False)
         yield self._status
         yield self._agents
         with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
-            with TabPane("Queue", id="tab-queue"):
-                yield queue
-            with TabPane("Running", id="tab-running"):
-                yield running
-            with TabPane("Values", id="tab-values"):
-                yield values
-            with TabPane("Context", id="tab-context"):
-                yield context
-            with TabPane("Events", id="tab-events"):
-                yield events
-            with TabPane("Timeline", id="tab-timeline"):
-                yield timeline
+            for (key, label), panel in zip(TABS, panels, strict=True):
+                with TabPane(label, id=f"tab-{key}"):
+                    yield panel
         yield Footer()
 
     # -- repainting --------------------------------------------------------------------
@@ -101,10 +96,13 @@ class MainScreen(Screen[None]):
             status.add_class("frozen")
             return
         status.remove_class("frozen")
+        finished = model.finished
         status.update(
             Text(
-                f"{len(AgentRegistry)} agent(s) · {len(model.running)} turn(s) running · "
-                f"{sum(s.completed for s in model.agents.values())} done · "
+                f"{len(AgentRegistry)} agent(s)"
+                + (f" · {len(finished)} finished" if finished else "")
+                + (f" ({finished.dropped} older dropped)" if finished.dropped else "")
+                + f" · {len(model.running)} turn(s) running · {model.completed} done · "
                 f"{model.log_total} event(s)"
                 + (f" · {model.dropped} dropped" if model.dropped else "")
                 + (" · workload failed" if workload_failed else "")
@@ -134,7 +132,20 @@ class MainScreen(Screen[None]):
         self._frozen_at = self.model.processed
 
     def show_tab(self, tab: str) -> None:
+        """Show the panel ``tab`` and give the focus to what moves in it, so that its
+        keys (``enter`` in the timeline, the arrows) work at once."""
         self._tabs.active = tab
+        panel = self._panels.get(tab)
+        if panel is not None:
+            self._navigable(panel).focus()
+
+    def _navigable(self, panel: _PanelWidget) -> Widget:
+        """The widget of ``panel`` that keys move in: the panel itself if it takes the
+        focus, the log of the events (not its filter, which would take every letter),
+        and otherwise the agents table: Running and Context show the agent chosen there."""
+        if isinstance(panel, EventsPanel):
+            return panel.log_widget
+        return panel if panel.can_focus else self._agents
 
     # -- following the agents table ----------------------------------------------------
 

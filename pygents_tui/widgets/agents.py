@@ -1,4 +1,4 @@
-"""The agents overview: one row per registered agent."""
+"""The agents overview: one row per registered agent, then the finished ones, dimmed."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from rich.text import Text
 
 from pygents import Agent
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
-from pygents_tui.model import DashboardModel
+from pygents_tui.model import AgentState, DashboardModel
 from pygents_tui.widgets._panel import NavigableTable
-from pygents_tui.widgets._text import sparkline
+from pygents_tui.widgets._text import Legend, legend, sparkline
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
@@ -23,20 +23,23 @@ _STATE_STYLE = {
     "failed": ("failed", "red"),
     "idle": ("idle", "dim"),
 }
+_GONE = "—"  # what a finished agent no longer has: a queue, a context
 
 
-def _cell(column: str, value: str) -> Text:
-    """A cell as plain text: agent and tool names are data, never markup."""
+def _cell(column: str, value: str, finished: bool) -> Text:
+    """A cell as plain text: agent and tool names are data, never markup. A finished
+    agent's cells are dimmed."""
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
-        return Text(label, style=style)
-    return Text(value)
+        return Text(label, style="dim" if finished else style)
+    return Text(value, style="dim" if finished else "")
 
 
 class AgentsTable(NavigableTable[Text]):
     """Agents with state, queue, current turn, counts, context sizes and throughput.
 
-    The list that chooses the selected agent: the main screen follows its cursor."""
+    The list that chooses the selected agent: the main screen follows its cursor.
+    Agents that have left the registry stay listed, dimmed, until cleared."""
 
     # Fits 80 columns: widths plus one cell of padding on each side.
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
@@ -49,16 +52,22 @@ class AgentsTable(NavigableTable[Text]):
         ("ctx", "Ctx q p", 9),
         ("rate", "Rate", 8),
     )
+    LEGEND: ClassVar[Legend] = (
+        ("✔/✖/⏱", "turns completed / failed / timed out"),
+        ("Values", "values streamed or returned"),
+        ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),
+        ("Rate", "completed turns per second, last 8 s"),
+        ("dimmed", "finished: the agent left the registry (c clears)"),
+    )
+    """What the headers that are symbols (and the dimmed rows) mean: shown in the
+    help screen and as the table's tooltip."""
 
     def __init__(self, model: DashboardModel, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
         self._cells: dict[str, tuple[str, ...]] = {}
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
-
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width)
+        self.tooltip = legend(self.LEGEND)
 
     @property
     def selected(self) -> str | None:
@@ -68,8 +77,42 @@ class AgentsTable(NavigableTable[Text]):
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
     def refresh_from(self, agent: str | None = None) -> None:
-        """Every live agent's row; ``agent`` is unused (this table *makes* the choice)."""
-        self._show(self.model.live_agents())
+        """Every live agent's row, then every finished one's; ``agent`` is unused
+        (this table *makes* the choice)."""
+        model = self.model
+        rows = [self._live(agent) for agent in model.live_agents()]
+        rows += [self._finished(state) for state in model.finished_agents()]
+        self._show(rows)
+
+    def _live(self, agent: Agent) -> tuple[str, ...]:
+        state = self.model.agents.get(agent.name)
+        current = agent.current_turn
+        queue, pool = agent.context_queue, agent.context_pool
+        return (
+            agent.name,
+            self.model.phase(agent),
+            str(agent.queue_depth),
+            current.tool.name if current is not None else "",
+            f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0",
+            str(state.values if state else 0),
+            f"{len(queue)}/{queue.limit} {len(pool)}/{pool.limit or '∞'}",
+            sparkline(state.throughput if state else (), 8) or "▁" * 8,
+            "",
+        )
+
+    @staticmethod
+    def _finished(state: AgentState) -> tuple[str, ...]:
+        return (
+            state.name,
+            state.phase,
+            _GONE,
+            "",
+            f"{state.completed}/{state.failed}/{state.timed_out}",
+            str(state.values),
+            _GONE,
+            sparkline(state.throughput, 8) or "▁" * 8,
+            "finished",
+        )
 
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
         """The statistics of the agents served from ``pygents.redis`` mailboxes here.
@@ -81,47 +124,36 @@ class AgentsTable(NavigableTable[Text]):
             key, label, width = MAILBOX_COLUMN
             self.add_column(label, key=key, width=width, default=Text(""))
             self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
-            self._cells = {name: (*cells, "") for name, cells in self._cells.items()}
+            self._cells = {name: (*c[:-1], "", c[-1]) for name, c in self._cells.items()}
         return None if self._columns is self.COLUMNS else stats
 
-    def _show(self, live: list[Agent]) -> None:
-        """Add, update (changed cells only) and remove rows to match ``live``."""
-        model = self.model
+    def _show(self, rows: list[tuple[str, ...]]) -> None:
+        """Add, update (changed cells only) and remove rows to match ``rows``: each
+        the cells of `COLUMNS`, then whether the agent has finished; the Mailbox
+        cell goes in between once that column is shown."""
         mailboxes = self._mailboxes()
-        names = {agent.name for agent in live}
+        if mailboxes is not None:
+            rows = [(*r[:-1], mailbox_cell(mailboxes.get(r[0])), r[-1]) for r in rows]
+        names = {row[0] for row in rows}
         for gone in [name for name in self._cells if name not in names]:
             self.remove_row(gone)
             del self._cells[gone]
-        for agent in live:
-            state = model.agents.get(agent.name)
-            current = agent.current_turn
-            queue, pool = agent.context_queue, agent.context_pool
-            counts = f"{state.completed}/{state.failed}/{state.timed_out}" if state else "0/0/0"
-            cells: tuple[str, ...] = (
-                agent.name,
-                model.phase(agent),
-                str(agent.queue_depth),
-                current.tool.name if current is not None else "",
-                counts,
-                str(state.values if state else 0),
-                f"{len(queue)}/{queue.limit} {len(pool)}/{pool.limit or '∞'}",
-                sparkline(state.throughput if state else (), 8) or "▁" * 8,
-            )
-            if mailboxes is not None:
-                cells = (*cells, mailbox_cell(mailboxes.get(agent.name)))
-            previous = self._cells.get(agent.name)
+        for cells in rows:
+            name, finished = cells[0], bool(cells[-1])
+            previous = self._cells.get(name)
             if previous is None:
                 self.add_row(
                     *(
-                        _cell(key, value)
-                        for (key, _, _), value in zip(self._columns, cells, strict=True)
+                        _cell(key, value, finished)
+                        for (key, _, _), value in zip(self._columns, cells, strict=False)
                     ),
-                    key=agent.name,
+                    key=name,
                 )
             elif previous != cells:
+                restyled = previous[-1] != cells[-1]
                 for (column, _label, _width), old, new in zip(
-                    self._columns, previous, cells, strict=True
+                    self._columns, previous, cells, strict=False
                 ):
-                    if old != new:
-                        self.update_cell(agent.name, column, _cell(column, new))
-            self._cells[agent.name] = cells
+                    if old != new or restyled:
+                        self.update_cell(name, column, _cell(column, new, finished))
+            self._cells[name] = cells
