@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from benchmarks import listen_workloads as lw
 from benchmarks import otel_workloads as ow
+from benchmarks import redis_workloads as rw
 from benchmarks import tui_workloads as tw
 from benchmarks import workloads as wl
 
@@ -66,6 +67,31 @@ def _ns(seconds: float, n: int) -> str:
     return f"{seconds / n * 1e9:.0f} ns/value"
 
 
+async def _ratio_row(
+    rid: str,
+    what: str,
+    floor: Callable[[int], Awaitable[float]],
+    work: Callable[[int], Awaitable[float]],
+    n: int,
+    reps: int,
+    target: float | None,
+    unit: Callable[[float, int], str] = _us,
+    digits: int = 1,
+) -> Row:
+    """``work(n)`` against its ``floor(n)``: the best of each per op, their ratio, the target."""
+    best_floor, best, _ = await _pair(lambda: floor(n), lambda: work(n), reps)
+    ratio = best / best_floor
+    return Row(
+        rid,
+        what,
+        unit(best, n),
+        unit(best_floor, n),
+        ratio,
+        "(info)" if target is None else f"≤ {target:.{digits}f}×",
+        None if target is None else ratio <= target,
+    )
+
+
 async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
     rows: list[Row] = []
     n1, n2 = sizes.w1_turns, sizes.w2_values
@@ -76,19 +102,7 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
         ("W2", f"{n2:,} streamed values via run()", wl.floor_w2, wl.w2, n2, _ns, 3.0),
     ]
     for rid, what, floor, work, n, unit, target in ratio_rows:
-        best_floor, best, _ = await _pair(lambda f=floor, n=n: f(n), lambda w=work, n=n: w(n), reps)
-        ratio = best / best_floor
-        rows.append(
-            Row(
-                rid,
-                what,
-                unit(best, n),
-                unit(best_floor, n),
-                ratio,
-                f"≤ {target:.1f}×" if target else "(info)",
-                None if target is None else ratio <= target,
-            )
-        )
+        rows.append(await _ratio_row(rid, what, floor, work, n, reps, target, unit))
 
     res = await wl.w3(sizes.w3_agents, sizes.w3_turns)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -130,25 +144,19 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
     )
     rows.extend(await _dashboard(n1, reps))
     rows.extend(await _dashboard_keys(quick))
+    rows.extend(Row(**row) for row in await rw.rows(quick, reps))
     rows.extend(await _telemetry(n1, reps))
     return rows
 
 
 async def _dashboard(n1: int, reps: int) -> list[Row]:
     """W6: W1 with the dashboard attached (headless), and how fast the screen follows."""
-    best_floor, best, _ = await _pair(lambda: wl.w1(n1), lambda: tw.w6(n1), reps)
-    ratio = best / best_floor
+    w6 = await _ratio_row(
+        "W6", "W1, dashboard attached (headless)", wl.w1, tw.w6, n1, reps, 1.2, digits=2
+    )
     lag = await tw.screen_latency()
     return [
-        Row(
-            "W6",
-            "W1, dashboard attached (headless)",
-            _us(best, n1),
-            _us(best_floor, n1),
-            ratio,
-            "≤ 1.20×",
-            ratio <= 1.2,
-        ),
+        w6,
         Row(
             "W6l",
             f"screen lag at {lag.events_per_second:,.0f} events/s",
@@ -208,19 +216,7 @@ async def _telemetry(n1: int, reps: int) -> list[Row]:
     ]
     rows: list[Row] = []
     for rid, what, n, floor, work, target in plan:
-        best_floor, best, _ = await _pair(lambda f=floor, n=n: f(n), lambda w=work, n=n: w(n), reps)
-        ratio = best / best_floor
-        rows.append(
-            Row(
-                rid,
-                what,
-                _us(best, n),
-                _us(best_floor, n),
-                ratio,
-                f"≤ {target:.2f}×",
-                ratio <= target,
-            )
-        )
+        rows.append(await _ratio_row(rid, what, floor, work, n, reps, target, digits=2))
     provider.shutdown()
     return rows
 

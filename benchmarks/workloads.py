@@ -96,16 +96,21 @@ async def _filled_agent(name: str, n: int) -> Agent:
     return agent
 
 
-async def w1(n: int) -> float:
-    """n no-op coroutine turns drained through one ``agent.run()``."""
-    agent = await _filled_agent("bench-w1", n)
+async def _timed_run(agent: Agent, start: float | None = None) -> float:
+    """Seconds to drain ``agent.run()``, from ``start`` when given; then unregister it."""
     try:
-        start = time.perf_counter()
+        if start is None:
+            start = time.perf_counter()
         async for _ in agent.run():
             pass
         return time.perf_counter() - start
     finally:
-        AgentRegistry.unregister("bench-w1")
+        AgentRegistry.unregister(agent.name)
+
+
+async def w1(n: int) -> float:
+    """n no-op coroutine turns drained through one ``agent.run()``."""
+    return await _timed_run(await _filled_agent("bench-w1", n))
 
 
 class _Counter(Subscriber):
@@ -135,26 +140,14 @@ async def w1_observed(n: int) -> float:
 async def w1_with_puts(n: int) -> float:
     """W1 including building and queueing the turns (reported, no target)."""
     start = time.perf_counter()
-    agent = await _filled_agent("bench-w1p", n)
-    try:
-        async for _ in agent.run():
-            pass
-        return time.perf_counter() - start
-    finally:
-        AgentRegistry.unregister("bench-w1p")
+    return await _timed_run(await _filled_agent("bench-w1p", n), start)
 
 
 async def w2(n: int) -> float:
     """One generator turn streaming n ints through ``agent.run()``."""
     agent = Agent("bench-w2", "benchmark", [bench_ints])
     await agent.put(Turn(bench_ints, kwargs={"n": n}, timeout=3600))
-    try:
-        start = time.perf_counter()
-        async for _ in agent.run():
-            pass
-        return time.perf_counter() - start
-    finally:
-        AgentRegistry.unregister("bench-w2")
+    return await _timed_run(agent)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, check_tags, fire
 from pygents._observe import BUS
 from pygents._registry import Registry
+from pygents._routing import ROUTES
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn import Turn, new_uuid
@@ -242,7 +243,13 @@ class Agent:
             self._queue.append(turn)
 
     async def send(self, agent_name: str, turn: Turn) -> None:
-        """Put ``turn`` on another registered agent's queue."""
+        """Put ``turn`` on another registered agent's queue — or, for an agent served in
+        other processes (``pygents.redis``), on its mailbox."""
+        if ROUTES:
+            router = ROUTES.router_for(agent_name, agent_name in AgentRegistry)
+            if router is not None:
+                await router.deliver(agent_name, turn)
+                return
         await AgentRegistry.get(agent_name).put(turn)
 
     def pause(self) -> None:

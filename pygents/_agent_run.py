@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Awaitable
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
 from pygents._enums import AgentHook, StopReason, ToolType
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
-from pygents._hooks import fire
+from pygents._hooks import dispatch, fire
 from pygents._observe import BUS
 from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
 from pygents._turn import Turn
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pygents._agent import Agent
     from pygents._tool import DecoratedTool
 
-__all__ = ["AgentRun", "run_agent"]
+__all__ = ["AgentRun", "run_agent", "verdict"]
 
 Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
 
@@ -43,11 +43,16 @@ class AgentRun(Scope):
     ``stream`` refers weakly to the generator ``run()`` returned: once it is dead,
     nobody can iterate this run any more (its consumer left without closing it),
     and ``ended`` lets the next ``run()`` wait for the event loop to finalise it.
+    A run that no ``run()`` generator drives (a `pygents.redis` worker runs each
+    delivered turn in a run of its own, many at once) has no ``stream``, and never
+    takes the agent with `begin`.
     """
 
     __slots__ = ("_ended", "_frame_token", "_stream")
 
-    def __init__(self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream]) -> None:
+    def __init__(
+        self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream] | None = None
+    ) -> None:
         super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
         self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
         self._stream = stream
@@ -99,7 +104,7 @@ async def _claim(agent: Agent) -> None:
     still running: rather than fail, the next run waits for that close.
     """
     while (previous := agent._run) is not None:
-        if previous._stream() is not None:
+        if previous._stream is None or previous._stream() is not None:
             raise SafeExecutionError(
                 f"{agent!r} is already running; consume its current run() instead of "
                 "starting another, or end it first: leave it with 'break' inside "
@@ -111,14 +116,14 @@ async def _claim(agent: Agent) -> None:
         await previous._ended.wait()
 
 
-def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Coroutine[Any, Any, None]:
-    """``ON_TURN_VALUE``'s dispatch, returned to be awaited (no extra coroutine).
+def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Awaitable[Any] | None:
+    """``ON_TURN_VALUE``'s dispatch: its hooks' run to await, if any (see `dispatch`).
 
     It fires for every value a turn produces, once the value is routed (a routed
     value is already queued or stored when hooks see it), but not for a completion
     check's verdict, which decides the loop rather than being a result.
     """
-    return fire(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+    return dispatch(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
 
 
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
@@ -149,7 +154,7 @@ async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
         BUS.exit(run, entered)
 
 
-def _verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
+def verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
     """A completion check's result, refused (failing the turn) unless it is a bool."""
     if type(value) is not bool:
         raise CompletionCheckReturnError(
@@ -177,8 +182,10 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if agent._hooks or BUS.hot:
-                await fire(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+            if (agent._hooks or BUS.hot) and (
+                pending := dispatch(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+            ):
+                await pending
             turn = queue.popleft()
             agent._current = turn
             tool = turn._tool
@@ -194,12 +201,15 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                                 await turn_run.value_hooks(value)
                             if isinstance(value, _ROUTED):
                                 await _route(agent, run, value)
-                                if agent._hooks or BUS.hot:
-                                    await _value_event(agent, run, turn, value)
-                            elif agent._hooks or BUS.hot:
-                                await _value_event(agent, run, turn, value)
-                                yield turn, value
+                                if (agent._hooks or BUS.hot) and (
+                                    pending := _value_event(agent, run, turn, value)
+                                ):
+                                    await pending
                             else:
+                                if (agent._hooks or BUS.hot) and (
+                                    pending := _value_event(agent, run, turn, value)
+                                ):
+                                    await pending
                                 yield turn, value
                             turn_run.resume()
                         turn_run.step_failed(None)
@@ -211,18 +221,22 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     value = await turn_run.call()
                     check = tool.type is ToolType.COMPLETION_CHECK
                     if check:
-                        done = _verdict(tool, value)
+                        done = verdict(tool, value)
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)
                     if check:
                         pass  # a verdict decides the loop; it is not a value
                     elif isinstance(value, _ROUTED):
                         await _route(agent, run, value)
-                        if agent._hooks or BUS.hot:
-                            await _value_event(agent, run, turn, value)
+                        if (agent._hooks or BUS.hot) and (
+                            pending := _value_event(agent, run, turn, value)
+                        ):
+                            await pending
                     else:
-                        if agent._hooks or BUS.hot:
-                            await _value_event(agent, run, turn, value)
+                        if (agent._hooks or BUS.hot) and (
+                            pending := _value_event(agent, run, turn, value)
+                        ):
+                            await pending
                         agent._current = None
                         yield turn, value
             except BaseException as exc:
@@ -231,8 +245,12 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                 await _turn_failed(agent, turn, exc)
                 raise
             agent._current = None
-            if agent._hooks or BUS.hot:
-                await fire(AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
+            if (agent._hooks or BUS.hot) and (
+                pending := dispatch(
+                    AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run
+                )
+            ):
+                await pending
             if done:
                 break
     except BaseException as exc:

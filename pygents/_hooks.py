@@ -4,10 +4,10 @@
   objects sharing one of its ``tags``).
 * `HookSlot` gives objects their instance decorators (``@tool.before_invoke``,
   ``@queue.after_append``, ...), which attach a hook to that object only.
-* `fire` runs the hooks for one event: the object's own hooks first, in list
-  order, then the global ones not already in that list. Hooks run one after the
-  other; an exception propagates and stops the rest. Subscribers see the event
-  before any hook runs.
+* `dispatch` (and `fire`, which awaits it) runs the hooks for one event: the
+  object's own hooks first, in list order, then the global ones not already in
+  that list. Hooks run one after the other; an exception propagates and stops the
+  rest. Subscribers see the event before any hook runs.
 
 Every hook is registered in [`HookRegistry`][pygents.HookRegistry] by function name, because
 serialization refers to hooks by name. Global hooks are held for the life of the
@@ -24,10 +24,10 @@ import inspect
 import reprlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
 
 from pygents._calling import CallShape, LoopLock
-from pygents._enums import HOOK_ENUMS, HookType, parse_hook_type
+from pygents._enums import HOOK_ENUMS, HookType, ToolHook, TurnHook, parse_hook_type
 from pygents._errors import UnregisteredHookError, brief
 from pygents._observe import BUS
 from pygents._registry import Registry
@@ -39,6 +39,8 @@ __all__ = [
     "HookRegistry",
     "HookSlot",
     "check_tags",
+    "closing_hooks_bound",
+    "dispatch",
     "fire",
     "hook",
     "label",
@@ -139,16 +141,25 @@ class Hook(Generic[P]):
         return f"<Hook {_SHORT.repr(self.metadata.name)} [{kinds}]>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
-        return self.invoke(args, kwargs, None)
+        # A coroutine indeed: the function is checked to be an 'async def' when the
+        # hook is made, and _locked is one.
+        return cast("Coroutine[Any, Any, Any]", self.invoke(args, kwargs, None))
 
-    async def invoke(
+    def invoke(
         self, args: Sequence[Any], kwargs: Mapping[str, Any] | None, scope: Scope | None
-    ) -> Any:
+    ) -> Awaitable[Any]:
+        """The call, to await: the function's own awaitable when the hook has no
+        lock (no wrapper coroutine), else one that holds the lock around it.
+        Arguments are bound now, so a binding error raises here."""
         call_args, call_kwargs = self._shape.bind(args, kwargs or {}, scope)
         if self._lock is None:
-            return await self.fn(*call_args, **call_kwargs)
+            return self.fn(*call_args, **call_kwargs)
+        return self._locked(call_args, call_kwargs)
+
+    async def _locked(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self._lock is not None
         async with self._lock.get():
-            return await self.fn(*call_args, **call_kwargs)
+            return await self.fn(*args, **kwargs)
 
 
 def _function_name(fn: object) -> str:
@@ -303,6 +314,39 @@ def hook(
     return decorate
 
 
+def dispatch(
+    event: HookType,
+    source: Any,
+    hooks: Sequence[Hook[Any]],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None = None,
+    scope: Scope | None = None,
+) -> Awaitable[Any] | None:
+    """Tell subscribers about ``event`` now; return the run of its hooks to await, or
+    ``None`` when no hook is bound to ``event``.
+
+    Why two halves: subscribers are synchronous, hooks are not. An event that only
+    subscribers follow (telemetry, the dashboard) then costs no coroutine, and a
+    caller with nothing to await stays on its synchronous path. Callers skip the
+    call entirely when ``not hooks and not BUS.hot``; see the module docstring for
+    the order hooks run in.
+    """
+    if BUS.listeners:
+        BUS.emit(event, source, args, kwargs, scope)
+    for h in hooks:
+        if event in h.types:
+            return _run_hooks(event, source, hooks, args, kwargs, scope)
+    global_hooks = GLOBAL_HOOKS.get(event)
+    if global_hooks is None:
+        return None
+    if len(global_hooks) == 1:  # the common case, one coroutine less
+        h = global_hooks[0]
+        if h.tags and h.tags.isdisjoint(source.tags):
+            return None
+        return h.invoke(args, kwargs, scope)
+    return _run_hooks(event, source, hooks, args, kwargs, scope)
+
+
 async def fire(
     event: HookType,
     source: Any,
@@ -311,12 +355,32 @@ async def fire(
     kwargs: Mapping[str, Any] | None = None,
     scope: Scope | None = None,
 ) -> None:
-    """Run every hook for ``event`` fired by ``source``; see the module docstring.
+    """`dispatch` and await its hooks: for the events off the per-turn path."""
+    pending = dispatch(event, source, hooks, args, kwargs, scope)
+    if pending is not None:
+        await pending
 
-    Callers skip the call entirely when ``not hooks and not BUS.hot``.
-    """
-    if BUS.listeners:
-        BUS.emit(event, source, args, kwargs, scope)
+
+def closing_hooks_bound() -> bool:
+    """Whether a global hook waits at the end of a successful turn (``AFTER_INVOKE``,
+    ``AFTER_RUN`` or ``ON_COMPLETE``): if not, and the turn and its tool have no
+    hooks, the turn can end without awaiting anything."""
+    return bool(GLOBAL_HOOKS) and not _CLOSING.isdisjoint(GLOBAL_HOOKS)
+
+
+_CLOSING: Final[frozenset[HookType]] = frozenset(
+    {ToolHook.AFTER_INVOKE, TurnHook.AFTER_RUN, TurnHook.ON_COMPLETE}
+)
+
+
+async def _run_hooks(
+    event: HookType,
+    source: Any,
+    hooks: Sequence[Hook[Any]],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None,
+    scope: Scope | None,
+) -> None:
     for h in hooks:
         if event in h.types:
             await h.invoke(args, kwargs, scope)

@@ -9,12 +9,12 @@ calling a tool directly (`call_directly`, `stream_directly`).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from pygents._calling import resolve_arguments
 from pygents._enums import StopReason, ToolHook
-from pygents._hooks import fire
+from pygents._hooks import GLOBAL_HOOKS, dispatch, fire
 from pygents._observe import BUS
 from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
 
@@ -51,23 +51,24 @@ class Invocation(Scope):
 
     async def begin(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Evaluate arguments by reference, bind, and fire ``BEFORE_INVOKE``."""
-        if self.prepare(args, kwargs):
-            await self.before()
+        pending = self.prepare(args, kwargs)
+        if pending is not None:
+            await pending
 
-    def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """The synchronous part of `begin`; True if `before` must run."""
+    def prepare(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any] | None:
+        """The synchronous part of `begin`: bind, and tell subscribers about
+        ``BEFORE_INVOKE``; returns its hooks' run to await, if a hook is bound."""
         tool: DecoratedTool[..., Any] = self.target
         if BUS.scopers:
             BUS.start(self)
         tool.metadata._start = time.time()
         tool.metadata._end = None
         self._args, self._kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
-        return BUS.hot or bool(tool._hooks)
-
-    async def before(self) -> None:
-        """Fire ``BEFORE_INVOKE`` with the bound arguments."""
-        tool: DecoratedTool[..., Any] = self.target
-        await fire(ToolHook.BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self)
+        if BUS.hot or tool._hooks:
+            return dispatch(
+                ToolHook.BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self
+            )
+        return None
 
     async def call(self, frame: Frame | None = None) -> Any:
         """Run a coroutine tool's function (under its lock) with this scope current.
@@ -110,14 +111,17 @@ class Invocation(Scope):
         tool: DecoratedTool[..., Any] = self.target
         await fire(ToolHook.ON_YIELD, tool, tool._hooks, (value,), None, self)
 
-    def finish_quietly(self) -> bool:
-        """End a successful coroutine invocation that has no hooks to fire, without
-        awaiting; False (and nothing done) if `finish` is needed."""
+    def finish_quietly(self, result: Any) -> bool:
+        """End a successful coroutine invocation whose tool has no hooks, without
+        awaiting (subscribers still see ``AFTER_INVOKE``); False, and nothing done,
+        if `finish` is needed. The caller checks global hooks first."""
         tool: DecoratedTool[..., Any] = self.target
-        if self._agen is not None or BUS.hot or tool._hooks:
+        if self._agen is not None or tool._hooks or ToolHook.AFTER_INVOKE in GLOBAL_HOOKS:
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
+        if BUS.listeners:
+            BUS.emit(ToolHook.AFTER_INVOKE, tool, (result,), None, self)
         if self._observers:
             BUS.end(self)
         return True

@@ -20,7 +20,7 @@ runtime pays a single attribute check per event (`Bus.hot` or `Bus.any`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import Token
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
@@ -215,7 +215,9 @@ class Bus:
         self.scopers: tuple[Subscriber, ...] = ()
         self.enterers: tuple[Subscriber, ...] = ()
         self.creators: tuple[Subscriber, ...] = ()
-        self.listeners_for: dict[HookType, tuple[Subscriber, ...]] = {}
+        # Bound methods, looked up once: an event reaches its listeners with one call each.
+        self.listeners_for: dict[HookType, tuple[tuple[Subscriber, Callable[[Event], None]], ...]]
+        self.listeners_for = {}
         self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
         self.hot = False
@@ -237,7 +239,9 @@ class Bus:
             for member in HOT_EVENTS | COLD_EVENTS
             if (
                 wanted := tuple(
-                    s for s in self.listeners if s.event_types is None or member in s.event_types
+                    (s, s.on_event)
+                    for s in self.listeners
+                    if s.event_types is None or member in s.event_types
                 )
             )
         }
@@ -302,9 +306,9 @@ class Bus:
         if not listeners:
             return
         event = Event(type, source, args, kwargs, scope if scope is not None else current_scope())
-        for subscriber in listeners:
+        for subscriber, on_event in listeners:
             try:
-                subscriber.on_event(event)
+                on_event(event)
             except Exception as exc:
                 self.contain(subscriber, "on_event", exc)
 

@@ -17,15 +17,21 @@ from collections.abc import Iterable, Mapping
 from types import FunctionType
 
 
-def publish(package: str, names: Iterable[str], namespace: Mapping[str, object]) -> None:
+def publish(
+    package: str,
+    names: Iterable[str],
+    namespace: Mapping[str, object],
+    source: str | None = None,
+) -> None:
     """Set ``__module__`` to ``package`` on each class or function among ``names`` that a
-    private module of ``package`` defines.
+    private module of ``source`` (by default ``package`` itself) defines.
 
     Names from public modules (``pygents_tui.app``) keep theirs, and so do objects that
     are not classes or functions (a registry instance, a constant): their type, not
-    they, says where they come from.
+    they, says where they come from. ``source`` serves a public submodule whose code
+    lives in its parent's private modules (``pygents.redis`` in ``pygents._worker``).
     """
-    prefix = f"{package}."
+    prefix = f"{source or package}."
     for name in names:
         value = namespace[name]
         if not isinstance(value, (type, FunctionType)):

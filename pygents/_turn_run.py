@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 from asyncio import current_task
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final
 
 from pygents._deadline import Deadline, Watchdog
 from pygents._enums import StopReason, TurnHook
 from pygents._errors import TurnTimeoutError
-from pygents._hooks import Hook, fire
+from pygents._hooks import Hook, closing_hooks_bound, dispatch, fire
 from pygents._invocation import Invocation
 from pygents._observe import BUS, Subscriber
 from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
@@ -120,27 +120,34 @@ class TurnRun(Scope):
             self._deadline = Deadline(self.target._timeout, runner.loop, runner.watchdog)
         self._deadline.enter()
 
-    async def _begin(self) -> None:
+    def _begin(self) -> Awaitable[Any] | None:
+        """Arm the deadline, fire ``BEFORE_RUN``, bind the tool's arguments and fire
+        ``BEFORE_INVOKE``: all of it at once when no hook is bound to either event
+        (subscribers are told synchronously), else the rest is returned to await."""
         turn: Turn = self.target
         self._arm()
         hooks = self.hooks()
         if hooks or BUS.hot:
-            await fire(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
+            pending = dispatch(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
+            if pending is not None:
+                return self._begin_after(pending)
         self._started = True
-        if self._inv.prepare(turn._args, turn._kwargs):
-            await self._inv.before()
+        return self._inv.prepare(turn._args, turn._kwargs)
+
+    async def _begin_after(self, hooks: Awaitable[Any]) -> None:
+        await hooks
+        self._started = True
+        turn: Turn = self.target
+        pending = self._inv.prepare(turn._args, turn._kwargs)
+        if pending is not None:
+            await pending
 
     async def call(self) -> Any:
         """Run a coroutine turn up to its result, under the deadline."""
         try:
-            turn: Turn = self.target
-            if turn._hooks or self._extra_hooks or BUS.hot:
-                await self._begin()
-            else:  # nothing to fire before the call: the same steps, without awaiting
-                self._arm()
-                self._started = True
-                if self._inv.prepare(turn._args, turn._kwargs):
-                    await self._inv.before()
+            pending = self._begin()
+            if pending is not None:
+                await pending
             result = await self._inv.call(None if self._runner is None else self._runner.frame)
         except BaseException as exc:
             self._settle(exc)
@@ -151,7 +158,9 @@ class TurnRun(Scope):
     async def start_stream(self) -> None:
         """Run a streaming turn up to its first value, under the deadline."""
         try:
-            await self._begin()
+            pending = self._begin()
+            if pending is not None:
+                await pending
             await self._inv.open_stream()
         except BaseException as exc:
             self._settle(exc)
@@ -275,17 +284,30 @@ class TurnRun(Scope):
         self._settle(None)
 
     def finish_quietly(self, result: Any) -> bool:
-        """End a successful coroutine run that has no hooks to fire, without awaiting.
+        """End a successful coroutine run that has no hooks to await, without
+        awaiting: subscribers are told ``AFTER_INVOKE``, ``AFTER_RUN`` and
+        ``ON_COMPLETE`` synchronously, in `finish`'s order.
 
         Returns False (having done nothing) when `finish` is needed instead.
         """
         turn: Turn = self.target
-        if turn._hooks or self._extra_hooks or not self._inv.finish_quietly():
+        if (
+            turn._hooks
+            or self._extra_hooks
+            or closing_hooks_bound()
+            or not self._inv.finish_quietly(result)
+        ):
             return False
         assert self._deadline is not None
         self._deadline.close()
-        turn._settle(result, StopReason.COMPLETED, None, detach=True)
         self.stop_reason = StopReason.COMPLETED
+        if BUS.listeners:
+            turn._settle(result, StopReason.COMPLETED, None)
+            BUS.emit(TurnHook.AFTER_RUN, turn, (turn, result), None, self)
+            turn._detach()
+            BUS.emit(TurnHook.ON_COMPLETE, turn, (turn, StopReason.COMPLETED), None, self)
+        else:
+            turn._settle(result, StopReason.COMPLETED, None, detach=True)
         if self._observers:
             BUS.end(self)
         return True
@@ -311,7 +333,7 @@ class TurnRun(Scope):
         bounded = False  # closing hooks run under the deadline
         deadline = self._deadline
         if deadline is not None:
-            if error is None and (hooks or BUS.hot or self._inv.target.hooks):
+            if error is None and (hooks or BUS.hot or self._inv.target._hooks):
                 if deadline.expired:  # it passed just as the tool finished
                     deadline.close()
                     raised = error = self.timeout_error()
@@ -320,9 +342,9 @@ class TurnRun(Scope):
                     bounded = True
             else:
                 deadline.close()
-        reason = self._reason(error)
+        reason = StopReason.COMPLETED if error is None else self._reason(error)
         try:
-            if self._started:
+            if self._started and not (error is None and self._inv.finish_quietly(result)):
                 try:
                     await self._inv.finish(result, error, reason)
                 except BaseException as exc:
@@ -332,7 +354,11 @@ class TurnRun(Scope):
             turn._settle(self._inv._values if turn._tool.streaming else result, reason, error)
             if reason is StopReason.COMPLETED and (hooks or BUS.hot):
                 try:
-                    await fire(TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
+                    pending = dispatch(
+                        TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self
+                    )
+                    if pending is not None:
+                        await pending
                 except BaseException as exc:
                     raised = error = self._release(exc) if bounded else exc
                     bounded = False
@@ -353,10 +379,12 @@ class TurnRun(Scope):
             self.error = turn.error
             try:
                 hooks = self.hooks()
-                if hooks or BUS.hot:
-                    await fire(
+                if (hooks or BUS.hot) and (
+                    pending := dispatch(
                         TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
                     )
+                ):
+                    await pending
             finally:
                 if self._observers:
                     BUS.end(self)

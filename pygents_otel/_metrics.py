@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Final
 
-from opentelemetry.metrics import CallbackOptions, Meter, Observation
+from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 from opentelemetry.util.types import AttributeValue
 
-from pygents import Agent, AgentRegistry, StopReason
+from pygents import AgentRegistry, StopReason
 from pygents_otel import _spans as s
 from pygents_otel._text import bounded
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
+
+# The mailbox gauges: (name, unit, description, the MailboxStats field they report).
+MAILBOX_GAUGES: Final = (
+    ("pygents.mailbox.depth", "{turn}", "Turns not finished in each agent's mailbox", "depth"),
+    ("pygents.mailbox.pending", "{turn}", "Mailbox turns running on a worker", "pending"),
+    ("pygents.mailbox.workers", "{worker}", "Live workers serving each mailbox", "workers"),
+    (
+        "pygents.mailbox.dead_letters",
+        "{turn}",
+        "Entries in each dead-letter stream",
+        "dead_letters",
+    ),
+)
 
 # The GenAI conventions' advisory buckets for operation durations, in seconds.
 DURATION_BUCKETS: Final = (
@@ -18,74 +35,62 @@ DURATION_BUCKETS: Final = (
 )  # fmt: skip
 
 
+# The observable gauges: name, unit, description, and which of an agent's collections
+# each one measures (``turns`` is the agent's queue of turns).
+GAUGES: Final = (
+    ("pygents.agent.queue.depth", "{turn}", "Turns waiting in each agent's queue", "turns"),
+    (
+        "pygents.context.queue.size",
+        "{item}",
+        "Items in each agent's context queue (limit as an attribute)",
+        "context_queue",
+    ),
+    (
+        "pygents.context.pool.size",
+        "{item}",
+        "Items in each agent's context pool (limit as an attribute)",
+        "context_pool",
+    ),
+)
+
+
 class Metrics:
     """Everything recorded besides spans; created once per instrumentation."""
 
     def __init__(self, meter: Meter) -> None:
-        self.agent_duration = meter.create_histogram(
-            "gen_ai.invoke_agent.duration",
-            unit="s",
-            description="Duration of agent runs",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        self.agent_duration = _duration(
+            meter, "gen_ai.invoke_agent.duration", "Duration of agent runs"
         )
-        self.tool_duration = meter.create_histogram(
-            "gen_ai.execute_tool.duration",
-            unit="s",
-            description="Duration of tool invocations",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        self.tool_duration = _duration(
+            meter, "gen_ai.execute_tool.duration", "Duration of tool invocations"
         )
         self.turns = meter.create_counter(
             "pygents.turns", unit="{turn}", description="Turns run, by tool and stop reason"
         )
-        self.turn_duration = meter.create_histogram(
-            "pygents.turn.duration",
-            unit="s",
-            description="Duration of turns, by tool and stop reason",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        self.turn_duration = _duration(
+            meter, "pygents.turn.duration", "Duration of turns, by tool and stop reason"
         )
         self.values = meter.create_counter(
             "pygents.tool.values", unit="{value}", description="Values streamed by tools"
         )
         self.active = True
-        meter.create_observable_gauge(
-            "pygents.agent.queue.depth",
-            callbacks=[self._queue_depths],
-            unit="{turn}",
-            description="Turns waiting in each agent's queue",
-        )
-        meter.create_observable_gauge(
-            "pygents.context.queue.size",
-            callbacks=[self._context_queue_sizes],
-            unit="{item}",
-            description="Items in each agent's context queue (limit as an attribute)",
-        )
-        meter.create_observable_gauge(
-            "pygents.context.pool.size",
-            callbacks=[self._context_pool_sizes],
-            unit="{item}",
-            description="Items in each agent's context pool (limit as an attribute)",
-        )
+        for name, unit, description, collection in GAUGES:
+            meter.create_observable_gauge(
+                name, callbacks=[self._sizes_of(collection)], unit=unit, description=description
+            )
+        for name, unit, description, field in MAILBOX_GAUGES:
+            meter.create_observable_gauge(
+                name, callbacks=[self._mailbox_gauge(field)], unit=unit, description=description
+            )
 
     def agent_run(self, agent_name: str, seconds: float, error_type: str | None) -> None:
-        attributes: dict[str, AttributeValue] = {
-            s.OPERATION: s.INVOKE_AGENT,
-            s.PROVIDER: "pygents",
-            s.AGENT_NAME: bounded(agent_name),
-        }
-        if error_type:
-            attributes[s.ERROR_TYPE] = error_type
+        attributes = _operation(s.INVOKE_AGENT, s.AGENT_NAME, agent_name, error_type)
         self.agent_duration.record(seconds, attributes)
 
     def tool_call(
         self, tool_name: str, seconds: float, error_type: str | None, values: int
     ) -> None:
-        attributes: dict[str, AttributeValue] = {
-            s.OPERATION: s.EXECUTE_TOOL,
-            s.PROVIDER: "pygents",
-            s.TOOL_NAME: bounded(tool_name),
-        }
-        if error_type:
-            attributes[s.ERROR_TYPE] = error_type
+        attributes = _operation(s.EXECUTE_TOOL, s.TOOL_NAME, tool_name, error_type)
         self.tool_duration.record(seconds, attributes)
         if values:
             self.values.add(values, {s.TOOL_NAME: bounded(tool_name)})
@@ -102,25 +107,59 @@ class Metrics:
         """Stop reporting (the gauges' callbacks return nothing from now on)."""
         self.active = False
 
-    def _agents(self) -> list[Agent]:
-        return AgentRegistry.all() if self.active else []
+    def _served(self) -> Mapping[str, MailboxStats]:
+        """The mailboxes served in this process (``pygents.redis.served_stats()``), if
+        the program imported ``pygents.redis``: it is never imported from here."""
+        module = sys.modules.get("pygents.redis") if self.active else None
+        read = getattr(module, "served_stats", None)
+        if read is None:
+            return {}
+        stats: Mapping[str, MailboxStats] = read()
+        return stats
 
-    def _queue_depths(self, options: CallbackOptions) -> Iterable[Observation]:
-        for agent in self._agents():
-            yield Observation(len(agent.turns), {s.AGENT_NAME: bounded(agent.name)})
+    def _mailbox_gauge(self, field: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            for agent, stats in self._served().items():
+                yield Observation(getattr(stats, field), {s.AGENT_NAME: bounded(agent)})
 
-    def _context_queue_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
-        for agent in self._agents():
-            queue = agent.context_queue
-            yield Observation(
-                len(queue),
-                {s.AGENT_NAME: bounded(agent.name), "pygents.context.limit": queue.limit or 0},
-            )
+        return observe
 
-    def _context_pool_sizes(self, options: CallbackOptions) -> Iterable[Observation]:
-        for agent in self._agents():
-            pool = agent.context_pool
-            yield Observation(
-                len(pool),
-                {s.AGENT_NAME: bounded(agent.name), "pygents.context.limit": pool.limit or 0},
-            )
+    def _sizes_of(self, collection: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
+        """A gauge callback: the size of one collection of every registered agent.
+
+        The context queue and pool also report their limit (0 when unbounded).
+        """
+
+        def observe(options: CallbackOptions) -> Iterable[Observation]:
+            for agent in AgentRegistry.all() if self.active else []:
+                measured = getattr(agent, collection)
+                attributes: dict[str, AttributeValue] = {s.AGENT_NAME: bounded(agent.name)}
+                if collection != "turns":
+                    attributes["pygents.context.limit"] = measured.limit or 0
+                yield Observation(len(measured), attributes)
+
+        return observe
+
+
+def _duration(meter: Meter, name: str, description: str) -> Histogram:
+    """A duration histogram in seconds, with the GenAI conventions' advisory buckets."""
+    return meter.create_histogram(
+        name,
+        unit="s",
+        description=description,
+        explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+    )
+
+
+def _operation(
+    operation: str, name_key: str, name: str, error_type: str | None
+) -> dict[str, AttributeValue]:
+    """A GenAI operation's duration attributes: what ran, and its error type if it failed."""
+    attributes: dict[str, AttributeValue] = {
+        s.OPERATION: operation,
+        s.PROVIDER: "pygents",
+        name_key: bounded(name),
+    }
+    if error_type:
+        attributes[s.ERROR_TYPE] = error_type
+    return attributes

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygents import __version__
 from pygents._extras import import_from_extra
+from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui.model import DashboardModel
 
 if TYPE_CHECKING:
@@ -38,9 +39,19 @@ def __getattr__(name: str) -> Any:
 
 def run_dashboard(workload: Workload | None = None, **options: object) -> int:
     """Run the dashboard around ``workload`` (an async function) until the user quits;
-    return the exit code (1 if the workload raised)."""
+    return the exit code (1 if the workload raised).
+
+    What the program printed while the dashboard ran is printed again once it has
+    given the terminal back. Without a terminal to draw on (output redirected to a
+    file or a pipe) it says so in one line on standard error and returns 2 without
+    starting anything."""
+    if refuse_without_terminal():
+        return 2
     app: Dashboard = dashboard_module().Dashboard(workload, **options)
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.output.replay()  # what the program printed meanwhile, in order
     return app.return_code or 0
 
 

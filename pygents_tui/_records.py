@@ -10,6 +10,7 @@ from itertools import islice
 from typing import Any, Final
 
 from pygents import StopReason, Turn
+from pygents_tui._errors import Traceback
 from pygents_tui._preview import preview
 
 __all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord"]
@@ -52,10 +53,18 @@ class TurnDetails:
     output: str | None  # a coroutine's output (None for a stream)
     values: int  # a stream's count of values
     last_values: tuple[str, ...]  # ... and the last few
+    traceback: Traceback | None  # where the turn failed
 
     @classmethod
-    def of(cls, turn: Turn, streaming: bool, output: str | None = None) -> TurnDetails:
-        """Previews of ``turn`` now; ``output`` is its output's preview if known."""
+    def of(
+        cls,
+        turn: Turn,
+        streaming: bool,
+        output: str | None = None,
+        error: BaseException | None = None,
+    ) -> TurnDetails:
+        """Previews of ``turn`` now; ``output`` is its output's preview if known, and
+        ``error`` what it failed with."""
         args = turn.args
         shown = tuple(preview(a, 100) for a in args[:_LISTED]) if args else ()
         if len(args) > len(shown):
@@ -72,6 +81,7 @@ class TurnDetails:
             output=None if stream is not None else output,
             values=len(stream) if stream is not None else 0,
             last_values=tuple(preview(v, 100) for v in stream[-_LAST_VALUES:]) if stream else (),
+            traceback=Traceback.of(error) if error is not None else None,
         )
 
 
@@ -135,7 +145,8 @@ class TurnRecord:
         return False  # a turn of this process is never out of reach
 
     def details(self) -> list[tuple[str, str]]:
-        """The inspector's labelled lines; an empty label continues the line above."""
+        """The inspector's labelled lines; an empty label continues the line above.
+        Where the turn failed, its traceback ends them."""
         details = self.inspect()
         lines = [("turn", self.uuid)]
         if self.streaming:
@@ -151,6 +162,9 @@ class TurnRecord:
         lines.append(("metadata", ""))
         lines.extend(("", f"{key} = {value}") for key, value in details.metadata)
         lines.append(("tags", details.tags or "—"))
+        if details.traceback is not None:
+            lines += [("", ""), ("traceback", "")]
+            lines.extend(("", line) for line in details.traceback.lines())
         return lines
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ def load_target(target: str) -> Callable[[], Awaitable[Any]]:
     else:
         if not location:
             raise TargetError(f"{target!r}: give PATH.py[:callable] or package.module:callable")
+        _importable(os.getcwd())  # as `python -m` does
         try:
             module = importlib.import_module(location)
         except ImportError as exc:
@@ -70,7 +72,7 @@ def _load_file(path: Path) -> Any:
         raise TargetError(f"cannot load {path} as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    sys.path.insert(0, str(path.resolve().parent))
+    _importable(str(path.resolve().parent))  # as `python PATH.py` does
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -78,3 +80,11 @@ def _load_file(path: Path) -> Any:
     except Exception as exc:
         raise TargetError(f"{path} raised while loading: {type(exc).__name__}: {exc}") from None
     return module
+
+
+def _importable(directory: str) -> None:
+    """Put ``directory`` first on ``sys.path``, as Python does for what it runs, so
+    that the program imports its own modules and packages without ``PYTHONPATH``.
+    The console script's own folder is first otherwise."""
+    if not sys.path or sys.path[0] != directory:
+        sys.path.insert(0, directory)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -23,11 +23,13 @@ from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
 from pygents import AgentRegistry, Scope, subscribe
+from pygents_tui._errors import summary
+from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui.listen.view import DashboardView
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
-from pygents_tui.screens import HelpScreen, InspectorScreen, MainScreen
+from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
 from pygents_tui.widgets import AgentsTable, TimelineTable
 
@@ -64,13 +66,17 @@ class Dashboard(App[int]):
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     TITLE = "pygents"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "interrupt", "Interrupt", show=False),
-        Binding("question_mark", "help", "Help"),
-        Binding("p", "toggle_pause", "Pause"),
-        Binding("space", "freeze", "Freeze"),
-        Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back"),
+        Binding("q", "quit", "Quit", tooltip="exit status 1 if the workload failed"),
+        Binding(
+            "ctrl+c", "interrupt", "Interrupt", show=False, tooltip="stop it all, exit status 130"
+        ),
+        Binding("question_mark", "help", "Help", tooltip="this key map"),
+        Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
+        Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
+        Binding("slash", "filter", "Filter", tooltip="filter the event log"),
+        Binding("escape", "back", "Back", tooltip="back to the agents table"),
+        Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
+        Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -110,12 +116,16 @@ class Dashboard(App[int]):
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
         self._subscription: Any = None
+        self.output = ProgramOutput()  # what the program prints; replayed on exit
         # Listen mode's agent labels carry their service and instance.
-        self._main = MainScreen(view, agent_width=10 if self.local is not None else 24)
+        agent_width = 10 if self.local is not None else 24
+        self._main = MainScreen(view, self.output, agent_width=agent_width)
+        self._had_finished = False
 
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.begin_capture_print(self, stdout=True, stderr=True)
         if self.model is not None:
             self._subscription = subscribe(self.model)
         self.push_screen(self._main)
@@ -124,6 +134,10 @@ class Dashboard(App[int]):
             self.run_worker(self._run_workload(), name="workload", exit_on_error=False)
         else:
             self.workload_done.set()
+
+    def on_print(self, event: events.Print) -> None:
+        """The program printed: keep it for the Output panel and for the exit."""
+        self.output.write(event.text, event.stderr)
 
     def on_unmount(self) -> None:
         if self._subscription is not None:
@@ -146,13 +160,8 @@ class Dashboard(App[int]):
             self._end(status, what if status == INTERRUPTED else f"the workload {what}")
         except BaseException as exc:
             self.workload_error = exc
-            self.notify(
-                f"{type(exc).__name__}: {preview(str(exc), 300)}",
-                title="the workload failed",
-                severity="error",
-                timeout=30,
-                markup=False,
-            )
+            self.refresh_bindings()  # shows the `e` key
+            self._alert("the workload failed", f"{summary(exc, 300)}\n(e: the traceback)")
             if isinstance(exc, Exception):
                 raise  # the worker records it; other BaseExceptions would end the loop
         finally:
@@ -178,6 +187,10 @@ class Dashboard(App[int]):
         self.exit_reason = reason
         self.call_after_refresh(self.exit, return_code=status)
 
+    def _alert(self, title: str, message: str) -> None:
+        """An error toast that stays a while; ``message`` is plain text, never markup."""
+        self.notify(message, title=title, severity="error", timeout=30, markup=False)
+
     # -- refreshing -------------------------------------------------------------------
 
     def refresh_view(self) -> None:
@@ -190,21 +203,20 @@ class Dashboard(App[int]):
         except Exception as exc:
             if self.view_error is None:
                 self.view_error = exc
-                self.notify(
-                    f"{type(exc).__name__}: {exc}",
-                    title="the dashboard failed to refresh",
-                    severity="error",
-                    timeout=30,
-                    markup=False,
-                )
+                self._alert("the dashboard failed to refresh", f"{type(exc).__name__}: {exc}")
 
     def _refresh_view(self) -> None:
         self.view.drain()
+        if self._has_finished() != self._had_finished:
+            self._had_finished = not self._had_finished
+            self.refresh_bindings()  # `c` is offered only while there are some
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
         if isinstance(self.screen, InspectorScreen):
             self.screen.refresh_from_model()
-        elif self.screen is not self._main and not isinstance(self.screen, HelpScreen):
+        elif self.screen is not self._main and not isinstance(
+            self.screen, (HelpScreen, TextScreen)
+        ):
             return
         self._main.refresh_view(workload_failed=self.workload_error is not None)
 
@@ -222,7 +234,31 @@ class Dashboard(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(note=self.read_only))
+            self.push_screen(HelpScreen(self.screen, note=self.read_only))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that have nothing to act on are left out of the footer."""
+        if action == "show_error":
+            return self.workload_error is not None
+        if action == "clear_finished":
+            return self._has_finished()
+        return True
+
+    def _has_finished(self) -> bool:
+        """Whether agents that left the registry are listed (in-process only: a
+        listening dashboard keeps a silent process's agents, marked stale)."""
+        return self.model is not None and bool(self.model.finished)
+
+    def action_clear_finished(self) -> None:
+        if self.model is None:
+            return
+        count = self.model.clear_finished()
+        self.notify(f"cleared {count} finished agent(s)", markup=False)
+        self.refresh_view()
+
+    def action_show_error(self) -> None:
+        if self.workload_error is not None and not isinstance(self.screen, TextScreen):
+            self.push_screen(ErrorScreen(self.workload_error))
 
     def action_toggle_pause(self) -> None:
         if self.read_only is not None:
@@ -231,7 +267,8 @@ class Dashboard(App[int]):
         name = self.selected_agent
         agent = AgentRegistry.find(name) if name else None
         if agent is None:
-            self.notify("select an agent first", severity="warning", markup=False)
+            warning = f"{name} has finished" if name else "select an agent first"
+            self.notify(warning, severity="warning", markup=False)
             return
         if agent.is_paused:
             agent.resume()
@@ -288,3 +325,9 @@ class Dashboard(App[int]):
         yield SystemCommand("Filter events", "Filter the event log", self.action_filter)
         yield SystemCommand("Inspect turn", "Open the selected timeline turn", self.action_inspect)
         yield SystemCommand("Help", "Show the key map", self.action_help)
+        if self.workload_error is not None:
+            yield SystemCommand(
+                "Workload error",
+                "Why the workload failed, with the traceback",
+                self.action_show_error,
+            )

@@ -15,7 +15,9 @@ from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError
 from pygents_tui import __version__
+from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
+from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
 from pygents_tui.listen import listen_module
@@ -205,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "listen":
         return _listen(args)
+    if refuse_without_terminal():  # before the program is loaded: nothing of it runs
+        return 2
     workload: Workload
     if args.command == "demo":
         workload = build_demo(seed=args.seed, speed=args.speed).run
@@ -226,15 +230,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _interrupts_end(app):
             app.run()
     except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
+        app.output.replay()
         print("pygents-tui: interrupted", file=sys.stderr)
         return INTERRUPTED
     finally:
         if telemetry is not None:
             telemetry.shutdown()
-    if app.exit_reason is not None:
-        print(f"pygents-tui: {app.exit_reason}", file=sys.stderr)
-    elif app.workload_error is not None:
-        error = app.workload_error
-        message = _one_line(f"{type(error).__name__}: {error}")
-        print(f"pygents-tui: the workload failed: {message}", file=sys.stderr)
+    app.output.replay()  # the program's prints, now that the terminal is back
+    farewell = last_words(app)
+    if farewell is not None:
+        print(farewell, file=sys.stderr)
     return app.return_code or 0
+
+
+def last_words(app: Dashboard) -> str | None:
+    """The line said once the dashboard has given the terminal back, if any: why it
+    ended itself, or what the workload failed with (an exception group's first
+    leaves named, bounded)."""
+    if app.exit_reason is not None:
+        return f"pygents-tui: {app.exit_reason}"
+    if app.workload_error is not None:
+        return f"pygents-tui: the workload failed: {summary(app.workload_error, 500)}"
+    return None

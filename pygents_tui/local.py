@@ -6,8 +6,9 @@ thin adapter that makes it a
 [`DashboardView`][pygents_tui.listen.view.DashboardView], the protocol every panel
 reads (the fleet model of ``pygents-tui listen`` is the other one). It adds what
 only a process's own agents can give: their live state (queue depth, current turn,
-context sizes), read from the registry at refresh time, and — when an OpenTelemetry
-SDK is configured — the spans of this process for the trace view.
+context sizes), read from the registry at refresh time, the agents that have left the
+registry (finished, with their totals), and — when an OpenTelemetry SDK is configured —
+the spans of this process for the trace view.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 from pygents import Agent, Turn
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
 from pygents_tui.listen.view import Capacity, DashboardView, Panel, TraceTree
-from pygents_tui.model import DashboardModel
+from pygents_tui.model import AgentState, DashboardModel
 
 __all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
 
@@ -60,11 +61,12 @@ _SPANS = _spans_module()
 
 @dataclass(frozen=True, slots=True)
 class LocalAgentRow:
-    """One registered agent, as the agents table shows it (an ``AgentRow``)."""
+    """One agent, registered or finished, as the agents table shows it (an
+    ``AgentRow``). A finished one (``gone``) has no queue, turn or context left."""
 
     name: str
     state: str
-    queue_depth: int
+    queue_depth: int | None
     current_tool: str | None
     completed: int
     failed: int
@@ -72,11 +74,12 @@ class LocalAgentRow:
     cancelled: int
     values: int
     evictions: int
-    context_queue: Capacity
-    context_pool: Capacity
+    context_queue: Capacity | None
+    context_pool: Capacity | None
     throughput: Sequence[int]
     last_error: str | None
     current: Turn[Any] | None = field(default=None, repr=False)
+    gone: bool = False
 
     @property
     def key(self) -> str:
@@ -146,7 +149,11 @@ class LocalView:
         return changed
 
     def agent_rows(self) -> list[LocalAgentRow]:
-        return [self._row(agent) for agent in self.model.live_agents()]
+        """The registered agents by name, then the finished ones, oldest first."""
+        model = self.model
+        rows = [self._row(agent) for agent in model.live_agents()]
+        rows += [_finished(state) for state in model.finished_agents()]
+        return rows
 
     def _row(self, agent: Agent) -> LocalAgentRow:
         state = self.model.agents.get(agent.name)
@@ -202,10 +209,36 @@ class LocalView:
 
     def counters(self) -> dict[str, int]:
         model = self.model
-        counts = {"received": model.processed, "dropped": model.dropped}
+        counts = {
+            "received": model.processed,
+            "dropped": model.dropped,
+            "completed": model.completed,  # cleared agents' turns too
+            "finished_dropped": model.finished.dropped,
+        }
         if self.spans is not None:
             counts["spans_dropped"] = self.spans.dropped
         return {name: value for name, value in counts.items() if value}
+
+
+def _finished(state: AgentState) -> LocalAgentRow:
+    """The row of an agent that left the registry: its totals, kept until cleared."""
+    return LocalAgentRow(
+        name=state.name,
+        state=state.phase,
+        queue_depth=None,
+        current_tool=None,
+        completed=state.completed,
+        failed=state.failed,
+        timed_out=state.timed_out,
+        cancelled=state.cancelled,
+        values=state.values,
+        evictions=state.evictions,
+        context_queue=None,
+        context_pool=None,
+        throughput=state.throughput,
+        last_error=state.last_error,
+        gone=True,
+    )
 
 
 # The in-process view is a DashboardView (checked by mypy, free at run time).

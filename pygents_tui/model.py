@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
@@ -38,10 +37,13 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_tui._agents import THROUGHPUT_SECONDS, TURNS_KEPT, AgentState, FinishedAgents
+from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
 
 __all__ = [
+    "THROUGHPUT_SECONDS",
     "AgentState",
     "DashboardModel",
     "LogEntry",
@@ -51,7 +53,6 @@ __all__ = [
 ]
 
 _START, _END, _EVENT = 0, 1, 2
-THROUGHPUT_SECONDS: Final = 60
 SHOWN_EVENTS: Final = frozenset(
     kind
     for kind in COLD_EVENTS
@@ -61,28 +62,6 @@ SHOWN_EVENTS: Final = frozenset(
 """The events the model records: cold ones only (so every per-turn path of the runtime
 stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
 ``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
-TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
-
-
-@dataclass
-class AgentState:
-    """What the dashboard knows about one agent beyond what it can read live."""
-
-    name: str
-    phase: str = "idle"  # idle / running / paused / finished / failed
-    completed: int = 0
-    failed: int = 0
-    timed_out: int = 0
-    cancelled: int = 0
-    values: int = 0
-    evictions: int = 0
-    last_error: str | None = None
-    values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=500))
-    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
-    throughput: deque[int] = field(
-        default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
-    )
-    bucket: int = 0  # the whole second the last throughput bucket counts
 
 
 class DashboardModel(Subscriber):
@@ -105,6 +84,7 @@ class DashboardModel(Subscriber):
         max_inbox: int = 1_000_000,
         trace_id: Callable[[Scope], str | None] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        max_finished: int = 50,
     ) -> None:
         self.clock = clock
         self.epoch = clock()  # times are shown as seconds since the dashboard started
@@ -113,6 +93,8 @@ class DashboardModel(Subscriber):
         self.received = 0
         self.processed = 0
         self.agents: dict[str, AgentState] = {}
+        self.finished = FinishedAgents(max_finished)  # of `agents`, those that left
+        self.completed = 0  # turns completed, by every agent, cleared or not
         self.running: dict[Scope, TurnRecord] = {}
         self.recent: deque[TurnRecord] = deque(maxlen=500)
         self.log: deque[LogEntry] = deque(maxlen=max_log)
@@ -120,7 +102,7 @@ class DashboardModel(Subscriber):
         self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
-        self._settling: list[tuple[TurnRecord, str | None]] = []
+        self._settling: list[tuple[TurnRecord, str | None, BaseException | None]] = []
 
     # -- the seam: one append (and one count) each, nothing else -----------------------
 
@@ -173,7 +155,10 @@ class DashboardModel(Subscriber):
         self._settle()
         if self._tail_streams():
             changed = True
-        if self._roll_throughput(int(self.clock())):
+        now = self.clock()
+        if self._roll_throughput(int(now)):
+            changed = True
+        if self.finished.follow(self.agents, AgentRegistry.__contains__, now):
             changed = True
         if changed:
             self.version += 1
@@ -191,7 +176,7 @@ class DashboardModel(Subscriber):
         settling = self._settling
         recent_left = self.recent.maxlen or 0
         agent_left: dict[str, int] = {}
-        for record, output in reversed(settling):
+        for record, output, error in reversed(settling):
             kept = recent_left > 0
             recent_left -= 1
             if record.agent is not None:
@@ -200,17 +185,15 @@ class DashboardModel(Subscriber):
                 agent_left[record.agent] = left - 1
             turn = record.turn
             if turn is not None:
-                record.let_go(TurnDetails.of(turn, record.streaming, output) if kept else None)
+                details = TurnDetails.of(turn, record.streaming, output, error) if kept else None
+                record.let_go(details)
         settling.clear()
 
     def _roll_throughput(self, second: int) -> bool:
         """Quiet seconds count as zero: move every agent's buckets up to now."""
         rolled = False
         for state in self.agents.values():
-            if state.bucket and second > state.bucket:
-                for _ in range(min(second - state.bucket, THROUGHPUT_SECONDS)):
-                    state.throughput.append(0)
-                state.bucket = second
+            if state.roll(second):
                 rolled = True
         return rolled
 
@@ -250,7 +233,7 @@ class DashboardModel(Subscriber):
             else:
                 state.phase = "failed"
             if scope.error is not None and isinstance(scope.error, Exception):
-                state.last_error = preview(scope.error, 120)
+                state.last_error = summary(scope.error, 120, preview)
             self._note(at, state.name, "run", f"run ended: {reason}")
             return
         record = self.running.pop(scope, None)
@@ -260,8 +243,9 @@ class DashboardModel(Subscriber):
         self._seen_values.pop(scope, None)
         record.ended = at
         record.stop_reason = scope.stop_reason
-        if scope.error is not None and scope.stop_reason is not StopReason.COMPLETED:
-            record.error = preview(scope.error, 200)
+        error = scope.error if scope.stop_reason is not StopReason.COMPLETED else None
+        if error is not None:
+            record.error = summary(error, 200, preview)
         turn: Turn = scope.target
         output = None  # its preview, made here only when the values tail needs it
         if (
@@ -274,7 +258,7 @@ class DashboardModel(Subscriber):
         ):
             output = preview(turn.output, 200)
             self._value(record, output, at)
-        self._settling.append((record, output))  # see _settle
+        self._settling.append((record, output, error))  # see _settle
         self.recent.append(record)
         if record.agent is None:
             return
@@ -283,7 +267,8 @@ class DashboardModel(Subscriber):
         reason = scope.stop_reason
         if reason is StopReason.COMPLETED:
             state.completed += 1
-            self._tick(state, at)
+            self.completed += 1
+            state.tick(at)
             self._note(at, state.name, "turn", f"✔ {record.tool} {record.elapsed_at(at):.2f}s")
         elif reason is StopReason.TIMEOUT:
             state.timed_out += 1
@@ -297,17 +282,6 @@ class DashboardModel(Subscriber):
         else:
             state.cancelled += 1
             self._note(at, state.name, "turn", f"⊘ {record.tool} cancelled")
-
-    def _tick(self, state: AgentState, at: float) -> None:
-        second = int(at)
-        if state.bucket == 0:
-            state.bucket = second
-        gap = second - state.bucket
-        if gap > 0:
-            for _ in range(min(gap, THROUGHPUT_SECONDS)):
-                state.throughput.append(0)
-            state.bucket = second
-        state.throughput[-1] += 1
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:
         """Count a value of ``record``'s turn, and keep ``text``, its preview."""
@@ -387,6 +361,17 @@ class DashboardModel(Subscriber):
     def live_agents(self) -> list[Agent]:
         """The registered agents, by name."""
         return sorted(AgentRegistry.all(), key=lambda a: a.name)
+
+    def finished_agents(self) -> list[AgentState]:
+        """The agents that have left the registry (their states), oldest first."""
+        return list(self.finished)
+
+    def clear_finished(self) -> int:
+        """Forget the finished agents; how many there were."""
+        count = self.finished.clear(self.agents)
+        if count:
+            self.version += 1
+        return count
 
     def phase(self, agent: Agent) -> str:
         state = self.agents.get(agent.name)

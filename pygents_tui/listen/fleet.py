@@ -194,6 +194,8 @@ class FleetModel(Folding):
             return "context items are not sent over OTLP; sizes only"
         if panel == "values" and not self.previews_seen:
             return "values are counted; previews are sent only with content capture on"
+        if panel == "output":
+            return "no program output: the services' prints are not sent over OTLP"
         if panel in ("agents", "running") and self.services and not self.live_seen:
             return "no live records yet: turns show when their spans end (turn live mode on)"
         return None

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui.app import Dashboard
 from pygents_tui.listen.fleet import FleetModel
 from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver
@@ -81,12 +82,16 @@ async def _serve(
     except ListenError as error:
         print(f"pygents-tui listen: error: {error}", file=sys.stderr)
         return 2
+    if refuse_without_terminal():  # after the ports' errors, before the screen is taken
+        await receiver.stop()
+        return 2
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
     try:
         with interrupts(app):
             await app.run_async()
     finally:
         await receiver.stop()
+        app.output.replay()  # anything printed in this process meanwhile, in order
     if app.exit_reason is not None:  # ctrl+c, or SIGINT
         print(f"pygents-tui: {app.exit_reason}", file=sys.stderr)
     return app.return_code or 0

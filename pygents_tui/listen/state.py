@@ -168,6 +168,11 @@ class AgentEntry:
         return "stale" if self.service.stale else self.phase
 
     @property
+    def gone(self) -> bool:
+        """Never: a process that stops sending keeps its agents, marked stale."""
+        return False
+
+    @property
     def throughput(self) -> deque[int]:
         return self.rate.buckets
 

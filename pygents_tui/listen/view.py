@@ -35,7 +35,9 @@ __all__ = [
     "ValueRow",
 ]
 
-Panel = Literal["agents", "queue", "running", "values", "context", "events", "timeline", "trace"]
+Panel = Literal[
+    "agents", "queue", "running", "values", "context", "events", "timeline", "output", "trace"
+]
 
 
 class Capacity(NamedTuple):
@@ -64,6 +66,12 @@ class AgentRow(Protocol):
     def state(self) -> str:
         """idle / running / paused / finished / failed, or stale (listen mode: its
         process stopped sending)."""
+
+    @property
+    def gone(self) -> bool:
+        """The agent is no longer there (in-process: it left the registry); the row
+        keeps its totals, dimmed, until the user clears it. Its queue and context
+        are gone with it."""
 
     @property
     def queue_depth(self) -> int | None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pygents_tui._errors import Traceback, summary
 from pygents_tui.listen.view import DashboardView, TraceTree, TurnRow
 from pygents_tui.widgets.trace import waterfall
 
@@ -26,14 +28,17 @@ class _Lines:
     def __init__(self) -> None:
         self.text = Text()
 
-    def add(self, label: str = "", value: str = "", indent: str = "") -> None:
+    def add(self, label: str = "", value: str = "", indent: str = "", link: bool = False) -> None:
+        """A line: ``label`` in bold, then ``value`` as plain text (``link``: as a
+        link to itself, which a terminal lets you open with a click)."""
         if self.text:
             self.text.append("\n")
         if label:
             self.text.append(label, style="bold")
             if value:
                 self.text.append(" " * max(_LABEL - len(label), 1))
-        self.text.append(indent + value)
+        self.text.append(indent)
+        self.text.append(value, style=Style(link=value, underline=True) if link else None)
 
 
 def trace_link(trace_url: str, trace_id: str) -> str:
@@ -62,21 +67,9 @@ def describe(
     epoch: float = 0.0,
 ) -> Text:
     """The inspector's text for ``record``: plain text with bold labels. Times are
-    dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start)."""
+    dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start).
+    The times come with the state; a traceback, the longest part, comes last."""
     elapsed = record.elapsed_at(now if now is not None else record.started)
-    lines = _Lines()
-    kind = "stream" if record.streaming else "coroutine"
-    lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
-    lines.add("state", _state(record, elapsed))
-    if record.error:
-        lines.add("exception", record.error)
-    for label, value in record.details():
-        if label:
-            lines.add(label, value)
-        else:
-            lines.add(value=value, indent="  ")
-        if label == "trace" and trace_url:
-            lines.add(value=trace_link(trace_url, value), indent=" " * _LABEL)
     if wall_time is not None:  # the dates of the model's own start and end times
         started = wall_time(record.started).isoformat(timespec="milliseconds")
         ended = "running"
@@ -85,8 +78,21 @@ def describe(
     else:
         started = f"{record.started - epoch:+.3f}s"
         ended = f"{record.ended - epoch:+.3f}s" if record.ended is not None else "running"
+    lines = _Lines()
+    kind = "stream" if record.streaming else "coroutine"
+    lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
+    lines.add("state", _state(record, elapsed))
     lines.add("started", started)
     lines.add("ended", ended)
+    if record.error:
+        lines.add("exception", record.error)
+    for label, value in record.details():
+        if label:
+            lines.add(label, value)
+        else:
+            lines.add(value=value, indent="  ")
+        if label == "trace" and trace_url:
+            lines.add(value=trace_link(trace_url, value), indent=" " * _LABEL, link=True)
     return lines.text
 
 
@@ -105,12 +111,28 @@ def trace_section(record: TurnRow, tree: TraceTree | None, why_not: str | None) 
     return text
 
 
-class InspectorScreen(ModalScreen[None]):
-    """Arguments, metadata, timing, stop reason, output or exception, trace id, and
-    the trace's spans. It follows the turn: repainted when the model changes (a
-    running turn ends, more of its spans arrive)."""
+class TextScreen(ModalScreen[None]):
+    """A text to read over the main screen, scrolled with the arrows; ``esc`` (or
+    ``q``) goes back."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Back", tooltip="go back to the dashboard")
+    ]
+
+    def body(self) -> Text:
+        """What the screen shows: styled spans, with the program's text plain."""
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inspector-dialog"):
+            yield Static(self.body(), id="inspector-body")
+            yield Static(Text("esc to go back", style="dim"))
+
+
+class InspectorScreen(TextScreen):
+    """Arguments, metadata, timing, stop reason, output or exception (with its
+    traceback), trace id, and the trace's spans. It follows the turn: repainted when
+    the model changes (a running turn ends, more of its spans arrive)."""
 
     def __init__(
         self,
@@ -151,3 +173,23 @@ class InspectorScreen(ModalScreen[None]):
         tree = model.trace_tree(record.trace_id) if record.trace_id else None
         section = trace_section(record, tree, model.unavailable("trace"))
         self._trace.update(Text("\n").append_text(section))
+
+
+class ErrorScreen(TextScreen):
+    """Why the workload failed: the exception (an exception group's first leaves,
+    named) and its traceback."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.summary = summary(error, 1000)
+        self.traceback = Traceback.of(error)
+
+    def body(self) -> Text:
+        lines = _Lines()
+        lines.add("the workload failed")
+        lines.add(value=self.summary)
+        lines.add()
+        lines.add("traceback")
+        for line in self.traceback.lines():
+            lines.add(value=line, indent="  ")
+        return lines.text

@@ -16,29 +16,22 @@ from textual import on
 from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from pygents_tui._output import ProgramOutput
 from pygents_tui.listen.view import AgentRow, DashboardView
 from pygents_tui.listen.view import Panel as ViewPanel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
     EventsPanel,
-    Panel,
+    OutputLog,
     QueueTable,
     RunningPanel,
     TimelineTable,
     ValuesLog,
 )
-
-_PANELS: dict[str, ViewPanel] = {
-    "tab-queue": "queue",
-    "tab-running": "running",
-    "tab-values": "values",
-    "tab-context": "context",
-    "tab-events": "events",
-    "tab-timeline": "timeline",
-}
 
 # The counters the status line shows when they are not zero, in this order: data lost
 # before it was shown, and (listen mode) what the bounds evicted or refused.
@@ -54,14 +47,23 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("too_large", "too large"),
 )
 
-TABS: tuple[tuple[str, str], ...] = (
+TABS: tuple[tuple[ViewPanel, str], ...] = (
     ("queue", "Queue"),
     ("running", "Running"),
     ("values", "Values"),
     ("context", "Context"),
     ("events", "Events"),
     ("timeline", "Timeline"),
+    ("output", "Output"),
 )
+"""The panels below the agents table, in the order of their number keys: each its
+name in the model's read API (what `DashboardView.unavailable` is asked about) and
+its tab's label."""
+_PANELS: dict[str, ViewPanel] = {f"tab-{key}": key for key, _ in TABS}  # by tab id
+
+_PanelWidget = (
+    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
+)  # each a Widget and a Panel
 
 
 class MainScreen(Screen[None]):
@@ -70,13 +72,16 @@ class MainScreen(Screen[None]):
     selected: reactive[str | None] = reactive(None, init=False)
     """The key of the agent under the agents table's cursor (None: no agent)."""
 
-    def __init__(self, model: DashboardView, *, agent_width: int = 10) -> None:
+    def __init__(
+        self, model: DashboardView, output: ProgramOutput, *, agent_width: int = 10
+    ) -> None:
         super().__init__()
         self.model = model
+        self.output = output
         self.agent_width = agent_width
         self.frozen = False
         self._frozen_at = 0
-        self._panels: dict[str, Panel] = {}
+        self._panels: dict[str, _PanelWidget] = {}
         self._notes: dict[str, Static] = {}
         self._shown_notes: dict[str, str | None] = {}
 
@@ -85,45 +90,26 @@ class MainScreen(Screen[None]):
         self._status = Static("", id="status")
         self._agents_note = Static("", id="agents-note", classes="note")
         self._agents = AgentsTable(model, id="agents", agent_width=self.agent_width)
-        queue = QueueTable(model, id="queue")
-        running = RunningPanel(model, id="running")
-        values = ValuesLog(model, id="values")
-        context = ContextPanel(model, id="context")
-        events = EventsPanel(model, id="events")
-        timeline = TimelineTable(model, id="timeline", agent_width=max(self.agent_width, 12))
-        self._panels = {
-            "tab-queue": queue,
-            "tab-running": running,
-            "tab-values": values,
-            "tab-context": context,
-            "tab-events": events,
-            "tab-timeline": timeline,
-        }
+        panels: tuple[_PanelWidget, ...] = (
+            QueueTable(model, id="queue"),
+            RunningPanel(model, id="running"),
+            ValuesLog(model, id="values"),
+            ContextPanel(model, id="context"),
+            EventsPanel(model, id="events"),
+            TimelineTable(model, id="timeline", agent_width=max(self.agent_width, 12)),
+            OutputLog(self.output, id="output"),
+        )
+        self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
         self._notes = {tab: Static("", classes="note") for tab in self._panels}
-        notes = self._notes
         yield Header(show_clock=False)
         yield self._status
         yield self._agents_note
         yield self._agents
         with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
-            with TabPane("Queue", id="tab-queue"):
-                yield notes["tab-queue"]
-                yield queue
-            with TabPane("Running", id="tab-running"):
-                yield notes["tab-running"]
-                yield running
-            with TabPane("Values", id="tab-values"):
-                yield notes["tab-values"]
-                yield values
-            with TabPane("Context", id="tab-context"):
-                yield notes["tab-context"]
-                yield context
-            with TabPane("Events", id="tab-events"):
-                yield notes["tab-events"]
-                yield events
-            with TabPane("Timeline", id="tab-timeline"):
-                yield notes["tab-timeline"]
-                yield timeline
+            for (key, label), panel in zip(TABS, panels, strict=True):
+                with TabPane(label, id=f"tab-{key}"):
+                    yield self._notes[f"tab-{key}"]
+                    yield panel
         yield Footer()
 
     # -- repainting --------------------------------------------------------------------
@@ -178,7 +164,20 @@ class MainScreen(Screen[None]):
         self._frozen_at = arrived(self.model.counters())
 
     def show_tab(self, tab: str) -> None:
+        """Show the panel ``tab`` and give the focus to what moves in it, so that its
+        keys (``enter`` in the timeline, the arrows) work at once."""
         self._tabs.active = tab
+        panel = self._panels.get(tab)
+        if panel is not None:
+            self._navigable(panel).focus()
+
+    def _navigable(self, panel: _PanelWidget) -> Widget:
+        """The widget of ``panel`` that keys move in: the panel itself if it takes the
+        focus, the log of the events (not its filter, which would take every letter),
+        and otherwise the agents table: Running and Context show the agent chosen there."""
+        if isinstance(panel, EventsPanel):
+            return panel.log_widget
+        return panel if panel.can_focus else self._agents
 
     # -- following the agents table ----------------------------------------------------
 
@@ -206,10 +205,14 @@ def status_line(
     workload_failed: bool,
 ) -> str:
     events, _ = model.event_log()
-    text = (
-        f"{len(rows)} agent(s) · {len(model.running_turns())} turn(s) running · "
-        f"{sum(row.completed for row in rows)} done · {events} event(s)"
-    )
+    live = sum(1 for row in rows if not row.gone)
+    text = f"{live} agent(s)"
+    if live < len(rows):
+        text += f" · {len(rows) - live} finished"
+    if counts.get("finished_dropped"):
+        text += f" ({counts['finished_dropped']} older dropped)"
+    done = counts.get("completed") or sum(row.completed for row in rows)
+    text += f" · {len(model.running_turns())} turn(s) running · {done} done · {events} event(s)"
     services = counts.get("services", 0)
     if services:  # listen mode
         stale = counts.get("stale", 0)

@@ -1,16 +1,17 @@
 """What every panel of the main screen is: a widget that repaints itself from the
-model for the selected agent, and the table base that the navigable lists share."""
+model for the selected agent, and the bases that the panels share."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Protocol, TypeVar
 
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable
+from textual.widget import Widget
+from textual.widgets import DataTable, Log
 
 from pygents_tui.listen.view import AgentRow, DashboardView
 
-__all__ = ["NavigableTable", "Panel", "find_row"]
+__all__ = ["FollowingLog", "ModelPanel", "NavigableTable", "Panel", "find_row"]
 
 CellType = TypeVar("CellType")
 
@@ -27,16 +28,46 @@ class Panel(Protocol):
     def refresh_from(self, agent: str | None) -> None: ...
 
 
+class ModelPanel(Widget):
+    """A panel drawn whole by its ``render``, which reads the model (and the selected
+    agent, looked up by key) only when Textual paints it: a refresh only marks it."""
+
+    DEFAULT_CSS = "ModelPanel { height: 1fr; }"
+
+    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = model
+        # The agent's key, not the agent: a panel must not keep an agent (and its
+        # context) alive after the program has let go of it.
+        self.agent: str | None = None
+
+    def refresh_from(self, agent: str | None) -> None:
+        """Repaint: `render` reads the model and the agent when it runs."""
+        self.agent = agent
+        self.refresh()
+
+
 class NavigableTable(DataTable[CellType]):
     """A row-cursor table that also moves with ``j`` / ``k``, as ``↓`` / ``↑`` do.
 
     The keys belong to the table (not the app), so they act on whichever list has the
-    focus and leave other widgets (the filter field) alone."""
+    focus and leave other widgets (the filter field) alone. ``COLUMNS`` declares the
+    columns (key, label, width) once: they are added on mount, each as wide as
+    `column_width` says."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
     ]
+    COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = ()
+
+    def on_mount(self) -> None:
+        for key, label, width in self.COLUMNS:
+            self.add_column(label, key=key, width=self.column_width(key, width))
+
+    def column_width(self, key: str, width: int) -> int:
+        """The width of column ``key``, declared ``width``: a table may widen one."""
+        return width
 
 
 def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
@@ -47,3 +78,12 @@ def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
         if row.key == key:
             return row
     return None
+
+
+class FollowingLog(Log):
+    """A log that follows its newest line while scrolled to the bottom and stays put
+    when scrolled back; ``end`` jumps to the newest line and follows again."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("end", "scroll_end", "Follow", show=False, tooltip="follow the newest line again"),
+    ]

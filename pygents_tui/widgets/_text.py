@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.text import Text
+
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
@@ -25,3 +27,18 @@ def bar(fraction: float, width: int) -> str:
 
 def seconds(value: float) -> str:
     return f"{value:5.1f}s" if value < 100 else f"{value:5.0f}s"
+
+
+Legend = tuple[tuple[str, str], ...]  # (symbol or header, what it means)
+
+
+def legend(entries: Legend) -> Text:
+    """``symbol  meaning`` lines, the symbols in bold (styled spans, never markup)."""
+    text = Text()
+    width = max((len(symbol) for symbol, _ in entries), default=0)
+    for index, (symbol, meaning) in enumerate(entries):
+        if index:
+            text.append("\n")
+        text.append(symbol.ljust(width), style="bold")
+        text.append(f"  {meaning}")
+    return text

@@ -1,15 +1,19 @@
-"""The agents overview: one row per agent the model knows."""
+"""The agents overview: one row per agent the model knows, the finished ones dimmed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 
+from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
 from pygents_tui.listen.view import AgentRow, Capacity, DashboardView
 from pygents_tui.widgets._panel import NavigableTable
-from pygents_tui.widgets._text import sparkline
+from pygents_tui.widgets._text import Legend, legend, sparkline
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 _STATE_STYLE = {
     "running": ("running", "green"),
@@ -19,14 +23,16 @@ _STATE_STYLE = {
     "idle": ("idle", "dim"),
     "stale": ("stale", "dim italic"),  # listen mode: its process stopped sending
 }
+_GONE = "—"  # what a finished agent no longer has: a queue, a context
 
 
-def _cell(column: str, value: str) -> Text:
-    """A cell as plain text: agent and tool names are data, never markup."""
+def _cell(column: str, value: str, finished: bool) -> Text:
+    """A cell as plain text: agent and tool names are data, never markup. A finished
+    agent's cells are dimmed."""
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
-        return Text(label, style=style)
-    return Text(value)
+        return Text(label, style="dim" if finished else style)
+    return Text(value, style="dim" if finished else "")
 
 
 def _capacity(capacity: Capacity | None) -> str:
@@ -36,15 +42,22 @@ def _capacity(capacity: Capacity | None) -> str:
 
 
 def cells(row: AgentRow) -> tuple[str, ...]:
-    """The row's cells as text, in the order of ``AgentsTable.COLUMNS``."""
+    """The row's cells as text, in the order of ``AgentsTable.COLUMNS``; what a
+    finished agent no longer has is a dash, what is not known yet a question mark."""
+    gone = row.gone
+    if gone:
+        depth = context = _GONE
+    else:
+        depth = str(row.queue_depth) if row.queue_depth is not None else "?"
+        context = f"{_capacity(row.context_queue)} {_capacity(row.context_pool)}"
     return (
         row.label,
         row.state,
-        str(row.queue_depth) if row.queue_depth is not None else "?",
+        depth,
         row.current_tool or "",
         f"{row.completed}/{row.failed}/{row.timed_out}",
         str(row.values),
-        f"{_capacity(row.context_queue)} {_capacity(row.context_pool)}",
+        context,
         sparkline(row.throughput, 8) or "▁" * 8,
     )
 
@@ -54,7 +67,8 @@ class AgentsTable(NavigableTable[Text]):
 
     The list that chooses the selected agent: the main screen follows its cursor.
     Rows are keyed by the agent's ``key`` (its name in-process; service, instance
-    and agent id in listen mode, where names repeat across processes)."""
+    and agent id in listen mode, where names repeat across processes). Agents that
+    have left the registry stay listed, dimmed, until cleared."""
 
     # Fits 80 columns: widths plus one cell of padding on each side.
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
@@ -67,6 +81,15 @@ class AgentsTable(NavigableTable[Text]):
         ("ctx", "Ctx q p", 9),
         ("rate", "Rate", 8),
     )
+    LEGEND: ClassVar[Legend] = (
+        ("✔/✖/⏱", "turns completed / failed / timed out"),
+        ("Values", "values streamed or returned"),
+        ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),
+        ("Rate", "completed turns per second, last 8 s"),
+        ("dimmed", "finished: the agent left the registry (c clears)"),
+    )
+    """What the headers that are symbols (and the dimmed rows) mean: shown in the
+    help screen and as the table's tooltip."""
 
     def __init__(
         self, model: DashboardView, *, id: str | None = None, agent_width: int = 10
@@ -74,11 +97,12 @@ class AgentsTable(NavigableTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
         self.agent_width = agent_width  # wider in listen mode: labels carry the service
-        self._cells: dict[str, tuple[str, ...]] = {}
+        self._cells: dict[str, tuple[str, ...]] = {}  # by key: the cells, then "gone"
+        self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
+        self.tooltip = legend(self.LEGEND)
 
-    def on_mount(self) -> None:
-        for key, label, width in self.COLUMNS:
-            self.add_column(label, key=key, width=self.agent_width if key == "agent" else width)
+    def column_width(self, key: str, width: int) -> int:
+        return self.agent_width if key == "agent" else width
 
     @property
     def selected(self) -> str | None:
@@ -91,27 +115,49 @@ class AgentsTable(NavigableTable[Text]):
         """Every agent's row; ``agent`` is unused (this table *makes* the choice)."""
         self.show(self.model.agent_rows())
 
+    def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
+        """The statistics of the agents served from ``pygents.redis`` mailboxes in this
+        process (in-process only: a listening dashboard serves none).
+
+        Their Mailbox column appears with the first of them, so a program without
+        mailboxes keeps a table that fits 80 columns."""
+        stats = served_stats()
+        if stats and self._columns is self.COLUMNS:
+            key, label, width = MAILBOX_COLUMN
+            self.add_column(label, key=key, width=width, default=Text(""))
+            self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
+            self._cells = {name: (*c[:-1], "", c[-1]) for name, c in self._cells.items()}
+        return None if self._columns is self.COLUMNS else stats
+
     def show(self, rows: Sequence[AgentRow]) -> None:
-        """Add, update (changed cells only) and remove rows to match ``rows``."""
+        """Add, update (changed cells only) and remove rows to match ``rows``. Each is
+        kept as the cells of `COLUMNS`, then whether the agent has gone; the Mailbox
+        cell goes in between once that column is shown."""
+        mailboxes = self._mailboxes()
         keys = {row.key for row in rows}
         for gone in [key for key in self._cells if key not in keys]:
             self.remove_row(gone)
             del self._cells[gone]
         for row in rows:
             shown = cells(row)
+            if mailboxes is not None:
+                shown = (*shown, mailbox_cell(mailboxes.get(row.key)))
+            shown = (*shown, "gone" if row.gone else "")
+            finished = row.gone
             previous = self._cells.get(row.key)
             if previous is None:
                 self.add_row(
                     *(
-                        _cell(key, value)
-                        for (key, _, _), value in zip(self.COLUMNS, shown, strict=True)
+                        _cell(key, value, finished)
+                        for (key, _, _), value in zip(self._columns, shown, strict=False)
                     ),
                     key=row.key,
                 )
             elif previous != shown:
+                restyled = previous[-1] != shown[-1]
                 for (column, _label, _width), old, new in zip(
-                    self.COLUMNS, previous, shown, strict=True
+                    self._columns, previous, shown, strict=False
                 ):
-                    if old != new:
-                        self.update_cell(row.key, column, _cell(column, new))
+                    if old != new or restyled:
+                        self.update_cell(row.key, column, _cell(column, new, finished))
             self._cells[row.key] = shown

@@ -5,43 +5,31 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.widget import Widget
 
 from pygents import AgentRegistry
 from pygents_tui._preview import preview
-from pygents_tui.listen.view import Capacity, DashboardView
-from pygents_tui.widgets._panel import find_row
+from pygents_tui.listen.view import Capacity
+from pygents_tui.widgets._panel import ModelPanel, find_row
 
 
 def _size(capacity: Capacity | None) -> str:
     return "unknown" if capacity is None else f"{capacity.size}/{capacity.limit or '∞'}"
 
 
-class ContextPanel(Widget):
+class ContextPanel(ModelPanel):
     """Queue window (oldest first) and pool items (id, description, content preview);
     evictions are counted. Where the model has the sizes only (listen mode), the
     sizes, and the main screen says why."""
-
-    DEFAULT_CSS = "ContextPanel { height: 1fr; }"
-
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.model = model
-        # The agent's key, not the agent: a panel must not keep an agent (and its
-        # context) alive after the program has let go of it.
-        self.agent: str | None = None
-
-    def refresh_from(self, agent: str | None) -> None:
-        """Repaint: `render` reads the model and the agent when it runs."""
-        self.agent = agent
-        self.refresh()
 
     def render(self) -> Group:
         if self.model.unavailable("context") is not None:
             return self._sizes()
         agent = AgentRegistry.find(self.agent) if self.agent is not None else None
         if agent is None:
-            return Group("no agent selected")
+            if self.agent is None:
+                return Group("no agent selected")
+            name = preview(self.agent, 60)
+            return Group(Text(f"{name} has finished: its context went with it"))
         row = find_row(self.model, agent.name)
         evictions = row.evictions if row is not None else 0
         queue, pool = agent.context_queue, agent.context_pool

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Log
 
 from pygents_tui.listen.view import DashboardView
+from pygents_tui.widgets._panel import FollowingLog
+from pygents_tui.widgets._text import Legend, legend
 
 
 class EventsPanel(Vertical):
@@ -18,6 +22,14 @@ class EventsPanel(Vertical):
     EventsPanel Log { height: 1fr; }
     """
 
+    LEGEND: ClassVar[Legend] = (
+        ("▶ ✔ ✖", "a turn started, completed, failed"),
+        ("⏱ ⊘", "a turn timed out, was cancelled"),
+        ("← ⏸", "a turn was queued; an agent paused"),
+        ("+ ♻", "context added; context evicted"),
+    )
+    """What the log's symbols mean: shown in the help screen and as the tooltip."""
+
     def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
@@ -26,7 +38,9 @@ class EventsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter events (agent, kind or text) — / to focus", id="filter")
-        yield Log(max_lines=2000, highlight=False, id="event-log")
+        log = FollowingLog(max_lines=2000, highlight=False, id="event-log")
+        log.tooltip = legend(self.LEGEND)
+        yield log
 
     @property
     def log_widget(self) -> Log:

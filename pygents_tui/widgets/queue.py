@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import islice
+from typing import ClassVar
 
 from rich.text import Text
 
@@ -22,16 +23,17 @@ class QueueTable(NavigableTable[Text]):
     depth is sent), the table shows the depth in one row and the main screen the
     reason above it."""
 
+    COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
+        ("pos", "#", 4),
+        ("tool", "Tool", 16),
+        ("args", "Arguments", 40),
+        ("timeout", "Timeout", 8),
+    )
+
     def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", id=id)
         self.model = model
         self._shown: list[tuple[str, ...]] = []
-
-    def on_mount(self) -> None:
-        self.add_column("#", key="pos", width=4)
-        self.add_column("Tool", key="tool", width=16)
-        self.add_column("Arguments", key="args", width=40)
-        self.add_column("Timeout", key="timeout", width=8)
 
     def refresh_from(self, agent: str | None) -> None:
         if self.model.unavailable("queue") is not None:

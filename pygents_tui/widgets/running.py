@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
-from textual.widget import Widget
 
 from pygents import StopReason
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.widgets._panel import ModelPanel
 from pygents_tui.widgets._text import bar, seconds
 
 
@@ -19,21 +18,9 @@ def _colour(fraction: float) -> str:
     return "green"
 
 
-class RunningPanel(Widget):
+class RunningPanel(ModelPanel):
     """A bar per running turn: elapsed against timeout, remaining seconds; red when
     the deadline nears. Timed-out turns stay listed, marked, for a while."""
-
-    DEFAULT_CSS = "RunningPanel { height: 1fr; }"
-
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.model = model
-        self.agent: str | None = None
-
-    def refresh_from(self, agent: str | None) -> None:
-        """Repaint: `render` reads the model and the agent when it runs."""
-        self.agent = agent
-        self.refresh()
 
     def render(self) -> Table:
         model = self.model

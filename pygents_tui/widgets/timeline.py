@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import Binding, BindingType
 
 from pygents import StopReason
 from pygents_tui.listen.view import DashboardView, TurnRow
 from pygents_tui.widgets._panel import NavigableTable
+from pygents_tui.widgets._text import Legend, legend
 
 _GLYPH = {
     StopReason.COMPLETED: ("█", "green"),
@@ -20,7 +24,31 @@ class TimelineTable(NavigableTable[object]):
     """Recent turns of the selected agent (all agents if none), newest last; ``enter``
     opens the turn inspector."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "select_cursor",
+            "Inspect",
+            show=False,
+            tooltip="open this turn in the inspector",
+        ),
+    ]
     WINDOW = 30.0  # seconds shown across the bar column
+    COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
+        ("agent", "Agent", 12),
+        ("tool", "Tool", 12),
+        ("took", "Took", 7),
+        ("bar", "Waterfall (last 30 s)", 40),
+    )
+
+    LEGEND: ClassVar[Legend] = (
+        ("█ green", "completed"),
+        ("█ red", "failed"),
+        ("█ magenta", "timed out"),
+        ("█ grey", "cancelled"),
+        ("▒ cyan", "still running"),
+    )
+    """What the waterfall's colours mean: shown in the help screen and as the tooltip."""
 
     def __init__(
         self, model: DashboardView, *, id: str | None = None, agent_width: int = 12
@@ -28,15 +56,13 @@ class TimelineTable(NavigableTable[object]):
         super().__init__(cursor_type="row", id=id)
         self.model = model
         self.agent_width = agent_width  # wider in listen mode: labels carry the service
+        self.tooltip = legend(self.LEGEND)
         self._version = -1
         self._agent: str | None = None
         self._running = False
 
-    def on_mount(self) -> None:
-        self.add_column("Agent", key="agent", width=self.agent_width)
-        self.add_column("Tool", key="tool", width=12)
-        self.add_column("Took", key="took", width=7)
-        self.add_column("Waterfall (last 30 s)", key="bar", width=40)
+    def column_width(self, key: str, width: int) -> int:
+        return self.agent_width if key == "agent" else width
 
     def refresh_from(self, agent: str | None) -> None:
         """Rebuilt when the model changed or the selection did; every time while turns

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from textual.widgets import Log
-
 from pygents_tui.listen.view import DashboardView
+from pygents_tui.widgets._panel import FollowingLog
 
 _FMT = "{at:8.2f}  {tool:<12} {text}"
 
 
-class ValuesLog(Log):
+class ValuesLog(FollowingLog):
     """Follows the newest values until the user scrolls back; ``end`` follows again."""
 
     def __init__(self, model: DashboardView, *, id: str | None = None) -> None:

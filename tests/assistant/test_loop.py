@@ -4,20 +4,15 @@ refused path escapes, and the stop tool."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from examples.assistant.agent import Event, Session, build_session, close_session  # noqa: E402
-from examples.assistant.demo import demo_model, helper_model  # noqa: E402
-from examples.assistant.model import Message, Reply, ScriptedModel, ToolCall  # noqa: E402
-from examples.assistant.tasks import enable_delegation  # noqa: E402
+from examples.assistant.agent import Event, Session, build_session, close_session
+from examples.assistant.demo import demo_model, helper_model
+from examples.assistant.model import Message, Reply, ScriptedModel, ToolCall
+from examples.assistant.tasks import enable_delegation
 
 MakeSession = Callable[[Sequence[Reply]], Session]
 

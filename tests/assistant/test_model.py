@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pygents import tool
-from pygents.testing import collect
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from examples.assistant.model import (  # noqa: E402
+from examples.assistant.model import (
     Message,
     ModelError,
     OpenAICompatibleModel,
@@ -30,6 +21,8 @@ from examples.assistant.model import (  # noqa: E402
     model_from_env,
     tool_definitions,
 )
+from pygents import tool
+from pygents.testing import collect
 
 # --------------------------------------------------------------------------- ScriptedModel
 
@@ -211,6 +204,19 @@ def chunked_response(pieces: list[bytes]) -> Respond:
     return respond
 
 
+def full_response(status: str, content_type: str, body: bytes) -> Respond:
+    """A response with a ``Content-Length`` body (no chunking)."""
+
+    async def respond(writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n".encode()
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+
+    return respond
+
+
 def delta(**fields: Any) -> dict[str, Any]:
     return {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": fields}]}
 
@@ -270,15 +276,7 @@ async def test_openai_model_assembles_streamed_tool_calls(server: FakeServer) ->
 
 async def test_openai_model_reads_a_content_length_stream(server: FakeServer) -> None:
     body = b"".join(sse(delta(content="one "), delta(content="two"), "[DONE]"))
-
-    async def respond(writer: asyncio.StreamWriter) -> None:
-        writer.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-
-    server.respond.append(respond)
+    server.respond.append(full_response("200 OK", "text/event-stream", body))
     model = OpenAICompatibleModel(server.base_url, None, "gpt-test")
     items = await collect(model.stream([Message("user", "count")], []))
     assert items == [TextDelta("one "), TextDelta("two"), Reply("one two")]
@@ -289,15 +287,7 @@ async def test_openai_model_raises_a_clear_error_on_http_401(server: FakeServer)
     body = json.dumps(
         {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
     ).encode()
-
-    async def respond(writer: asyncio.StreamWriter) -> None:
-        writer.write(
-            b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-
-    server.respond.append(respond)
+    server.respond.append(full_response("401 Unauthorized", "application/json", body))
     model = OpenAICompatibleModel(server.base_url, "sk-wrong", "gpt-test")
     with pytest.raises(ModelError, match="HTTP 401") as excinfo:
         await collect(model.stream([Message("user", "hi")], []))

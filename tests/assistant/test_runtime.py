@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from examples.assistant.runtime import (  # noqa: E402
+from examples.assistant.runtime import (
     CommandResult,
     LocalRuntime,
     PathEscapeError,

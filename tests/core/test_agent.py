@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from core_helpers import make_echo
 
 from pygents import (
     Agent,
@@ -32,6 +33,7 @@ from pygents import (
     tool,
 )
 from pygents.testing import collect, drain
+from stuck_tools import blocking_tool
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -55,14 +57,6 @@ async def second_run(agent: Agent) -> None:
         await asyncio.wait_for(anext(second), 1)
     finally:
         await second.aclose()
-
-
-def make_echo() -> Any:
-    @tool()
-    async def echo(x: str) -> str:
-        return f"echo:{x}"
-
-    return echo
 
 
 # -- construction -------------------------------------------------------------------------
@@ -817,7 +811,6 @@ async def test_on_turn_value_fires_for_every_value_after_routing_it() -> None:
 
 async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> None:
     log: list[tuple[Any, ...]] = []
-    never = asyncio.Event()
 
     @tool()
     async def ok() -> str:
@@ -831,9 +824,7 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
     async def bad() -> None:
         raise RuntimeError("bad")
 
-    @tool()
-    async def slow() -> None:
-        await never.wait()
+    slow = blocking_tool()
 
     agent = Agent("a", "", [ok, spawn, bad, slow])
 
@@ -869,8 +860,8 @@ async def test_agent_scoped_turn_hooks_fire_for_every_turn_the_agent_runs() -> N
         ("complete", "ok", StopReason.COMPLETED),
         ("error", "bad", RuntimeError),
         ("complete", "bad", StopReason.ERROR),
-        ("timeout", "slow"),
-        ("complete", "slow", StopReason.TIMEOUT),
+        ("timeout", "blocks"),
+        ("complete", "blocks", StopReason.TIMEOUT),
     ]
     assert slow_turn.hooks == []  # the agent's turn hooks are not copied into turns
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from core_helpers import make_echo
 
 from pygents import (
     Agent,
@@ -49,14 +50,6 @@ def through_json(data: dict[str, Any]) -> dict[str, Any]:
 async def outputs(agent: Agent) -> list[tuple[str, Any]]:
     """``(turn uuid, value)`` for everything one ``run()`` yields."""
     return [(turn.uuid, value) async for turn, value in agent.run()]
-
-
-def make_echo() -> Any:
-    @tool()
-    async def echo(x: str) -> str:
-        return f"echo:{x}"
-
-    return echo
 
 
 # -- to_dict ------------------------------------------------------------------------------

@@ -612,33 +612,6 @@ async def test_queue_round_trips_through_json_with_hooks_by_name() -> None:
     assert log[1][1] == (restored, msg("a"))
 
 
-async def test_queue_from_dict_fires_no_global_hooks() -> None:
-    log: Log = []
-    hook(list(ContextQueueHook))(recording(log, "global_queue_watcher"))
-    data = {"limit": 2, "items": [msg("a").to_dict(), msg("b").to_dict()], "hooks": [], "tags": []}
-    log.clear()
-
-    restored = ContextQueue.from_dict(data)
-
-    assert contents(restored) == ["a", "b"]
-    assert log == []
-
-
-async def test_queue_from_dict_with_an_unknown_hook_is_an_unregistered_hook_error() -> None:
-    with isolated_registries():
-        queue: ContextQueue[str] = ContextQueue(limit=2)
-
-        @queue.after_append
-        async def forgotten_after_append(appended: Any, current: Any) -> None:
-            return None
-
-        data = queue.to_dict()
-        assert ContextQueue.from_dict(data).hooks == [forgotten_after_append]
-
-    with pytest.raises(UnregisteredHookError, match="forgotten_after_append"):
-        ContextQueue.from_dict(data)
-
-
 @pytest.mark.parametrize(
     "data",
     [
@@ -1045,32 +1018,6 @@ async def test_unbounded_pool_round_trips_its_limit() -> None:
     assert ContextPool.from_dict(json.loads(json.dumps(data))).limit is None
 
 
-async def test_pool_from_dict_restores_without_hooks_or_eviction() -> None:
-    log: Log = []
-    hook(list(ContextPoolHook))(recording(log, "global_pool_restore_watcher"))
-    data = {"limit": 2, "items": [doc("a").to_dict(), doc("b").to_dict()], "hooks": [], "tags": []}
-    log.clear()
-
-    restored = ContextPool.from_dict(data)
-
-    assert ids(restored) == ["a", "b"]
-    assert log == []
-
-
-async def test_pool_from_dict_with_an_unknown_hook_is_an_unregistered_hook_error() -> None:
-    with isolated_registries():
-        pool: ContextPool[Any] = ContextPool()
-
-        @pool.before_remove
-        async def forgotten_before_remove(p: Any, item: Any) -> None:
-            return None
-
-        data = pool.to_dict()
-
-    with pytest.raises(UnregisteredHookError, match="forgotten_before_remove"):
-        ContextPool.from_dict(data)
-
-
 def _pool_data(*items: dict[str, Any], limit: int | None = None) -> dict[str, Any]:
     return {"limit": limit, "items": list(items), "hooks": [], "tags": []}
 
@@ -1101,6 +1048,53 @@ async def test_pool_to_dict_refuses_content_json_cannot_represent() -> None:
     await pool.add(doc("bad", content=object()))
     with pytest.raises(TypeError):
         pool.to_dict()
+
+
+# -------------------- ContextQueue and ContextPool: restoring, alike
+
+
+@pytest.mark.parametrize(
+    ("store", "events", "item"),
+    [(ContextQueue, ContextQueueHook, msg), (ContextPool, ContextPoolHook, doc)],
+    ids=["queue", "pool"],
+)
+async def test_from_dict_restores_the_items_and_fires_no_hooks(
+    store: type[Store], events: type[ContextQueueHook | ContextPoolHook], item: Any
+) -> None:
+    """Not even an eviction, nor a global hook watching every event of the store."""
+    log: Log = []
+    hook(list(events))(recording(log, f"global_{store.__name__}_watcher"))
+    data = {
+        "limit": 2,
+        "items": [item("a").to_dict(), item("b").to_dict()],
+        "hooks": [],
+        "tags": [],
+    }
+    log.clear()
+
+    restored = store.from_dict(data)
+
+    assert restored.items == [item("a"), item("b")]
+    assert contents(restored) == ["a", "b"]
+    assert log == []
+
+
+@pytest.mark.parametrize(
+    ("store", "slot"),
+    [(ContextQueue, "after_append"), (ContextPool, "before_remove")],
+    ids=["queue", "pool"],
+)
+async def test_from_dict_with_an_unknown_hook_is_an_unregistered_hook_error(
+    store: type[Store], slot: str
+) -> None:
+    with isolated_registries():
+        original = store(limit=2)
+        forgotten = getattr(original, slot)(recording([], f"forgotten_{slot}"))
+        data = original.to_dict()
+        assert store.from_dict(data).hooks == [forgotten]
+
+    with pytest.raises(UnregisteredHookError, match=f"forgotten_{slot}"):
+        store.from_dict(data)
 
 
 # -------------------- concurrency

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from event_scenario import ALL_EVENTS, ENUMS, scenario
 
 from pygents import (
-    Agent,
     AgentHook,
-    ContextItem,
-    ContextPool,
     ContextPoolHook,
-    ContextQueue,
     ContextQueueHook,
     Event,
     HookType,
@@ -24,80 +19,26 @@ from pygents import (
     ToolHook,
     Turn,
     TurnHook,
-    TurnTimeoutError,
-    tool,
 )
 from pygents.testing import RecordingSubscriber
 
-GUARD = 5  # seconds: only bounds a wait that would hang if the code under test is broken
-ENUMS = (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook)
-EVERY_MEMBER: list[HookType] = [member for enum in ENUMS for member in enum]
 HOOKS_PAGE = Path(__file__).parents[2] / "docs" / "concepts" / "hooks.md"
-
-
-async def drain(agent: Agent) -> None:
-    async for _ in agent.run():
-        pass
-
-
-async def fire_every_event() -> RecordingSubscriber:
-    """One scenario in which the runtime fires each of the hook events at least once."""
-    never = asyncio.Event()
-
-    @tool()
-    async def count(n: int) -> AsyncIterator[int]:
-        for i in range(n):
-            yield i
-
-    @tool()
-    async def fail() -> None:
-        raise ValueError("boom")
-
-    @tool()
-    async def stuck() -> None:
-        await never.wait()
-
-    recorder = RecordingSubscriber()
-    with recorder.subscribed():
-        queue: ContextQueue[str] = ContextQueue(limit=1)
-        pool: ContextPool[str] = ContextPool(limit=1)
-        agent = Agent("every-event", "", [count, fail, stuck], queue, pool)
-        agent.pause()
-        await agent.put(Turn(count, kwargs={"n": 1}))
-        running = asyncio.create_task(drain(agent))
-        async with asyncio.timeout(GUARD):
-            await recorder.wait_for(lambda r: bool(r.of(AgentHook.ON_PAUSE)))
-        agent.resume()
-        async with asyncio.timeout(GUARD):
-            await running
-
-        await agent.put(Turn(fail))
-        with pytest.raises(ValueError, match="boom"):
-            await drain(agent)
-        await agent.put(Turn(stuck, timeout=0.01))
-        with pytest.raises(TurnTimeoutError):
-            await drain(agent)
-
-        await queue.append(ContextItem("a"), ContextItem("b"))  # the limit evicts "a"
-        await queue.clear()
-        await pool.add(ContextItem("a", "first", id="a"))
-        await pool.add(ContextItem("b", "second", id="b"))  # the limit evicts "a"
-        await pool.remove("b")
-        await pool.add(ContextItem("c", "third", id="c"))
-        await pool.clear()
-    return recorder
 
 
 @pytest.fixture
 async def every_event() -> RecordingSubscriber:
-    return await fire_every_event()
+    """Everything a subscriber sees of the scenario that fires every event."""
+    recorder = RecordingSubscriber()
+    with recorder.subscribed():
+        await scenario()
+    return recorder
 
 
 def test_the_scenario_fires_every_hook_event(every_event: RecordingSubscriber) -> None:
-    assert set(every_event.types()) == set(EVERY_MEMBER)
+    assert set(every_event.types()) == set(ALL_EVENTS)
 
 
-@pytest.mark.parametrize("member", EVERY_MEMBER, ids=str)
+@pytest.mark.parametrize("member", ALL_EVENTS, ids=str)
 def test_each_event_passes_exactly_the_arguments_it_declares(
     every_event: RecordingSubscriber, member: HookType
 ) -> None:
@@ -106,7 +47,7 @@ def test_each_event_passes_exactly_the_arguments_it_declares(
     for event in fired:
         if member.arg_names is None:  # BEFORE_INVOKE: the tool's own arguments
             assert member is ToolHook.BEFORE_INVOKE
-            assert (event.args, dict(event.kwargs)) == ((), event.turn.kwargs)
+            assert (event.args, dict(event.kwargs)) == (tuple(event.turn.args), event.turn.kwargs)
             continue
         positional = len(member.arg_names) - len(member.keyword_names)
         assert len(event.args) == positional
@@ -125,15 +66,15 @@ def test_named_arguments_are_the_objects_the_names_say(
     assert complete["stop_reason"] is StopReason.COMPLETED
     tool_error = every_event.of(ToolHook.ON_ERROR)[0]  # the next is the timed-out tool's
     turn_error = every_event.of(TurnHook.ON_ERROR)[0]
-    assert isinstance(tool_error["exc"], ValueError)
+    assert isinstance(tool_error["exc"], RuntimeError)
     assert turn_error["exception"] is tool_error["exc"]
-    (appended,) = every_event.of(ContextQueueHook.AFTER_APPEND)
-    assert [item.content for item in appended["appended_items"]] == ["a", "b"]
-    assert [item.content for item in appended["current"]] == ["b"]
+    (_, appended) = every_event.of(ContextQueueHook.AFTER_APPEND)  # two appended, one kept
+    assert [item.content for item in appended["appended_items"]] == ["b", "c"]
+    assert [item.content for item in appended["current"]] == ["c"]
     (evicted,) = every_event.of(ContextPoolHook.ON_EVICT)
-    assert evicted["item"].id == "a"
-    (before_invoke, *_) = every_event.of(ToolHook.BEFORE_INVOKE)
-    assert before_invoke["n"] == 1  # the tool's own argument, by its parameter name
+    assert evicted["item"].id == "x"
+    (*_, before_invoke) = every_event.of(ToolHook.BEFORE_INVOKE)  # the turn given kwargs
+    assert before_invoke["x"] == 2  # the tool's own argument, by its parameter name
 
 
 def test_the_declared_names_are_public_on_each_member() -> None:
@@ -149,7 +90,7 @@ def test_declaring_names_keeps_the_values_and_identity_hashing() -> None:
     assert TurnHook.AFTER_RUN.value == "after_run"
     assert TurnHook("after_run") is TurnHook.AFTER_RUN
     assert TurnHook.ON_ERROR != ToolHook.ON_ERROR
-    for member in EVERY_MEMBER:
+    for member in ALL_EVENTS:
         assert hash(member) == object.__hash__(member)
         assert member.value == member.name.lower()
 
@@ -212,7 +153,7 @@ def documented_arguments() -> dict[HookType, tuple[str, ...] | None]:
 
 def test_the_hook_tables_in_the_docs_list_each_events_declared_arguments() -> None:
     documented = documented_arguments()
-    assert set(documented) == set(EVERY_MEMBER)
+    assert set(documented) == set(ALL_EVENTS)
     for member, names in documented.items():
         if member.arg_names is None:
             assert names is None, f"{member}: document it as the tool's own arguments"

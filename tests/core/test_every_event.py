@@ -1,8 +1,8 @@
 """Every hook event, in every way of listening to it.
 
-One scenario drives all 31 events (turns that return, stream, fail and time out,
-puts, a pause, and every context queue and pool operation). It runs once per
-listener mode — instance hooks only, one global hook only, a subscriber to all
+One scenario (``event_scenario.py``) drives all 31 events (turns that return, stream,
+fail and time out, puts, a pause, and every context queue and pool operation). It runs
+once per listener mode — instance hooks only, one global hook only, a subscriber to all
 events, a subscriber to cold events only, and nobody — and each mode must see
 exactly the documented events, once per occurrence, with the documented
 arguments. The runtime picks which events to fire from cheap flags
@@ -11,141 +11,25 @@ arguments. The runtime picks which events to fire from cheap flags
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
-import pytest
+from event_scenario import ALL_EVENTS, Attach, Record, label, record, scenario
 
 from pygents import (
     COLD_EVENTS,
-    Agent,
     AgentHook,
-    ContextItem,
-    ContextPool,
     ContextPoolHook,
-    ContextQueue,
     ContextQueueHook,
     Event,
     HookType,
     StopReason,
     Subscriber,
     ToolHook,
-    Turn,
     TurnHook,
-    TurnTimeoutError,
     hook,
     subscribe,
-    tool,
 )
 from pygents._observe import BUS
-
-ALL_EVENTS: list[HookType] = [
-    m for e in (TurnHook, AgentHook, ToolHook, ContextQueueHook, ContextPoolHook) for m in e
-]
-Record = tuple[HookType, Any, Any]
-Attach = Callable[[object, type], None]
-
-
-def _label(value: Any) -> Any:
-    """A comparable stand-in for what a hook received (objects differ per run)."""
-    if isinstance(value, Turn):
-        return f"turn:{value.tool.name}"
-    if isinstance(value, Agent):
-        return "agent"
-    if isinstance(value, ContextQueue):
-        return "queue"
-    if isinstance(value, ContextPool):
-        return "pool"
-    if isinstance(value, ContextItem):
-        return f"item:{value.content}"
-    if isinstance(value, BaseException):
-        return type(value).__name__
-    if isinstance(value, list | tuple):
-        return [_label(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _label(v) for k, v in value.items()}
-    return value
-
-
-def _record(log: list[Record], event: HookType, args: Any, kwargs: Any) -> None:
-    log.append((event, _label(list(args)), _label(dict(kwargs))))
-
-
-async def scenario(attach: Attach) -> list[Any]:
-    """Fire every event at least once; ``attach(obj, enum)`` runs on every object."""
-    never = asyncio.Event()
-    results: list[Any] = []
-
-    @tool()
-    async def ret(x: int) -> int:
-        return x * 10
-
-    @tool()
-    async def stream() -> AsyncIterator[int]:
-        yield 1
-
-    @tool()
-    async def fail() -> None:
-        raise RuntimeError("boom")
-
-    @tool()
-    async def slow() -> None:
-        await never.wait()
-
-    for t in (ret, stream, fail, slow):
-        attach(t, ToolHook)
-    queue: ContextQueue[str] = ContextQueue(limit=1)
-    pool: ContextPool[str] = ContextPool(limit=1)
-    attach(queue, ContextQueueHook)
-    attach(pool, ContextPoolHook)
-    agent = Agent("every", "", [ret, stream, fail, slow], queue, pool)
-    attach(agent, AgentHook)
-
-    def made(turn: Turn) -> Turn:
-        attach(turn, TurnHook)
-        return turn
-
-    await agent.put(made(Turn(ret, [1])))
-    await agent.put(made(Turn(stream)))
-    results.append([v async for _, v in agent.run()])
-    await agent.put(made(Turn(fail)))
-    with pytest.raises(RuntimeError, match="boom"):
-        async for _ in agent.run():
-            pass
-    await agent.put(made(Turn(slow, timeout=0.01)))
-    with pytest.raises(TurnTimeoutError):
-        async for _ in agent.run():
-            pass
-
-    await queue.append(ContextItem("a"))
-    await queue.append(ContextItem("b"))  # evicts "a"
-    await queue.clear()
-    await pool.add(ContextItem("x", id="x", description="x"))
-    await pool.add(ContextItem("y", id="y", description="y"))  # evicts "x" (before BEFORE_ADD)
-    await pool.remove("y")
-    await pool.add(ContextItem("z", id="z", description="z"))
-    await pool.clear()
-
-    agent.pause()
-    await agent.put(made(Turn(ret, [2])))
-    run = asyncio.create_task(_values(agent))
-    for _ in range(1000):  # until the run waits at the pause gate
-        if agent._gate is not None:
-            break
-        await asyncio.sleep(0)
-    assert agent._gate is not None
-    agent.resume()
-    results.append(await run)
-    return results
-
-
-async def _values(agent: Agent) -> list[Any]:
-    return [v async for _, v in agent.run()]
-
-
-def _nothing(obj: object, enum: type) -> None:
-    return None
 
 
 def _instance_hooks(log: list[Record]) -> Attach:
@@ -155,11 +39,11 @@ def _instance_hooks(log: list[Record]) -> Attach:
                 continue  # a coroutine tool never yields; its slot refuses the hook
 
             def make(event: HookType) -> Any:
-                async def record(*args: Any, **kwargs: Any) -> None:
-                    _record(log, event, args, kwargs)
+                async def recorder(*args: Any, **kwargs: Any) -> None:
+                    record(log, event, args, kwargs)
 
-                record.__qualname__ = record.__name__ = f"record_{id(obj)}_{event.name}"
-                return record
+                recorder.__qualname__ = recorder.__name__ = f"record_{id(obj)}_{event.name}"
+                return recorder
 
             getattr(obj, member.value)(make(member))
 
@@ -202,22 +86,23 @@ EXPECTED: list[Record] = [
     (TurnHook.ON_COMPLETE, ["turn:fail", R.ERROR], {}),
     (AgentHook.ON_TURN_ERROR, ["agent", "turn:fail", "RuntimeError"], {}),
     # a turn that times out
-    (AgentHook.BEFORE_PUT, ["agent", "turn:slow"], {}),
-    (AgentHook.AFTER_PUT, ["agent", "turn:slow"], {}),
+    (AgentHook.BEFORE_PUT, ["agent", "turn:blocks"], {}),
+    (AgentHook.AFTER_PUT, ["agent", "turn:blocks"], {}),
     (AgentHook.BEFORE_TURN, ["agent"], {}),
-    (TurnHook.BEFORE_RUN, ["turn:slow"], {}),
+    (TurnHook.BEFORE_RUN, ["turn:blocks"], {}),
     (ToolHook.BEFORE_INVOKE, [], {}),
     (ToolHook.ON_ERROR, [], {"exc": "TurnTimeoutError"}),
-    (TurnHook.ON_TIMEOUT, ["turn:slow"], {}),
-    (TurnHook.ON_COMPLETE, ["turn:slow", R.TIMEOUT], {}),
-    (AgentHook.ON_TURN_TIMEOUT, ["agent", "turn:slow"], {}),
-    # the context queue: append, append with eviction, clear
+    (TurnHook.ON_TIMEOUT, ["turn:blocks"], {}),
+    (TurnHook.ON_COMPLETE, ["turn:blocks", R.TIMEOUT], {}),
+    (AgentHook.ON_TURN_TIMEOUT, ["agent", "turn:blocks"], {}),
+    # the context queue: append, append two with eviction (of one of them too), clear
     (ContextQueueHook.BEFORE_APPEND, ["queue", ["item:a"], []], {}),
     (ContextQueueHook.AFTER_APPEND, [["item:a"], ["item:a"]], {}),
-    (ContextQueueHook.BEFORE_APPEND, ["queue", ["item:b"], ["item:a"]], {}),
+    (ContextQueueHook.BEFORE_APPEND, ["queue", ["item:b", "item:c"], ["item:a"]], {}),
     (ContextQueueHook.ON_EVICT, ["queue", "item:a"], {}),
-    (ContextQueueHook.AFTER_APPEND, [["item:b"], ["item:b"]], {}),
-    (ContextQueueHook.BEFORE_CLEAR, ["queue", ["item:b"]], {}),
+    (ContextQueueHook.ON_EVICT, ["queue", "item:b"], {}),
+    (ContextQueueHook.AFTER_APPEND, [["item:b", "item:c"], ["item:c"]], {}),
+    (ContextQueueHook.BEFORE_CLEAR, ["queue", ["item:c"]], {}),
     (ContextQueueHook.AFTER_CLEAR, ["queue"], {}),
     # the context pool: add, add with eviction, remove, add, clear
     (ContextPoolHook.BEFORE_ADD, ["pool", "item:x"], {}),
@@ -231,14 +116,14 @@ EXPECTED: list[Record] = [
     (ContextPoolHook.AFTER_ADD, ["pool", "item:z"], {}),
     (ContextPoolHook.BEFORE_CLEAR, ["pool", {"z": "item:z"}], {}),
     (ContextPoolHook.AFTER_CLEAR, ["pool"], {}),
-    # a paused agent: the queued turn waits at the gate, then runs
+    # a paused agent: the queued turn (keyword arguments) waits at the gate, then runs
     (AgentHook.BEFORE_PUT, ["agent", "turn:ret"], {}),
     (AgentHook.AFTER_PUT, ["agent", "turn:ret"], {}),
     (AgentHook.ON_PAUSE, ["agent"], {}),
     (AgentHook.ON_RESUME, ["agent"], {}),
     (AgentHook.BEFORE_TURN, ["agent"], {}),
     (TurnHook.BEFORE_RUN, ["turn:ret"], {}),
-    (ToolHook.BEFORE_INVOKE, [2], {}),
+    (ToolHook.BEFORE_INVOKE, [], {"x": 2}),
     (ToolHook.AFTER_INVOKE, [20], {}),
     (TurnHook.AFTER_RUN, ["turn:ret", 20], {}),
     (TurnHook.ON_COMPLETE, ["turn:ret", R.COMPLETED], {}),
@@ -258,7 +143,7 @@ class _Recorder(Subscriber):
         self.log: list[Record] = []
 
     def on_event(self, event: Event) -> None:
-        _record(self.log, event.type, event.args, event.kwargs)
+        record(self.log, event.type, event.args, event.kwargs)
 
 
 class _ColdRecorder(_Recorder):
@@ -276,14 +161,14 @@ async def test_a_global_hook_alone_sees_every_event_once_with_its_arguments() ->
 
     @hook(ALL_EVENTS)
     async def everything(*args: Any, **kwargs: Any) -> None:
-        calls.append((_label(list(args)), _label(kwargs)))
+        calls.append((label(list(args)), label(kwargs)))
 
     # A global hook is not told which event fired it: its calls, in order, must be
     # the documented arguments of every event.
     assert BUS.hot
     assert BUS.any
     assert not BUS.listeners
-    assert await scenario(_nothing) == RESULTS
+    assert await scenario() == RESULTS
     assert calls == [(args, kwargs) for _, args, kwargs in EXPECTED]
 
 
@@ -292,7 +177,7 @@ async def test_a_subscriber_to_all_events_sees_every_event_once_with_its_argumen
     with subscribe(recorder):
         assert BUS.hot
         assert BUS.any
-        assert await scenario(_nothing) == RESULTS
+        assert await scenario() == RESULTS
     assert recorder.log == EXPECTED
 
 
@@ -301,7 +186,7 @@ async def test_a_subscriber_to_cold_events_sees_exactly_the_cold_ones() -> None:
     with subscribe(recorder):
         assert BUS.any
         assert not BUS.hot
-        assert await scenario(_nothing) == RESULTS
+        assert await scenario() == RESULTS
     cold = [record for record in EXPECTED if record[0] in COLD_EVENTS]
     assert recorder.log == cold
     assert {event for event, _, _ in cold} == set(COLD_EVENTS)
@@ -310,4 +195,4 @@ async def test_a_subscriber_to_cold_events_sees_exactly_the_cold_ones() -> None:
 async def test_with_nobody_listening_nothing_fires_and_the_scenario_still_works() -> None:
     assert not BUS.hot
     assert not BUS.any
-    assert await scenario(_nothing) == RESULTS
+    assert await scenario() == RESULTS

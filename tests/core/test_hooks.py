@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import pytest
+from core_helpers import spin
 
 import pygents
 from pygents import (
@@ -36,12 +37,6 @@ from pygents import (
 )
 
 # --------------------------------------------------------------------------- helpers
-
-
-async def spin(rounds: int = 100) -> None:
-    """Let every ready task run as far as it can (yields control, never waits on time)."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 def make_tool(name: str = "job", tags: Iterable[str] = ()) -> DecoratedTool[..., Any]:

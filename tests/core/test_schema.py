@@ -11,6 +11,7 @@ objects. String annotations are covered by their own test through ``define()``.
 """
 
 import asyncio
+import copy
 import enum
 import itertools
 import json
@@ -25,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import (
     Annotated,
     Any,
+    ClassVar,
     Literal,
     NamedTuple,
     NewType,
@@ -142,9 +144,12 @@ class Priority(enum.IntEnum):
 
 
 class FakeModel:
-    """Duck-typed stand-in for a pydantic model: only ``model_json_schema()`` matters."""
+    """Duck-typed stand-in for a pydantic model: only ``model_json_schema()`` matters.
 
-    SCHEMA: dict[str, Any] = {  # noqa: RUF012
+    Subclasses stand for other models: each sets its own ``SCHEMA``.
+    """
+
+    SCHEMA: ClassVar[dict[str, Any]] = {
         "title": "FakeModel",
         "type": "object",
         "properties": {"name": {"title": "Name", "type": "string"}},
@@ -154,7 +159,7 @@ class FakeModel:
 
     @classmethod
     def model_json_schema(cls) -> dict[str, Any]:
-        return cls.SCHEMA
+        return copy.deepcopy(cls.SCHEMA)  # a fresh document per call, as pydantic returns
 
 
 # --------------------------------------------------------------------------- primitives
@@ -172,22 +177,8 @@ class FakeModel:
     ],
     ids=["str", "int", "float", "bool", "None", "NoneType"],
 )
-def test_primitive_parameters(annotation: Any, expected: dict[str, Any]) -> None:
+def test_primitive_parameters_and_return_types(annotation: Any, expected: dict[str, Any]) -> None:
     assert param_schema(annotation) == expected
-
-
-@pytest.mark.parametrize(
-    ("annotation", "expected"),
-    [
-        (str, {"type": "string"}),
-        (int, {"type": "integer"}),
-        (float, {"type": "number"}),
-        (bool, {"type": "boolean"}),
-        (None, {"type": "null"}),
-    ],
-    ids=["str", "int", "float", "bool", "None"],
-)
-def test_primitive_return_types(annotation: Any, expected: dict[str, Any]) -> None:
     assert return_schema(annotation) == expected
 
 
@@ -878,79 +869,71 @@ def test_two_classes_with_one_name_get_two_definitions() -> None:
     assert not accepts(schema, {"a": {"value": 1}, "b": {"value": 1}})
 
 
-class Address:
+class Address(FakeModel):
     """A pydantic-shaped model: what ``model_json_schema()`` of pydantic 2 returns."""
 
-    @classmethod
-    def model_json_schema(cls) -> dict[str, Any]:
-        return {
-            "title": "Address",
-            "type": "object",
-            "properties": {
-                "street": {"title": "Street", "type": "string"},
-                "city": {"title": "City", "type": "string"},
-            },
-            "required": ["street", "city"],
-        }
+    SCHEMA: ClassVar[dict[str, Any]] = {
+        "title": "Address",
+        "type": "object",
+        "properties": {
+            "street": {"title": "Street", "type": "string"},
+            "city": {"title": "City", "type": "string"},
+        },
+        "required": ["street", "city"],
+    }
 
 
-class Order:
+class Order(FakeModel):
     """A model nesting another: pydantic puts ``Address`` under its own ``$defs``."""
 
-    @classmethod
-    def model_json_schema(cls) -> dict[str, Any]:
-        return {
-            "$defs": {"Address": Address.model_json_schema()},
-            "title": "Order",
-            "type": "object",
-            "properties": {
-                "id": {"title": "Id", "type": "integer"},
-                "ship_to": {"$ref": "#/$defs/Address"},
-                "bill_to": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]},
-                "$ref": {"title": "A field named $ref", "type": "string"},
-            },
-            "required": ["id", "ship_to"],
-        }
+    SCHEMA: ClassVar[dict[str, Any]] = {
+        "$defs": {"Address": Address.model_json_schema()},
+        "title": "Order",
+        "type": "object",
+        "properties": {
+            "id": {"title": "Id", "type": "integer"},
+            "ship_to": {"$ref": "#/$defs/Address"},
+            "bill_to": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]},
+            "$ref": {"title": "A field named $ref", "type": "string"},
+        },
+        "required": ["id", "ship_to"],
+    }
 
 
-class Category:
+class Category(FakeModel):
     """A recursive pydantic model: the document is only a reference to its own entry."""
 
-    @classmethod
-    def model_json_schema(cls) -> dict[str, Any]:
-        return {
-            "$defs": {
-                "Category": {
-                    "title": "Category",
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string"},
-                        "children": {"type": "array", "items": {"$ref": "#/$defs/Category"}},
-                    },
-                    "required": ["name"],
-                }
-            },
-            "$ref": "#/$defs/Category",
-        }
+    SCHEMA: ClassVar[dict[str, Any]] = {
+        "$defs": {
+            "Category": {
+                "title": "Category",
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Category"}},
+                },
+                "required": ["name"],
+            }
+        },
+        "$ref": "#/$defs/Category",
+    }
 
 
-class Parcel:
+class Parcel(FakeModel):
     """Another model whose ``$defs`` has an ``Address`` - a different one."""
 
-    @classmethod
-    def model_json_schema(cls) -> dict[str, Any]:
-        return {
-            "$defs": {
-                "Address": {
-                    "type": "object",
-                    "properties": {"locker": {"type": "integer"}},
-                    "required": ["locker"],
-                }
-            },
-            "type": "object",
-            "properties": {"to": {"$ref": "#/$defs/Address"}},
-            "required": ["to"],
-        }
+    SCHEMA: ClassVar[dict[str, Any]] = {
+        "$defs": {
+            "Address": {
+                "type": "object",
+                "properties": {"locker": {"type": "integer"}},
+                "required": ["locker"],
+            }
+        },
+        "type": "object",
+        "properties": {"to": {"$ref": "#/$defs/Address"}},
+        "required": ["to"],
+    }
 
 
 ORDER = {"id": 1, "ship_to": {"street": "1 Main St", "city": "Springfield"}}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from core_helpers import make_echo
 
 from pygents import (
     Agent,
@@ -25,6 +26,7 @@ from pygents import (
     hook,
     tool,
 )
+from stuck_tools import blocking_tool
 
 
 async def values(agent: Agent) -> list[Any]:
@@ -54,14 +56,6 @@ def record_completions(agent: Agent) -> Completions:
         record.seen.append((turn, reason))
 
     return record
-
-
-def make_echo() -> Any:
-    @tool()
-    async def echo(x: str) -> str:
-        return f"echo:{x}"
-
-    return echo
 
 
 async def assert_runs_again(agent: Agent, echo: Any) -> None:
@@ -143,12 +137,7 @@ async def test_cancelling_the_task_that_runs_run(where: str) -> None:
     reached, never = asyncio.Event(), asyncio.Event()
     scope_after_cancel: list[object] = []
     echo = make_echo()
-
-    @tool()
-    async def blocking() -> str:
-        reached.set()
-        await never.wait()
-        return "never"
+    blocking = blocking_tool(reached)
 
     @tool()
     async def streaming() -> AsyncIterator[str]:
@@ -233,14 +222,9 @@ async def test_a_run_still_held_by_its_consumer_refuses_a_second_one_and_says_ho
 
 
 async def test_cancelling_a_task_that_iterates_without_aclosing_still_frees_the_agent() -> None:
-    reached, never = asyncio.Event(), asyncio.Event()
+    reached = asyncio.Event()
     echo = make_echo()
-
-    @tool()
-    async def blocking() -> str:
-        reached.set()
-        await never.wait()
-        return "never"
+    blocking = blocking_tool(reached)
 
     agent = Agent("a", "", [blocking, echo])
     completions = record_completions(agent)

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 import pytest
+from core_helpers import noop_turn
 
 import pygents
 from pygents import (
@@ -224,11 +225,7 @@ async def test_subscriber_hears_an_event_before_its_hooks_run() -> None:
         def on_event(self, event: Event) -> None:
             order.append(f"subscriber:{event.type.value}")
 
-    @tool
-    async def ordered() -> None:
-        pass
-
-    turn = Turn(ordered)
+    turn = noop_turn()
 
     @turn.after_run
     async def after_hook(turn: Turn, output: Any) -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Self
 
 import pytest
+from core_helpers import spin
 
 from pygents import (
     DecoratedTool,
@@ -28,12 +29,6 @@ from pygents import (
 from pygents.testing import collect
 
 # --------------------------------------------------------------------------- helpers
-
-
-async def spin(rounds: int = 100) -> None:
-    """Let every ready task run as far as it can (yields control, never waits on time)."""
-    for _ in range(rounds):
-        await asyncio.sleep(0)
 
 
 class Overlap:
@@ -893,19 +888,7 @@ async def test_subtool_options_lock_tags_and_fixed_kwargs() -> None:
     assert insert.type is ToolType.ACTION
 
 
-async def test_a_completion_check_subtool_is_registered_with_its_type() -> None:
-    @tool
-    async def jobs() -> None:
-        return None
-
-    @jobs.subtool(type=ToolType.COMPLETION_CHECK)
-    async def finished(count: int) -> bool:
-        return count > 3
-
-    assert finished.type is ToolType.COMPLETION_CHECK
-    assert ToolRegistry.get("jobs.finished") is finished
-    assert jobs.subtools == [finished]
-    assert await finished(count=4) is True
+# A completion-check subtool's registration and signature: tests/typing/test_public_api.py.
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-import typing_turn
+from core_helpers import noop_turn
 
 from pygents import (
     Agent,
@@ -32,6 +32,7 @@ from pygents import (
     hook,
     tool,
 )
+from stuck_tools import blocking_tool
 
 GUARD = 5  # seconds: only bounds a wait that would hang if the code under test is broken
 
@@ -240,16 +241,6 @@ def test_setters_validate_when_idle() -> None:
     turn.tags = ["a"]  # type: ignore[assignment]
     assert turn.timeout == 3
     assert turn.tags == frozenset({"a"})
-
-
-async def test_turn_is_generic_in_what_its_tool_produces() -> None:
-    # typing_turn.py is also checked by mypy --strict (pyproject's [tool.mypy] files)
-    total, words, chunks, echoed, subscripted = await typing_turn.typed_turns()
-
-    assert (total, words, chunks, echoed) == (3, ["to", "be"], [b"\x00", b"\x01"], "hi")
-    assert isinstance(subscripted, Turn)  # Turn[int](...) builds a plain Turn
-    assert subscripted.output == 6
-    assert Turn[int] != Turn[str]  # subscriptable at run time, like ContextItem[T]
 
 
 # -- running ----------------------------------------------------------------------------
@@ -651,21 +642,9 @@ async def test_yielding_timeout_before_the_first_value() -> None:
     assert turn.output == []
 
 
-def _blocking_tool(started: asyncio.Event) -> Any:
-    """A coroutine tool that sets ``started`` and then waits until something stops it."""
-    never = asyncio.Event()
-
-    @tool
-    async def blocks() -> None:
-        started.set()
-        await never.wait()
-
-    return blocks
-
-
 async def test_outer_cancellation_is_not_turned_into_a_timeout() -> None:
     started = asyncio.Event()
-    turn = Turn(_blocking_tool(started), timeout=30)
+    turn = Turn(blocking_tool(started), timeout=30)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
     task = await cancel_once_reached(turn.returning(), started)
     assert task.cancelled()
@@ -697,7 +676,7 @@ def _let_the_clock_pass(seconds: float) -> None:
 
 async def test_outer_cancel_and_deadline_together_still_cancel() -> None:
     started = asyncio.Event()
-    turn = Turn(_blocking_tool(started), timeout=0.05)
+    turn = Turn(blocking_tool(started), timeout=0.05)
     task = asyncio.create_task(turn.returning())
     async with asyncio.timeout(GUARD):
         await started.wait()
@@ -1374,11 +1353,7 @@ async def test_global_hooks_fire_after_instance_hooks_and_honour_tags() -> None:
 async def test_hook_exception_stops_later_hooks() -> None:
     seen: list[str] = []
 
-    @tool
-    async def chained() -> None:
-        pass
-
-    turn = Turn(chained)
+    turn = noop_turn()
 
     @turn.after_run
     async def first_fails(turn: Turn, output: Any) -> None:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from core_helpers import noop_turn
 
 from pygents import (
     HookRegistry,
@@ -141,11 +142,7 @@ def test_to_dict_is_a_copy() -> None:
 
 
 def test_hooks_are_stored_by_type_and_name() -> None:
-    @tool
-    async def hooked() -> None:
-        pass
-
-    turn = Turn(hooked)
+    turn = noop_turn()
 
     @turn.after_run
     async def note_after(turn: Turn, output: Any) -> None:
@@ -415,19 +412,23 @@ def test_from_dict_unknown_hook_name() -> None:
         Turn.from_dict(data)
 
 
-def test_from_dict_hook_registered_for_another_type() -> None:
+@pytest.fixture
+def job_and_after_run_hook() -> None:
+    """Registers a tool ``job`` and a global ``TurnHook.AFTER_RUN`` hook ``only_after_run``."""
+
     @tool
-    async def with_mismatched_hook() -> None:
+    async def job() -> None:
         pass
 
     @hook(TurnHook.AFTER_RUN)
-    async def only_after(turn: Turn, output: Any) -> None:
+    async def only_after_run(turn: Turn, output: Any) -> None:
         pass
 
-    data = valid_data(
-        "with_mismatched_hook", hooks=[{"type": "TurnHook.ON_ERROR", "name": "only_after"}]
-    )
-    with pytest.raises(ValueError, match="only_after"):
+
+@pytest.mark.usefixtures("job_and_after_run_hook")
+def test_from_dict_hook_registered_for_another_type() -> None:
+    data = valid_data("job", hooks=[{"type": "TurnHook.ON_ERROR", "name": "only_after_run"}])
+    with pytest.raises(ValueError, match="only_after_run"):
         Turn.from_dict(data)
 
 
@@ -435,24 +436,17 @@ def test_from_dict_hook_registered_for_another_type() -> None:
     "hooks",
     [
         "after_run",
-        [{"name": "h"}],
+        [{"name": "only_after_run"}],
         [{"type": "TurnHook.AFTER_RUN"}],
-        [{"type": "TurnHook.NOT_AN_EVENT", "name": "h"}],
-        [{"type": "NoSuchHook.AFTER_RUN", "name": "h"}],
+        [{"type": "TurnHook.NOT_AN_EVENT", "name": "only_after_run"}],
+        [{"type": "NoSuchHook.AFTER_RUN", "name": "only_after_run"}],
         ["TurnHook.AFTER_RUN"],
     ],
 )
+@pytest.mark.usefixtures("job_and_after_run_hook")
 def test_from_dict_malformed_hook_entries(hooks: Any) -> None:
-    @tool
-    async def bad_hooks() -> None:
-        pass
-
-    @hook(TurnHook.AFTER_RUN)
-    async def h(turn: Turn, output: Any) -> None:
-        pass
-
     with pytest.raises(ValueError):
-        Turn.from_dict(valid_data("bad_hooks", hooks=hooks))
+        Turn.from_dict(valid_data("job", hooks=hooks))
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from typing import Any
 
 SUBPROCESS_TIMEOUT = 120  # seconds: only bounds a child that would hang if broken
 
-# Defines a tool and an agent run that each scenario uses.
+# Defines a tool and an agent run that each scenario uses, and the helpers they share.
 PRELUDE = """
 import asyncio, json, sys
 from pygents import Agent, Turn, tool
@@ -38,6 +38,29 @@ def work(turns=1):
 
 def report(**seen):
     print("REPORT " + json.dumps(seen), flush=True)
+
+# A global SDK tracer provider exporting to memory, as an application installs one
+# (imported here, not above: the dormant scenarios must run with no SDK loaded).
+def install_tracing_to_memory():
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    return exporter, provider
+"""
+
+# The commonest scenario: ``configure()`` from the environment, one run, a shutdown.
+CONFIGURE_AND_WORK = """
+from pygents_otel import configure
+telemetry = configure()
+result = work()
+telemetry.shutdown()
+report(result=result)
 """
 
 

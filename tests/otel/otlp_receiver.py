@@ -1,7 +1,7 @@
 """A small, real OTLP receiver for tests: OTLP/HTTP (protobuf) and OTLP/gRPC on loopback.
 
 Both receivers decode the wire bytes with the generated ``opentelemetry-proto``
-classes, keep every decoded request, and let a test *wait* (on a
+classes, keep every span and metric they carry, and let a test *wait* (on a
 ``threading.Condition``, no polling) until the spans or metrics it expects have
 arrived::
 
@@ -21,11 +21,10 @@ from __future__ import annotations
 import gzip
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Self
 
 import grpc
@@ -139,44 +138,49 @@ class ReceivedMetric:
     proto: Metric = field(repr=False, compare=False)
 
 
+def _walk(request: Any, items: str) -> Iterator[tuple[dict[str, Any], Any, Any]]:
+    """Each span or metric (``items``) of a request, with its resource and scope entry.
+
+    OTLP nests both the same way: per resource, per instrumentation scope, the items.
+    """
+    for per_resource in getattr(request, f"resource_{items}"):
+        resource = decode_attributes(per_resource.resource.attributes)
+        for per_scope in getattr(per_resource, f"scope_{items}"):
+            for item in getattr(per_scope, items):
+                yield resource, per_scope, item
+
+
 def _spans_of(request: Any) -> list[ReceivedSpan]:
-    found: list[ReceivedSpan] = []
-    for resource_spans in request.resource_spans:
-        resource = decode_attributes(resource_spans.resource.attributes)
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                found.append(
-                    ReceivedSpan(
-                        name=span.name,
-                        trace_id=span.trace_id.hex(),
-                        span_id=span.span_id.hex(),
-                        parent_span_id=span.parent_span_id.hex(),
-                        kind=span.kind,
-                        status_code=span.status.code,
-                        status_message=span.status.message,
-                        attributes=decode_attributes(span.attributes),
-                        events=[
-                            ReceivedEvent(e.name, decode_attributes(e.attributes), e.time_unix_nano)
-                            for e in span.events
-                        ],
-                        links=[
-                            ReceivedLink(
-                                link.trace_id.hex(),
-                                link.span_id.hex(),
-                                decode_attributes(link.attributes),
-                            )
-                            for link in span.links
-                        ],
-                        start_time_unix_nano=span.start_time_unix_nano,
-                        end_time_unix_nano=span.end_time_unix_nano,
-                        resource=resource,
-                        scope_name=scope_spans.scope.name,
-                        scope_version=scope_spans.scope.version,
-                        schema_url=scope_spans.schema_url,
-                        proto=span,
-                    )
+    return [
+        ReceivedSpan(
+            name=span.name,
+            trace_id=span.trace_id.hex(),
+            span_id=span.span_id.hex(),
+            parent_span_id=span.parent_span_id.hex(),
+            kind=span.kind,
+            status_code=span.status.code,
+            status_message=span.status.message,
+            attributes=decode_attributes(span.attributes),
+            events=[
+                ReceivedEvent(e.name, decode_attributes(e.attributes), e.time_unix_nano)
+                for e in span.events
+            ],
+            links=[
+                ReceivedLink(
+                    link.trace_id.hex(), link.span_id.hex(), decode_attributes(link.attributes)
                 )
-    return found
+                for link in span.links
+            ],
+            start_time_unix_nano=span.start_time_unix_nano,
+            end_time_unix_nano=span.end_time_unix_nano,
+            resource=resource,
+            scope_name=scope_spans.scope.name,
+            scope_version=scope_spans.scope.version,
+            schema_url=scope_spans.schema_url,
+            proto=span,
+        )
+        for resource, scope_spans, span in _walk(request, "spans")
+    ]
 
 
 def _point(point: Any, histogram: bool) -> ReceivedPoint:
@@ -195,75 +199,68 @@ def _point(point: Any, histogram: bool) -> ReceivedPoint:
 
 def _metrics_of(request: Any) -> list[ReceivedMetric]:
     found: list[ReceivedMetric] = []
-    for resource_metrics in request.resource_metrics:
-        resource = decode_attributes(resource_metrics.resource.attributes)
-        for scope_metrics in resource_metrics.scope_metrics:
-            for metric in scope_metrics.metrics:
-                data = metric.WhichOneof("data") or ""
-                points = getattr(metric, data).data_points if data else []
-                found.append(
-                    ReceivedMetric(
-                        name=metric.name,
-                        unit=metric.unit,
-                        description=metric.description,
-                        data=data,
-                        points=[_point(p, data == "histogram") for p in points],
-                        resource=resource,
-                        scope_name=scope_metrics.scope.name,
-                        proto=metric,
-                    )
-                )
+    for resource, scope_metrics, metric in _walk(request, "metrics"):
+        data = metric.WhichOneof("data") or ""
+        points = getattr(metric, data).data_points if data else []
+        found.append(
+            ReceivedMetric(
+                name=metric.name,
+                unit=metric.unit,
+                description=metric.description,
+                data=data,
+                points=[_point(p, data == "histogram") for p in points],
+                resource=resource,
+                scope_name=scope_metrics.scope.name,
+                proto=metric,
+            )
+        )
     return found
+
+
+_DECODERS: dict[str, Callable[[Any], list[Any]]] = {"traces": _spans_of, "metrics": _metrics_of}
 
 
 # -- collection ----------------------------------------------------------------------------
 
 
 class _Collector:
-    """The thread-safe store both receivers share."""
+    """The thread-safe store both receivers share, and their ``with`` block.
+
+    Traces and metrics are kept the same way, under the signal's name: the spans or
+    metrics decoded from every request, in arrival order.
+    """
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._trace_requests: list[Any] = []
-        self._metric_requests: list[Any] = []
-        self._spans: list[ReceivedSpan] = []
-        self._metrics: list[ReceivedMetric] = []
+        self._received: dict[str, list[Any]] = {signal: [] for signal in _DECODERS}
 
-    def _add_traces(self, request: Any) -> None:
-        spans = _spans_of(request)
+    def _add(self, signal: str, request: Any) -> None:
+        decoded = _DECODERS[signal](request)
         with self._changed:
-            self._trace_requests.append(request)
-            self._spans.extend(spans)
+            self._received[signal].extend(decoded)
             self._changed.notify_all()
 
-    def _add_metrics(self, request: Any) -> None:
-        metrics = _metrics_of(request)
+    def _copy(self, items: list[Any]) -> list[Any]:
         with self._changed:
-            self._metric_requests.append(request)
-            self._metrics.extend(metrics)
-            self._changed.notify_all()
-
-    @property
-    def trace_requests(self) -> list[Any]:
-        """Every decoded ``ExportTraceServiceRequest``, in arrival order."""
-        with self._changed:
-            return list(self._trace_requests)
-
-    @property
-    def metric_requests(self) -> list[Any]:
-        """Every decoded ``ExportMetricsServiceRequest``, in arrival order."""
-        with self._changed:
-            return list(self._metric_requests)
+            return list(items)
 
     @property
     def spans(self) -> list[ReceivedSpan]:
-        with self._changed:
-            return list(self._spans)
+        return self._copy(self._received["traces"])
 
     @property
     def metrics(self) -> list[ReceivedMetric]:
+        return self._copy(self._received["metrics"])
+
+    def _wait(
+        self, signal: str, predicate: Callable[[list[Any]], bool], timeout: float
+    ) -> list[Any]:
+        received = self._received[signal]
         with self._changed:
-            return list(self._metrics)
+            if self._changed.wait_for(lambda: predicate(list(received)), timeout):
+                return list(received)
+            names = sorted(item.name for item in received)
+        raise AssertionError(f"expected {signal} did not arrive within {timeout}s; got {names}")
 
     def wait_for_spans(
         self, predicate: Callable[[list[ReceivedSpan]], bool], timeout: float = 10.0
@@ -272,21 +269,25 @@ class _Collector:
 
         ``AssertionError`` (listing what did arrive) if it does not hold within ``timeout``.
         """
-        with self._changed:
-            if self._changed.wait_for(lambda: predicate(list(self._spans)), timeout):
-                return list(self._spans)
-            names = sorted(span.name for span in self._spans)
-        raise AssertionError(f"expected spans did not arrive within {timeout}s; got {names}")
+        return self._wait("traces", predicate, timeout)
 
     def wait_for_metrics(
         self, predicate: Callable[[list[ReceivedMetric]], bool], timeout: float = 10.0
     ) -> list[ReceivedMetric]:
         """Block until ``predicate(all metrics received so far)`` holds; return them."""
-        with self._changed:
-            if self._changed.wait_for(lambda: predicate(list(self._metrics)), timeout):
-                return list(self._metrics)
-            names = sorted({metric.name for metric in self._metrics})
-        raise AssertionError(f"expected metrics did not arrive within {timeout}s; got {names}")
+        return self._wait("metrics", predicate, timeout)
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
 
 def span_names(spans: Sequence[ReceivedSpan]) -> set[str]:
@@ -301,8 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         routes = {
-            "/v1/traces": (ExportTraceServiceRequest, ExportTraceServiceResponse),
-            "/v1/metrics": (ExportMetricsServiceRequest, ExportMetricsServiceResponse),
+            "/v1/traces": ("traces", ExportTraceServiceRequest, ExportTraceServiceResponse),
+            "/v1/metrics": ("metrics", ExportMetricsServiceRequest, ExportMetricsServiceResponse),
         }
         path = self.path.split("?", 1)[0]
         length = int(self.headers.get("Content-Length") or 0)
@@ -319,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = gzip.decompress(body)
         elif encoding == "deflate":
             body = zlib.decompress(body)
-        request_type, response_type = routes[path]
+        signal, request_type, response_type = routes[path]
         try:
             request = request_type.FromString(body)
         except Exception:  # a malformed body is the client's error
@@ -328,10 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
         receiver = self.server.receiver
         with receiver._changed:
             receiver.http_requests.append((path, content_type, encoding))
-        if path == "/v1/traces":
-            receiver._add_traces(request)
-        else:
-            receiver._add_metrics(request)
+        receiver._add(signal, request)
         self._reply(200, response_type().SerializeToString(), PROTOBUF)
 
     def _reply(self, status: int, body: bytes, content_type: str) -> None:
@@ -401,37 +399,23 @@ class OTLPHttpReceiver(_Collector):
         self._server = None
         self._thread = None
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
 
 # -- OTLP/gRPC -----------------------------------------------------------------------------
 
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, receiver: _Collector) -> None:
-        self.receiver = receiver
+class _Service:
+    """Either gRPC service: ``Export`` keeps the request and answers with an empty response.
+
+    The generated ``add_*Servicer_to_server`` functions only look ``Export`` up, so one
+    class serves the trace and the metrics service.
+    """
+
+    def __init__(self, receiver: _Collector, signal: str, response: Callable[[], Any]) -> None:
+        self.receiver, self.signal, self.response = receiver, signal, response
 
     def Export(self, request: Any, context: Any) -> Any:
-        self.receiver._add_traces(request)
-        return ExportTraceServiceResponse()
-
-
-class _MetricsService(metrics_service_pb2_grpc.MetricsServiceServicer):
-    def __init__(self, receiver: _Collector) -> None:
-        self.receiver = receiver
-
-    def Export(self, request: Any, context: Any) -> Any:
-        self.receiver._add_metrics(request)
-        return ExportMetricsServiceResponse()
+        self.receiver._add(self.signal, request)
+        return self.response()
 
 
 class OTLPGrpcReceiver(_Collector):
@@ -456,8 +440,12 @@ class OTLPGrpcReceiver(_Collector):
     def start(self) -> Self:
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="otlp-grpc")
         server = grpc.server(self._executor)
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(self), server)
-        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(_MetricsService(self), server)
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(
+            _Service(self, "traces", ExportTraceServiceResponse), server
+        )
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(
+            _Service(self, "metrics", ExportMetricsServiceResponse), server
+        )
         port = server.add_insecure_port("127.0.0.1:0")
         if not port:
             raise RuntimeError("could not bind a gRPC port on 127.0.0.1")
@@ -473,14 +461,3 @@ class OTLPGrpcReceiver(_Collector):
         self._executor.shutdown(wait=True)
         self._server = None
         self._executor = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

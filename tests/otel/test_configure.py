@@ -22,16 +22,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from child import report_of, run_python
+from child import CONFIGURE_AND_WORK, report_of, run_python
 from otlp_receiver import OTLPGrpcReceiver, OTLPHttpReceiver, span_names
 
 SPANS = {"execute_tool greet", "invoke_agent greeter", "turn greet"}
 
 
 @pytest.fixture
-def receivers() -> Iterator[tuple[OTLPHttpReceiver, OTLPGrpcReceiver]]:
-    with OTLPHttpReceiver() as http, OTLPGrpcReceiver() as grpc:
-        yield http, grpc
+def http() -> Iterator[OTLPHttpReceiver]:
+    with OTLPHttpReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def grpc() -> Iterator[OTLPGrpcReceiver]:
+    with OTLPGrpcReceiver() as receiver:
+        yield receiver
 
 
 # An exporter plugin, found through the same entry points as the SDK's own exporters.
@@ -93,17 +99,10 @@ def closed_port_url() -> str:
 
 
 def test_a_comma_list_and_per_signal_variables_choose_every_exporter(
-    receivers: tuple[OTLPHttpReceiver, OTLPGrpcReceiver],
+    http: OTLPHttpReceiver, grpc: OTLPGrpcReceiver
 ) -> None:
-    http, grpc = receivers
     done = run_python(
-        """
-        from pygents_otel import configure
-        telemetry = configure()
-        result = work()
-        telemetry.shutdown()
-        report(result=result)
-        """,
+        CONFIGURE_AND_WORK,
         OTEL_TRACES_EXPORTER="console, otlp",
         OTEL_METRICS_EXPORTER="otlp",
         # The general settings point nowhere useful: the per-signal ones must win.
@@ -130,18 +129,9 @@ def test_a_comma_list_and_per_signal_variables_choose_every_exporter(
     assert http.metrics == []
 
 
-def test_none_and_explicit_exporter_names_are_honoured(
-    receivers: tuple[OTLPHttpReceiver, OTLPGrpcReceiver],
-) -> None:
-    http, _ = receivers
+def test_none_and_explicit_exporter_names_are_honoured(http: OTLPHttpReceiver) -> None:
     done = run_python(
-        """
-        from pygents_otel import configure
-        telemetry = configure()
-        result = work()
-        telemetry.shutdown()
-        report(result=result)
-        """,
+        CONFIGURE_AND_WORK,
         OTEL_TRACES_EXPORTER="otlp_proto_http",  # named outright: no protocol needed
         OTEL_METRICS_EXPORTER=" NONE ",
         OTEL_EXPORTER_OTLP_ENDPOINT=http.endpoint,  # the HTTP exporter appends /v1/traces

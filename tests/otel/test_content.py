@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from awkward_values import ReprRaises, cycle
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -165,17 +166,6 @@ class BrokenMapping(Mapping[str, int]):
 
     def __len__(self) -> int:
         return 1
-
-
-class ReprRaises:
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr")
-
-
-def cycle() -> list[Any]:
-    loop: list[Any] = [1]
-    loop.append(loop)
-    return loop
 
 
 def nested(depth: int) -> list[Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from awkward_values import ReprRaises, cycle
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -29,11 +30,11 @@ from pygents import (
     ToolHook,
     Turn,
     TurnHook,
-    TurnTimeoutError,
     tool,
 )
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
+from stuck_tools import time_out_in
 
 SpansByName = Callable[[], dict[str, ReadableSpan]]
 
@@ -111,16 +112,7 @@ async def failure_scenario() -> None:
 
 
 async def timeout_scenario() -> None:
-    never = asyncio.Event()
-
-    @tool
-    async def stall() -> None:
-        await never.wait()
-
-    agent = Agent("staller", "Times out", [stall])
-    await agent.put(Turn(stall, timeout=0.01))
-    with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+    await time_out_in("staller")
 
 
 async def pause_scenario() -> None:
@@ -206,7 +198,7 @@ SCENARIOS = {
     "timeout": Scenario(
         timeout_scenario,
         {
-            "turn stall": {TurnHook.ON_TIMEOUT, TurnHook.ON_COMPLETE},
+            "turn stuck": {TurnHook.ON_TIMEOUT, TurnHook.ON_COMPLETE},
             "invoke_agent staller": {AgentHook.ON_TURN_TIMEOUT},
         },
     ),
@@ -538,27 +530,13 @@ async def test_captured_content_is_truncated_with_an_ellipsis(
     assert len(arguments) <= 51
 
 
-class ReprRaises:
-    def __repr__(self) -> str:
-        raise RuntimeError("no repr for you")
-
-    def __str__(self) -> str:
-        raise RuntimeError("no str either")
-
-
-def self_containing() -> list[Any]:
-    loop: list[Any] = [1]
-    loop.append(loop)
-    return loop
-
-
 AWKWARD_VALUES = {
     "repr raises": ReprRaises(),
     "repr raises inside a dict": {"inner": ReprRaises()},
     "bytes": bytes(range(256)),
     "huge string": "x" * 2_000_000,
     "huge list": list(range(200_000)),
-    "circular list": self_containing(),
+    "circular list": cycle(),
 }
 
 

@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
-from child import report_of, run_python
+from child import CONFIGURE_AND_WORK, report_of, run_python
 from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -130,16 +130,9 @@ def test_without_explicit_providers_the_global_sdk_is_used() -> None:
     """What ``opentelemetry-instrument`` does: the SDK first, then ``instrument()``."""
     done = run_python(
         """
-        from opentelemetry import trace
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from pygents_otel import PygentsInstrumentor
 
-        exporter = InMemorySpanExporter()
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        trace.set_tracer_provider(provider)
+        exporter, _ = install_tracing_to_memory()
         PygentsInstrumentor().instrument()
         result = work()
         report(result=result, spans=sorted(s.name for s in exporter.get_finished_spans()))
@@ -156,13 +149,7 @@ def test_without_explicit_providers_the_global_sdk_is_used() -> None:
 
 def test_configure_with_the_console_exporter_prints_the_spans() -> None:
     done = run_python(
-        """
-        from pygents_otel import configure
-        telemetry = configure()
-        result = work()
-        telemetry.shutdown()
-        report(result=result)
-        """,
+        CONFIGURE_AND_WORK,
         OTEL_TRACES_EXPORTER="console",
         OTEL_METRICS_EXPORTER="none",
         OTEL_SERVICE_NAME="console-demo",
@@ -180,15 +167,9 @@ def test_configure_keeps_the_providers_the_application_installed() -> None:
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from pygents_otel import configure
 
-        exporter = InMemorySpanExporter()
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        trace.set_tracer_provider(provider)
+        exporter, provider = install_tracing_to_memory()
         reader = InMemoryMetricReader()
         meter_provider = MeterProvider(metric_readers=[reader])
         metrics.set_meter_provider(meter_provider)

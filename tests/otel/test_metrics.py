@@ -18,9 +18,19 @@ from opentelemetry.sdk.metrics.export import (
     Sum,
 )
 
-from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, TurnTimeoutError, tool
+from pygents import (
+    Agent,
+    ContextItem,
+    ContextPool,
+    ContextQueue,
+    DecoratedTool,
+    Turn,
+    TurnTimeoutError,
+    tool,
+)
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
+from stuck_tools import blocking_tool
 
 pytestmark = pytest.mark.usefixtures("instrument")
 
@@ -63,9 +73,13 @@ def point_where(points: list[Any], **attributes: Any) -> Any:
 # -- GenAI durations ----------------------------------------------------------------------
 
 
-async def test_tool_duration_is_a_histogram_in_seconds_by_tool_and_error(
-    metric_reader: InMemoryMetricReader,
-) -> None:
+Tools = tuple[DecoratedTool[..., Any], DecoratedTool[..., Any]]
+
+
+@pytest.fixture
+def fetch_tools() -> Tools:
+    """``slow_fetch`` works for ``WORK_SECONDS`` and returns "page"; ``broken`` fails."""
+
     @tool
     async def slow_fetch() -> str:
         await asyncio.sleep(WORK_SECONDS)  # the tool's work, not a wait for the test
@@ -75,6 +89,13 @@ async def test_tool_duration_is_a_histogram_in_seconds_by_tool_and_error(
     async def broken() -> None:
         raise ValueError("no")
 
+    return slow_fetch, broken
+
+
+async def test_tool_duration_is_a_histogram_in_seconds_by_tool_and_error(
+    metric_reader: InMemoryMetricReader, fetch_tools: Tools
+) -> None:
+    slow_fetch, broken = fetch_tools
     started = time.perf_counter()
     for _ in range(2):
         assert await Turn(slow_fetch).returning() == "page"
@@ -99,25 +120,17 @@ async def test_tool_duration_is_a_histogram_in_seconds_by_tool_and_error(
 
 
 async def test_agent_duration_is_a_histogram_in_seconds_by_agent_and_error(
-    metric_reader: InMemoryMetricReader,
+    metric_reader: InMemoryMetricReader, fetch_tools: Tools
 ) -> None:
-    @tool
-    async def think() -> str:
-        await asyncio.sleep(WORK_SECONDS)  # the tool's work, not a wait for the test
-        return "idea"
-
-    @tool
-    async def crash() -> None:
-        raise RuntimeError("down")
-
-    thinker = Agent("thinker", "Thinks", [think])
-    crasher = Agent("crasher", "Crashes", [crash])
-    await thinker.put(Turn(think))
-    await crasher.put(Turn(crash))
+    slow_fetch, broken = fetch_tools
+    thinker = Agent("thinker", "Thinks", [slow_fetch])
+    crasher = Agent("crasher", "Crashes", [broken])
+    await thinker.put(Turn(slow_fetch))
+    await crasher.put(Turn(broken))
     started = time.perf_counter()
-    assert await drain(thinker) == ["idea"]
+    assert await drain(thinker) == ["page"]
     elapsed = time.perf_counter() - started
-    with pytest.raises(RuntimeError, match="down"):
+    with pytest.raises(ValueError, match="no"):
         await drain(crasher)
 
     metric = collect(metric_reader)["gen_ai.invoke_agent.duration"]
@@ -130,7 +143,7 @@ async def test_agent_duration_is_a_histogram_in_seconds_by_agent_and_error(
     assert "error.type" not in ok.attributes
     failed = point_where(points, gen_ai__agent__name="crasher")
     assert failed.count == 1
-    assert failed.attributes["error.type"] == "RuntimeError"
+    assert failed.attributes["error.type"] == "ValueError"
 
 
 # -- pygents' own ------------------------------------------------------------------------
@@ -181,13 +194,8 @@ def reason(value: str) -> dict[str, str]:
 async def test_timeouts_and_cancellations_are_counted_under_their_own_stop_reason(
     metric_reader: InMemoryMetricReader,
 ) -> None:
-    started, never = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def blocked() -> None:
-        started.set()
-        await never.wait()
-
+    started = asyncio.Event()
+    blocked = blocking_tool(started)
     with pytest.raises(TurnTimeoutError):
         await Turn(blocked, timeout=0.01).returning()
     started.clear()

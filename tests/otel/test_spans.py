@@ -24,6 +24,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from pygents import Agent, Turn, TurnTimeoutError, tool
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
+from stuck_tools import blocking_tool, time_out_in
 
 pytestmark = pytest.mark.usefixtures("instrument")
 
@@ -475,16 +476,7 @@ async def test_a_timeout_marks_the_turn_span(
 async def test_a_timeout_inside_an_agent_run_marks_the_turn_and_agent_spans(
     spans_by_name: SpansByName, tracker: SpanTracker
 ) -> None:
-    never = asyncio.Event()
-
-    @tool
-    async def stuck() -> None:
-        await never.wait()
-
-    agent = Agent("waiter", "Waits", [stuck])
-    await agent.put(Turn(stuck, timeout=0.01))
-    with pytest.raises(TurnTimeoutError):
-        await drain(agent)
+    await time_out_in("waiter")
 
     spans = spans_by_name()
     assert tracker.still_open() == []
@@ -501,16 +493,11 @@ async def test_a_timeout_inside_an_agent_run_marks_the_turn_and_agent_spans(
 async def test_cancelling_the_task_ends_every_span_as_cancelled(
     spans_by_name: SpansByName, tracker: SpanTracker, via_agent: bool
 ) -> None:
-    started, never = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def hang() -> None:
-        started.set()
-        await never.wait()
-
-    turn = Turn(hang)
+    started = asyncio.Event()
+    blocks = blocking_tool(started)
+    turn = Turn(blocks)
     if via_agent:
-        agent = Agent("hanger", "Hangs", [hang])
+        agent = Agent("hanger", "Hangs", [blocks])
         await agent.put(turn)
         task = asyncio.create_task(drain(agent))
     else:
@@ -521,10 +508,10 @@ async def test_cancelling_the_task_ends_every_span_as_cancelled(
         await task
 
     spans = spans_by_name()
-    expected = {"turn hang", "execute_tool hang"}
+    expected = {"turn blocks", "execute_tool blocks"}
     assert set(spans) == (expected | {"invoke_agent hanger"} if via_agent else expected)
     assert_ended_cleanly(spans, tracker)
-    assert spans["turn hang"].attributes[STOP_REASON] == "cancelled"
+    assert spans["turn blocks"].attributes[STOP_REASON] == "cancelled"
 
 
 async def test_breaking_out_of_an_agent_run_ends_every_span_as_cancelled(

@@ -19,6 +19,17 @@ except ImportError as error:
     print(error)
 """
 
+IMPORT_REDIS = """
+import sys
+import pygents
+try:
+    import pygents.redis
+except ImportError as error:
+    print(type(error).__name__)
+    print(error)
+print("redis" in sys.modules)
+"""
+
 IMPORT_DASHBOARD = """
 import pygents_tui
 print(pygents_tui.DashboardModel.__name__)
@@ -68,6 +79,18 @@ def test_importing_pygents_otel_without_the_otel_extra_raises_one_clear_import_e
     assert kind == "MissingExtraError"
     assert message.startswith("pygents_otel needs the 'otel' extra (opentelemetry")
     assert f'uv pip install "dist/{wheel.name}[otel]"' in message
+
+
+def test_importing_pygents_redis_without_the_redis_extra_raises_one_clear_import_error(
+    install: Callable[[str], Installed], wheel: Path
+) -> None:
+    result = install("").python(IMPORT_REDIS)
+    assert result.returncode == 0, result.stderr
+    kind, message, imported = result.stdout.splitlines()
+    assert kind == "MissingExtraError"
+    assert message.startswith("pygents.redis needs the 'redis' extra (redis is not installed): ")
+    assert f'uv pip install "dist/{wheel.name}[redis]"' in message
+    assert imported == "False"
 
 
 def test_without_textual_pygents_tui_imports_and_its_dashboard_names_the_extra(

@@ -16,10 +16,18 @@ import pytest
 import pygents
 import pygents.context
 import pygents.hooks
+import pygents.redis
 import pygents_otel
 import pygents_tui
 
-PUBLIC_MODULES = (pygents, pygents.context, pygents.hooks, pygents_otel, pygents_tui)
+PUBLIC_MODULES = (
+    pygents,
+    pygents.context,
+    pygents.hooks,
+    pygents.redis,
+    pygents_otel,
+    pygents_tui,
+)
 
 # Every public class and function (constants and registry instances have no module of
 # their own: their type says where they come from).
@@ -31,8 +39,11 @@ NAMES = [
 ]
 EXCEPTIONS = [
     cls
-    for name in pygents.__all__
-    if isinstance(cls := getattr(pygents, name), type) and issubclass(cls, BaseException)
+    for module in (pygents, pygents.redis)
+    for name in module.__all__
+    if isinstance(cls := getattr(module, name), type)
+    and issubclass(cls, BaseException)
+    and cls is not pygents.redis.RemoteTurnError  # it carries an outcome: tested below
 ]
 ENUM_MEMBERS = [
     pytest.param(member, id=f"{cls.__name__}.{member.name}")
@@ -55,7 +66,7 @@ def test_every_public_class_and_function_reports_a_public_module_that_holds_it(
     assert getattr(home, value.__qualname__) is value
 
 
-@pytest.mark.parametrize("package", [pygents, pygents_otel])
+@pytest.mark.parametrize("package", [pygents, pygents.redis, pygents_otel])
 def test_names_defined_in_private_modules_report_their_package(package: ModuleType) -> None:
     # The packages whose code lives in private modules: everything reports the package.
     reported = {
@@ -81,6 +92,15 @@ def test_public_exceptions_survive_pickle_and_copy(cls: type[BaseException]) -> 
     for twin in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
         assert type(twin) is cls
         assert twin.args == error.args
+
+
+def test_a_remote_turn_error_survives_pickle_and_copy_with_its_outcome() -> None:
+    outcome = pygents.redis.Outcome("turn-1", "clerk", pygents.StopReason.ERROR, error="boom")
+    error = pygents.redis.RemoteTurnError("turn turn-1 on agent 'clerk' failed", outcome)
+    for twin in (pickle.loads(pickle.dumps(error)), copy.copy(error), copy.deepcopy(error)):
+        assert type(twin) is pygents.redis.RemoteTurnError
+        assert twin.args == error.args
+        assert twin.outcome == outcome
 
 
 @pytest.mark.parametrize("member", ENUM_MEMBERS)

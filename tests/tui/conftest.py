@@ -5,24 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
+from fake_clock import FakeClock
 from textual.pilot import Pilot
 
 from pygents import subscribe
 from pygents_tui.model import DashboardModel
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand; the model reads it at ingestion."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
 
 Until = Callable[..., Awaitable[None]]
 

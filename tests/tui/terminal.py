@@ -6,11 +6,18 @@ capture-pane`` every 0.1 s, and every wait has a bound.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
+import re
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,6 +29,14 @@ import pytest
 WAIT = 20.0  # seconds, for each thing the test waits for
 POLL = 0.1
 SCRIPT = Path(sys.executable).parent / "pygents-tui"
+ANSI = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>78])")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (just now)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class Terminal:
@@ -112,3 +127,57 @@ def terminal(name: str) -> Iterator[Terminal]:
         yield term
     finally:
         term.kill()
+
+
+class PtyProcess:
+    """A process whose standard output and error are a pseudo-terminal (80x24), as
+    the dashboard needs, and whose standard input is ``/dev/null``: no key reaches
+    it. A thread keeps reading what it writes, so that it never blocks on a full
+    terminal; `finish` waits (bounded) and returns its status and output."""
+
+    def __init__(self, argv: list[str], cwd: Path | None = None) -> None:
+        master, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=cwd
+            )
+        finally:
+            os.close(follower)
+        self._master = master
+        self._output = bytearray()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = os.read(self._master, 65536)
+            except OSError:  # EIO: every writer has closed the terminal
+                return
+            if not data:
+                return
+            self._output += data
+
+    def finish(self, timeout: float = WAIT) -> tuple[int, str]:
+        """Wait for the process to end; its exit status and everything it wrote."""
+        try:
+            status = self.process.wait(timeout=timeout)
+            self._reader.join(timeout=timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            os.close(self._master)
+        return status, self._output.decode(errors="replace")
+
+
+def run_in_pty(argv: list[str], cwd: Path | None = None) -> tuple[int, str]:
+    """Run ``argv`` on a pseudo-terminal (see `PtyProcess`); its status and output."""
+    return PtyProcess(argv, cwd).finish()
+
+
+def said(output: str) -> list[str]:
+    """The lines written after the dashboard's last drawing (its escape codes)."""
+    assert "Traceback" not in output, output
+    return ANSI.split(output)[-1].splitlines()

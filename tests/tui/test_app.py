@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from pilot import Notes, dashboard, numbered
 from rich.text import Text
-from textual.binding import Binding
-from textual.message import Message
-from textual.notifications import Notify
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input, Log, Static, TabbedContent
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, TurnTimeoutError, tool
@@ -29,30 +28,9 @@ from pygents_tui.widgets import (
 SIZE = (80, 24)
 
 
-def dashboard(*args: Any, **kwargs: Any) -> Dashboard:
-    """A Dashboard with animations off, so that key presses do not wait on them."""
-    app = Dashboard(*args, **kwargs)
-    app.animation_level = "none"
-    return app
-
-
 class BadRepr:
     def __repr__(self) -> str:
         raise RuntimeError("no repr")
-
-
-class Notes:
-    """Collects the app's notifications (a ``run_test`` message hook)."""
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def __call__(self, message: Message) -> None:
-        if isinstance(message, Notify):
-            self.messages.append(message.notification.message)
-
-    def __contains__(self, text: str) -> bool:
-        return any(text in m for m in self.messages)
 
 
 def status(text: str) -> str:
@@ -200,10 +178,36 @@ async def test_number_keys_switch_tabs() -> None:
             ("4", "tab-context"),
             ("5", "tab-events"),
             ("6", "tab-timeline"),
+            ("7", "tab-output"),
             ("1", "tab-queue"),
         ]:
             await pilot.press(key)
             assert active_tab(app) == tab
+
+
+async def test_the_focus_follows_the_panel_a_number_key_shows() -> None:
+    @tool()
+    async def noop() -> None:
+        return None
+
+    Agent("solo", "idle", [noop])
+    app = dashboard()
+    async with app.run_test(size=SIZE) as pilot:
+        main = app._main
+        agents = agents_table(app)
+        expected = {
+            "1": main.query_one(QueueTable),
+            "2": agents,  # Running: nothing to move in; the agents table chooses
+            "3": main.query_one(ValuesLog),
+            "4": agents,  # Context: likewise
+            "5": main.query_one("#event-log", Log),  # the log, not the filter
+            "6": main.query_one(TimelineTable),
+            "7": main.query_one("#output", Log),
+        }
+        for key in "1234567654321":
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.focused is expected[key], (key, app.focused)
 
 
 # -- panels ------------------------------------------------------------------------------
@@ -245,7 +249,7 @@ async def test_queue_panel_shows_the_selected_agents_pending_turns(until: Any) -
         await until(pilot, lambda: queue.row_count == 1)
         assert table_rows(queue) == [["1", "work", "2, note=n2", "30s"]]
 
-        await pilot.press("j")  # select beta: its own queue, with hostile arguments
+        await pilot.press("escape", "j")  # back to the agents; select beta and its queue
         assert app.selected_agent == "beta"
         await until(pilot, lambda: queue.row_count == 2)
         rows = table_rows(queue)
@@ -698,23 +702,30 @@ async def test_space_freezes_the_view_while_the_model_keeps_draining(until: Any)
         gates[3].set()
 
 
+def help_text(app: Dashboard) -> str:
+    assert isinstance(app.screen, HelpScreen)
+    content = app.screen.query_one("#help-keys", Static).render()
+    return str(content)
+
+
 async def test_help_lists_every_key(until: Any, text_of: Any) -> None:
     app = dashboard()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        screen = text_of(app)
-        help_keys = Text.from_markup(str(app.screen.query_one("#help-keys", Static).content)).plain
-        keys_column = [line[:16] for line in help_keys.splitlines()]
-        shown = {"question_mark": "?", "slash": "/", "escape": "esc", "j": "j k", "k": "j k"}
-        for binding in Dashboard.BINDINGS:
-            assert isinstance(binding, Binding)
-            key = "1 … 6" if binding.key.isdigit() else shown.get(binding.key, binding.key)
-            assert any(key in keys for keys in keys_column), binding.key
-        for key in ("↑ ↓", "enter", "end", "tab", "ctrl+p"):  # table, panel and palette keys
-            assert key in help_keys, key
-        for words in ("pause / resume", "freeze the view", "filter the event log", "quit"):
-            assert words in screen
+        lines = help_text(app).splitlines()
+        for binding in Binding.make_bindings(Dashboard.BINDINGS):
+            key = app.get_key_display(binding)
+            assert any(
+                key in line.split("  ")[0].split() and binding.description in line for line in lines
+            ), (key, binding.description)
+        text = "\n".join(lines)
+        assert "pause or resume the selected agent" in text  # the tooltips, too
+        for keys in ("j ↓", "k ↑", "tab", "^p"):  # the table's, the screen's, the palette
+            assert keys in text, keys
+        for symbol, meaning in (*AgentsTable.LEGEND, *TimelineTable.LEGEND):
+            assert any(symbol in line and meaning in line for line in lines), symbol
+        assert "pygents-tui — keys" in text_of(app)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app._main)
         await pilot.press("question_mark")
@@ -725,6 +736,37 @@ async def test_help_lists_every_key(until: Any, text_of: Any) -> None:
         await until(pilot, lambda: app.screen is app._main)
         assert app.return_code is None
     assert app.return_code is None
+
+
+async def test_help_shows_the_keys_of_the_focused_panel(until: Any) -> None:
+    app = dashboard()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert "Inspect" not in help_text(app)  # the agents table has the focus
+        assert "With the focus on the agents" in help_text(app)
+        await pilot.press("escape", "6", "question_mark")
+        text = help_text(app)
+        assert "With the focus on the timeline" in text
+        assert "Inspect — open this turn in the inspector" in text
+        await pilot.press("escape", "3", "question_mark")
+        assert "Follow — follow the newest line again" in help_text(app)
+
+
+async def test_a_binding_added_to_the_app_shows_in_the_help() -> None:
+    class Extended(Dashboard):
+        BINDINGS: ClassVar[list[BindingType]] = [
+            Binding("x", "bell", "Ring the bell", tooltip="a key added later"),
+        ]
+
+    app = Extended()
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        lines = help_text(app).splitlines()
+        assert any(
+            line.startswith("x ") and "Ring the bell — a key added later" in line for line in lines
+        )
+        assert any("Pause" in line for line in lines)  # the inherited keys stay
 
 
 async def test_q_quits_with_zero_and_stops_the_workload(until: Any) -> None:
@@ -788,18 +830,7 @@ async def test_failing_workload_stays_open_and_quits_with_one(until: Any) -> Non
 
 
 async def test_finished_workload_stays_open_with_the_final_state(until: Any) -> None:
-    @tool()
-    async def job(n: int) -> int:
-        return n
-
-    agent = Agent("finisher", "finishes", [job])
-
-    async def workload() -> None:
-        for n in range(4):
-            await agent.put(Turn(job, args=[n]))
-        async for _ in agent.run():
-            pass
-
+    _agent, workload = numbered("finisher", 4)
     notes = Notes()
     app = dashboard(workload)
     async with app.run_test(size=SIZE, message_hook=notes) as pilot:
@@ -902,7 +933,7 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
         await until(pilot, lambda: len(model.running) == 12)
         for size in [(80, 24), (60, 20), (40, 12), (20, 6), (120, 40)]:
             await pilot.resize_terminal(*size)
-            for tab in ("queue", "running", "values", "context", "events", "timeline"):
+            for tab in ("queue", "running", "values", "context", "events", "timeline", "output"):
                 app.action_show_tab(f"tab-{tab}")
                 await pilot.pause()
                 assert active_tab(app) == f"tab-{tab}"
@@ -913,7 +944,8 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
                 assert footer.split()[0] == "q", footer
                 assert "^p palette" in footer, footer
             assert app.view_error is None
-        await pilot.press("j", "question_mark")  # keys still work at the last size
+        # keys still work at the last size (esc: from the last panel back to the agents)
+        await pilot.press("escape", "j", "question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.resize_terminal(30, 10)  # a modal in a tiny terminal
         await pilot.press("escape")

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from pygents import AgentRegistry
-from pygents_tui import Dashboard, __version__
+from pygents_tui import Dashboard, __version__, run_dashboard
 from pygents_tui._entry import run
 from pygents_tui._target import TargetError, load_target
+from pygents_tui._terminal import terminal_problem
 from pygents_tui.cli import _telemetry, _without_console, main
 from pygents_tui.demo import build_demo
 
@@ -125,6 +126,14 @@ def test_bad_arguments_give_one_line_and_exit_2(
 # -- `run` with a target that cannot run -------------------------------------------------
 
 
+@pytest.fixture
+def drawable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``main()`` draws only on a terminal, and pytest captures the output; a driver
+    chosen in ``TEXTUAL_DRIVER`` (here the headless one) is the documented way past
+    that check. These tests end before anything is drawn."""
+    monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.headless_driver:HeadlessDriver")
+
+
 def run_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert main(argv) == 2
     line = one_line_error(capsys)
@@ -132,12 +141,14 @@ def run_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return line
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "nowhere.py"
     line = run_error(["run", str(missing)], capsys)
     assert line == f"pygents-tui: error: no such file: {missing}"
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_module_without_the_callable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -149,6 +160,7 @@ def test_run_module_without_the_callable(
     assert f"{script}:NAME" in line
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_non_async_callable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = write(
         tmp_path / "sync_app.py",
@@ -171,6 +183,7 @@ def test_run_non_async_callable(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "callable with no arguments" in run_error(["run", f"{script}:needs"], capsys)
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_file_that_raises_at_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = write(
         tmp_path / "broken_app.py",
@@ -185,12 +198,14 @@ def test_run_file_that_raises_at_import(tmp_path: Path, capsys: pytest.CaptureFi
     assert line.endswith("raised while loading: RuntimeError: config missing; second line")
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_file_with_a_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = write(tmp_path / "typo_app.py", "async def main(:\n    pass\n")
     line = run_error(["run", str(script)], capsys)
     assert "syntax error on line 1" in line
 
 
+@pytest.mark.usefixtures("drawable")
 def test_run_unimportable_module(capsys: pytest.CaptureFixture[str]) -> None:
     line = run_error(["run", "no_such_package_xyz.jobs:main"], capsys)
     assert "cannot import 'no_such_package_xyz.jobs'" in line
@@ -383,3 +398,26 @@ def test_console_is_taken_out_of_an_exporter_list_so_nothing_prints_over_the_scr
     assert _without_console("OTEL_METRICS_EXPORTER") == "none"
     monkeypatch.delenv("OTEL_METRICS_EXPORTER")
     assert _without_console("OTEL_METRICS_EXPORTER") is None
+
+
+# -- without a terminal ---------------------------------------------------------------------
+
+
+def test_run_dashboard_refuses_without_a_terminal_and_runs_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ran: list[bool] = []
+
+    async def workload() -> None:
+        ran.append(True)
+
+    assert run_dashboard(workload) == 2  # pytest's captured stdout is not a terminal
+    line = one_line_error(capsys)
+    assert line.startswith("pygents-tui: error: standard output is not a terminal")
+    assert ran == []
+
+
+def test_a_chosen_textual_driver_draws_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert terminal_problem() is not None  # under pytest, stdout is captured
+    monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
+    assert terminal_problem() is None  # e.g. `textual serve`: the driver draws elsewhere

@@ -5,21 +5,17 @@ status the program asked for (130 for an interrupt)."""
 from __future__ import annotations
 
 import asyncio
-import re
 import shlex
 import signal
-import subprocess
 import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from terminal import POLL, SCRIPT, WAIT, terminal
+from terminal import POLL, SCRIPT, WAIT, PtyProcess, run_in_pty, said, terminal
 
 from pygents_tui import Dashboard
-
-ANSI = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>78])")
 
 
 def dashboard(workload: Any) -> Dashboard:
@@ -106,19 +102,13 @@ async def test_a_base_exception_from_the_workload_is_reported_not_raised() -> No
     assert app.return_code == 1
 
 
-# -- the console script, in a subprocess ----------------------------------------------------
+# -- the console script, in a subprocess on a pseudo-terminal ---------------------------------
 
 
 def target(tmp_path: Path, source: str) -> Path:
     path = tmp_path / "target.py"
     path.write_text(textwrap.dedent(source))
     return path
-
-
-def said(stderr: str) -> list[str]:
-    """The lines written after the dashboard's last drawing (its escape codes)."""
-    assert "Traceback" not in stderr, stderr
-    return ANSI.split(stderr)[-1].splitlines()
 
 
 @pytest.mark.parametrize(
@@ -139,22 +129,15 @@ def test_the_console_script_passes_the_programs_exit_on(
     tmp_path: Path, body: str, status: int, line: str
 ) -> None:
     path = target(tmp_path, body)
-    result = subprocess.run(
-        [str(SCRIPT), "run", str(path)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == status, result.stderr[-2000:]
-    assert said(result.stderr) == [f"pygents-tui: {line.format(target=path)}"]
+    returncode, output = run_in_pty([str(SCRIPT), "run", str(path)])
+    assert returncode == status, output[-2000:]
+    assert said(output) == [f"pygents-tui: {line.format(target=path)}"]
 
 
-def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
+def wait_for(path: Path, running: PtyProcess) -> None:
     deadline = time.monotonic() + WAIT
     while not path.exists():
-        assert process.poll() is None, process.communicate()
+        assert running.process.poll() is None, running.finish()
         assert time.monotonic() < deadline, f"{path.name} never appeared"
         time.sleep(POLL)
 
@@ -178,23 +161,15 @@ def test_sigint_exits_130_with_one_line(tmp_path: Path, when: str) -> None:
                 await asyncio.Event().wait()
             """
     path = target(tmp_path, body)
-    with subprocess.Popen(
-        [str(SCRIPT), "run", str(path)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
-        try:
-            wait_for(marker, process)
-            process.send_signal(signal.SIGINT)
-            _, stderr = process.communicate(timeout=WAIT)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    assert process.returncode == 130
+    running = PtyProcess([str(SCRIPT), "run", str(path)])
+    try:
+        wait_for(marker, running)
+        running.process.send_signal(signal.SIGINT)
+    finally:
+        returncode, output = running.finish()
+    assert returncode == 130
     expected = f"{path} interrupted while loading" if when == "loading" else "interrupted"
-    assert said(stderr) == [f"pygents-tui: {expected}"]
+    assert said(output) == [f"pygents-tui: {expected}"]
 
 
 # -- in a real terminal ------------------------------------------------------------------------

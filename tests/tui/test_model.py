@@ -24,6 +24,7 @@ from pygents import (
 )
 from pygents_tui._preview import preview
 from pygents_tui.model import THROUGHPUT_SECONDS, DashboardModel
+from stuck_tools import blocking_tool
 
 
 async def settle(predicate: Callable[[], bool], limit: int = 10_000) -> None:
@@ -61,8 +62,6 @@ class BadError(Exception):
 
 
 async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> None:
-    never = asyncio.Event()
-
     @tool()
     async def ok(n: int) -> int:
         return n
@@ -71,11 +70,7 @@ async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> No
     async def broken() -> int:
         raise ValueError("bad input")
 
-    @tool()
-    async def stuck() -> int:
-        await never.wait()
-        return 0
-
+    stuck = blocking_tool()
     agent = Agent("counter", "counts", [ok, broken, stuck])
     for n in range(3):
         await agent.put(Turn(ok, args=[n]))
@@ -97,7 +92,7 @@ async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> No
     log = log_texts(model, "counter")
     assert log.count("✔ ok 0.00s") == 3  # the fake clock does not move
     assert "✖ broken: ValueError('bad input')" in log
-    assert "⏱ stuck timed out after 0.02s" in log
+    assert "⏱ blocks timed out after 0.02s" in log
     assert log.count("run started") == 3
     assert "run ended: error" in log
     assert [r.stop_reason for r in model.recent] == [

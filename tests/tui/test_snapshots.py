@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
-import pytest
+from fake_clock import FakeClock
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -31,24 +31,6 @@ from pygents_tui.screens import HelpScreen, InspectorScreen
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall-clock time of fake second 0
 
 After = Callable[[Pilot[Any], "Scene"], Awaitable[None]]
-
-
-class SceneClock:
-    """The model's clock. It moves only when the scene moves it."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now = round(self.now + seconds, 6)
-
-
-@pytest.fixture
-def scene_clock() -> SceneClock:
-    return SceneClock()
 
 
 class TurnIds:
@@ -74,7 +56,7 @@ class Scene:
     * ``crawler`` is 6.5 s into a turn that has a 10 s timeout.
     """
 
-    def __init__(self, app: Dashboard, clock: SceneClock) -> None:
+    def __init__(self, app: Dashboard, clock: FakeClock) -> None:
         self.app = app
         self.clock = clock
         self.ids = TurnIds()
@@ -241,7 +223,7 @@ class Scene:
 
 
 def scene_app(
-    clock: SceneClock, after: After | None = None
+    clock: FakeClock, after: After | None = None
 ) -> tuple[Dashboard, Callable[[Pilot[Any]], Awaitable[None]]]:
     """A dashboard with no workload, and the ``run_before`` that plays the scene in
     it, then runs ``after`` (keys, mostly) and repaints once more."""
@@ -273,99 +255,100 @@ async def select(pilot: Pilot[Any], agent: str) -> None:
     raise AssertionError(f"no agent {agent!r} in the table")
 
 
-def test_overview(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_overview(snap_compare: Any, clock: FakeClock) -> None:
     """The agents overview and the Running panel: the crawl against its timeout, the
     turn that timed out."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "crawler")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_overview_120x36(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_overview_120x36(snap_compare: Any, clock: FakeClock) -> None:
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "fetcher-1")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before, terminal_size=(120, 36))
 
 
-def test_queue(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_queue(snap_compare: Any, clock: FakeClock) -> None:
     """The two turns left behind the failed fetch."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "fetcher-1")
         await pilot.press("1")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_values(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_values(snap_compare: Any, clock: FakeClock) -> None:
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "fetcher-1")
         await pilot.press("3")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_context(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_context(snap_compare: Any, clock: FakeClock) -> None:
     """The summarizer's context queue window, and its pool after one eviction."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "summarizer")
         await pilot.press("4")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_events_filtered(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_events_filtered(snap_compare: Any, clock: FakeClock) -> None:
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         pilot.app.screen.query_one("#filter", Input).cursor_blink = False
         await pilot.press("slash", *"fetcher-2")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_timeline(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_timeline(snap_compare: Any, clock: FakeClock) -> None:
     """fetcher-2's turns: a stream that completed, then the turn that timed out."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "fetcher-2")
         await pilot.press("6")
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_inspector_failed_turn(snap_compare: Any, scene_clock: SceneClock) -> None:
-    """Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns)."""
+def test_inspector_failed_turn(snap_compare: Any, clock: FakeClock) -> None:
+    """Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns):
+    the timeline takes the focus as it is shown."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await select(pilot, "fetcher-1")
-        await pilot.press("6", "tab", "tab", "enter")
+        await pilot.press("6", "enter")
         assert isinstance(pilot.app.screen, InspectorScreen)
         assert pilot.app.screen.record.tool == "fetch_strict"
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_help(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_help(snap_compare: Any, clock: FakeClock) -> None:
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
         await pilot.press("question_mark")
         assert isinstance(pilot.app.screen, HelpScreen)
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)
 
 
-def test_frozen(snap_compare: Any, scene_clock: SceneClock) -> None:
+def test_frozen(snap_compare: Any, clock: FakeClock) -> None:
     """``space`` freezes the view; two more planning turns arrive and are only counted."""
 
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
@@ -373,5 +356,5 @@ def test_frozen(snap_compare: Any, scene_clock: SceneClock) -> None:
         await pilot.press("space")
         await scene.encore()
 
-    app, run_before = scene_app(scene_clock, after)
+    app, run_before = scene_app(clock, after)
     assert snap_compare(app, run_before=run_before)

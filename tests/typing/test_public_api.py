@@ -13,7 +13,7 @@ OpenTelemetry providers, so their functions here are only type-checked, not call
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, assert_type
 
 import pygents_otel
@@ -30,6 +30,7 @@ from pygents import (
     Subscriber,
     Subscription,
     ToolHook,
+    ToolRegistry,
     ToolType,
     Turn,
     TurnHook,
@@ -60,7 +61,7 @@ async def test_a_decorated_tool_keeps_the_signature_and_result_it_wraps() -> Non
     assert await scale(2.0, factor=1.5) == 3.0
 
 
-async def test_a_subtool_and_a_completion_check_keep_their_signatures() -> None:
+async def test_a_completion_check_subtool_keeps_its_signature_and_is_registered() -> None:
     @tool
     async def jobs() -> None:
         return None
@@ -73,6 +74,10 @@ async def test_a_subtool_and_a_completion_check_keep_their_signatures() -> None:
     if TYPE_CHECKING:
         await finished("four")  # type: ignore[arg-type]
     assert await finished(4) is True
+    assert await finished(count=4) is True
+    assert finished.type is ToolType.COMPLETION_CHECK
+    assert ToolRegistry.get("jobs.finished") is finished
+    assert jobs.subtools == [finished]
 
 
 async def test_a_turn_carries_its_tools_result_type() -> None:
@@ -85,19 +90,50 @@ async def test_a_turn_carries_its_tools_result_type() -> None:
         for word in text.split():
             yield word
 
+    @tool
+    async def chunks(n: int) -> AsyncGenerator[bytes, None]:
+        for i in range(n):
+            yield bytes([i])
+
+    @tool
+    async def echo(x: str) -> str:
+        return x
+
+    def plan(x: str) -> Turn[str]:  # typed code returning the turn it builds
+        return Turn(echo, kwargs={"x": x})
+
     adding = Turn(add, kwargs={"a": 1, "b": 2})
-    assert_type(adding, Turn[int])
+    assert_type(adding, Turn[int])  # inferred from the tool
     total = await adding.returning()
     assert_type(total, int)
-    spoken = [word async for word in Turn(words, kwargs={"text": "to be"}).yielding()]
+    assert_type(adding.copy(), Turn[int])
+
+    streaming = Turn(words, kwargs={"text": "to be"})
+    assert_type(streaming, Turn[str])  # a stream's type is the type of each value
+    spoken = [word async for word in streaming.yielding()]
     assert_type(spoken, list[str])
+    raw = [chunk async for chunk in Turn(chunks, kwargs={"n": 2}).yielding()]
+    assert_type(raw, list[bytes])
+
+    assert_type(Turn("add"), Turn[Any])  # a name says nothing about the result
     by_name: Turn[int] = Turn("add", kwargs={"a": 2, "b": 2})
     assert_type(await by_name.returning(), int)
-    assert (total, spoken, await Turn("add", kwargs={"a": 3, "b": 4}).returning()) == (
-        3,
-        ["to", "be"],
-        7,
-    )
+    subscripted = Turn[int]("add", kwargs={"a": 3, "b": 3})
+    assert_type(subscripted, Turn[int])
+    assert_type(await subscripted.returning(), int)
+
+    echoed = await plan("hi").returning()
+    assert_type(echoed, str)
+
+    untyped: Turn = subscripted  # a bare Turn is Turn[Any], as before Turn was generic
+    assert_type(untyped, Turn[Any])
+
+    assert (total, spoken, raw, echoed) == (3, ["to", "be"], [b"\x00", b"\x01"], "hi")
+    assert await Turn("add", kwargs={"a": 3, "b": 4}).returning() == 7
+    assert isinstance(subscripted, Turn)  # Turn[int](...) builds a plain Turn
+    assert subscripted.output == 6
+    # Subscriptable at run time, like ContextItem[T]; mypy calls the types disjoint.
+    assert Turn[int] != Turn[str]  # type: ignore[comparison-overlap]
 
 
 async def test_an_agent_run_yields_turns_and_values() -> None:

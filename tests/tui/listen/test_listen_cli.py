@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from terminal import SCRIPT
+from terminal import SCRIPT, free_port
 
 from pygents_tui.cli import main
 
@@ -110,3 +110,17 @@ def test_a_port_in_use_is_one_line_naming_it_and_the_fix_and_exit_2(
     )
     assert line.endswith(f"({flag} PORT, or {flag} 0)")
     assert "Traceback" not in result.stderr
+
+
+def test_listen_without_a_terminal_refuses_in_one_line_and_frees_its_port(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    port = free_port()
+    # pytest captures stdout: not a terminal, so nothing may take the screen.
+    assert main(["listen", "--grpc-port", "0", "--http-port", str(port)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("pygents-tui: error: standard output is not a terminal")
+    with socket.socket() as probe:  # the receiver let go of its port again
+        probe.bind(("127.0.0.1", port))

@@ -23,6 +23,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from otlp_sender import MakeSender, Sender
+from terminal import free_port
 
 from pygents import StopReason
 from pygents_tui.listen import FleetModel, PortInUseError, Receiver, flatten
@@ -283,7 +284,7 @@ async def test_a_port_in_use_fails_with_one_line_and_leaves_nothing_listening(
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        free = _free_port()
+        free = free_port()
         ports = (
             {"grpc_port": free, "http_port": port}
             if taken == "http"
@@ -305,9 +306,3 @@ async def test_a_port_in_use_fails_with_one_line_and_leaves_nothing_listening(
     assert receiver.http_port is None
     with socket.socket() as probe:  # the other transport was closed again
         probe.bind(("127.0.0.1", free))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from fake_clock import FakeClock
 from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 
@@ -29,12 +30,8 @@ WALL = 1_767_225_600 * S  # 2026-01-01T00:00:00Z: the wall clock at fake second 
 SIZE = (110, 30)
 
 
-class SceneClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+class SceneClock(FakeClock):
+    """The fake clock, with the wall clock (OTLP nanoseconds) that goes with it."""
 
     def wall(self) -> int:
         return WALL + round((self.now - 1000.0) * S)
@@ -87,7 +84,7 @@ class FleetScene:
             )
         )
         fleet.drain()
-        clock.now += 6.0  # past stale_after
+        clock.advance(6.0)  # past stale_after
 
         # checkout@pod-a: a planner that finished a traced turn and is streaming a fetch.
         planner_a = agent("planner", "planner-a")

@@ -9,21 +9,14 @@ from __future__ import annotations
 
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from terminal import POLL, SCRIPT, WAIT, terminal
+from terminal import POLL, SCRIPT, WAIT, free_port, terminal
 
 HERE = Path(__file__).parent
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_listen_in_a_real_terminal(tmp_path: Path) -> None:

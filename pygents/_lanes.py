@@ -1,0 +1,78 @@
+"""Lanes: how a worker runs many deliveries at once without a task per turn.
+
+A lane is to its deliveries what ``Agent.run()`` is to its turns: one task, one
+frame (the current-scope variable's value) and one
+`Runner` (`pygents._turn_run`) — a shared deadline timer — for a sequence of
+turns. ``Lanes(n)`` runs ``n`` of them over one queue, and counts the deliveries
+it holds (queued or running), which is what the reader sizes its reads by.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from pygents._scope import CURRENT, Frame
+from pygents._turn_run import Runner
+
+__all__ = ["Job", "Lanes"]
+
+_log = logging.getLogger("pygents.redis")
+
+Job = Callable[[Runner], Awaitable[None]]
+"""One delivery for a lane: run a turn, or dead-letter an entry."""
+
+
+class Lanes:
+    """``count`` lanes over one queue of jobs; see the module docstring."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.load = 0  # jobs queued or running
+        self.room = asyncio.Event()  # set whenever a job finishes
+        self._jobs: asyncio.Queue[Job | None] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._lane()) for _ in range(self.count)]
+
+    def add(self, job: Job) -> None:
+        self.load += 1
+        self._jobs.put_nowait(job)
+
+    async def _lane(self) -> None:
+        frame = Frame(CURRENT.get())
+        CURRENT.set(frame)
+        runner = Runner(frame)
+        done = 0
+        try:
+            while (job := await self._jobs.get()) is not None:
+                try:
+                    await job(runner)
+                except Exception as exc:
+                    _log.error("pygents.redis: a delivery failed in the worker", exc_info=exc)
+                finally:
+                    self.load -= 1
+                    self.room.set()
+                # Turns that never await leave the loop no chance to run the reader
+                # and the writer; yielding now and then keeps reads and writes in flight
+                # while the lanes work (otherwise they would wait for each read in turn).
+                done += 1
+                if not done % 8:
+                    await asyncio.sleep(0)
+        finally:
+            runner.watchdog.close()
+
+    async def drain(self, grace: float) -> None:
+        """Finish the queued jobs (within ``grace`` seconds), then stop the lanes.
+
+        Jobs still running after that are cancelled; those never started are dropped
+        (their deliveries stay pending in Redis, for another worker).
+        """
+        for _ in self._tasks:
+            self._jobs.put_nowait(None)
+        _, late = await asyncio.wait(self._tasks, timeout=grace) if self._tasks else ((), ())
+        for lane in late:
+            lane.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,314 @@
+"""Mailboxes: the producer's side of ``pygents.redis`` — put turns, read statistics.
+
+Each agent name has a mailbox, a Redis stream read by a consumer group of workers.
+An entry holds one JSON *envelope*, ``{"reply": <reply stream or null>, "turn":
+Turn.to_dict()}``, in the field ``turn``. Finished turns are deleted from the stream,
+so its length is the number of turns not finished yet — the number ``maxlen`` bounds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Final, cast
+from urllib.parse import urlsplit
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ResponseError
+
+from pygents._errors import UnregisteredToolError, brief
+from pygents._mailbox_lua import GROUP, PUT, Keys
+from pygents._mailbox_types import (
+    ConsumerStats,
+    DeadLetter,
+    MailboxFullError,
+    MailboxStats,
+    MailboxUnavailableError,
+    bounded,
+    unique_name,
+)
+from pygents._replies import CONNECTION_ERRORS, Backoff, Replies, TurnHandle
+from pygents._routing import ROUTES
+from pygents._turn import Turn
+
+__all__ = ["Mailboxes"]
+
+DEFAULT_URL: Final = "redis://localhost:6379/0"
+
+
+def _where(url: str) -> str:
+    """The URL without credentials, for messages."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = parts.port or 6379
+    except ValueError:
+        return bounded(url.split("@")[-1], 80)
+    return f"{parts.scheme}://{host}:{port}{parts.path or ''}"
+
+
+def _positive(name: str, value: object, kind: type = int) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+        raise TypeError(f"Mailboxes({name}=...) takes a {kind.__name__}, got {brief(value)}")
+    if not value > 0:
+        raise ValueError(f"Mailboxes({name}=...) must be positive, got {brief(value)}")
+    return value
+
+
+class Mailboxes:
+    """Agents' mailboxes on one Redis: put turns for agents served by workers.
+
+    Args:
+        url: the Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS). The only
+            thing that changes between one machine and many.
+        prefix: the namespace of every key pygents creates.
+        maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
+            [`MailboxFullError`][pygents.redis.MailboxFullError] beyond it (nothing is
+            ever trimmed).
+        reply_maxlen: the bound of this client's reply stream (approximate).
+        reply_ttl: seconds after the last write when the reply stream expires.
+        client_id: names this client's reply stream (default: host, pid and a
+            random suffix).
+        redis_options: passed to ``redis.asyncio.Redis.from_url``.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        prefix: str = "pygents",
+        maxlen: int = 10_000,
+        reply_maxlen: int = 10_000,
+        reply_ttl: float = 3600.0,
+        client_id: str | None = None,
+        **redis_options: Any,
+    ) -> None:
+        if not isinstance(url, str):
+            raise TypeError(f"Mailboxes(url=...) takes a redis:// URL string, got {brief(url)}")
+        if not isinstance(prefix, str) or not prefix:
+            raise TypeError(f"Mailboxes(prefix=...) takes a non-empty string, got {brief(prefix)}")
+        self.url = url
+        self.where = _where(url)
+        self.prefix = prefix
+        self.maxlen: int = _positive("maxlen", maxlen)
+        self.reply_maxlen: int = _positive("reply_maxlen", reply_maxlen)
+        self.reply_ttl: float = _positive("reply_ttl", reply_ttl, float)
+        self.client_id = client_id or unique_name()
+        options: dict[str, Any] = {
+            # Fail fast when Redis is away: one quick retry covers a stale pooled
+            # connection after a Redis restart; workers add their own backoff.
+            "retry": Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
+            "socket_connect_timeout": 5.0,
+            **redis_options,
+            "decode_responses": True,
+        }
+        self.client: Redis = Redis.from_url(url, **options)
+        self._put_script = self.client.register_script(PUT)
+        self._keys: dict[str, Keys] = {}
+        self.replies = Replies(
+            self.client, f"{prefix}:replies:{self.client_id}", Backoff(0.05, 5.0)
+        )
+
+    def __repr__(self) -> str:
+        return f"<Mailboxes {self.where} prefix={self.prefix!r}>"
+
+    async def __aenter__(self) -> Mailboxes:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop reading replies, drop routes to this Redis, and close the connections."""
+        self.unroute()
+        await self.replies.close()
+        await self.client.aclose()
+
+    def keys(self, agent: str) -> Keys:
+        """The Redis keys of ``agent``'s mailbox."""
+        found = self._keys.get(agent)
+        if found is None:
+            if not isinstance(agent, str) or not agent:
+                raise TypeError(f"agent names are non-empty strings, got {brief(agent)}")
+            found = self._keys[agent] = Keys.of(self.prefix, agent)
+        return found
+
+    def unavailable(self, doing: str, exc: BaseException) -> MailboxUnavailableError:
+        return MailboxUnavailableError(
+            f"cannot reach Redis at {self.where} to {doing} ({type(exc).__name__}: "
+            f"{bounded(str(exc))}); check that Redis is running and the URL is right, "
+            "then retry"
+        )
+
+    # -- putting turns ----------------------------------------------------------------
+
+    async def put(self, agent: str, turn: Turn, *, reply: bool = True) -> TurnHandle:
+        """Put ``turn`` on ``agent``'s mailbox; the handle follows its result.
+
+        Raises [`MailboxFullError`][pygents.redis.MailboxFullError] when the mailbox
+        is full, ``UnregisteredToolError`` when the agent's workers lack the turn's
+        tool, and [`MailboxUnavailableError`][pygents.redis.MailboxUnavailableError]
+        when Redis cannot be reached.
+        """
+        (handle,) = await self.put_many(agent, (turn,), reply=reply)
+        return handle
+
+    async def put_many(
+        self, agent: str, turns: Iterable[Turn], *, reply: bool = True
+    ) -> list[TurnHandle]:
+        """Put several turns on one mailbox at once: all of them, or none."""
+        keys = self.keys(agent)
+        batch = list(turns)
+        for turn in batch:
+            if not isinstance(turn, Turn):
+                raise TypeError(f"Mailboxes.put() takes a Turn, got {type(turn).__name__}")
+        if not batch:
+            return []
+        reply_to = self.replies.key if reply else None
+        payloads = [
+            json.dumps({"reply": reply_to, "turn": turn.to_dict()}, separators=(",", ":"))
+            for turn in batch
+        ]
+        tools = sorted({turn.tool.name for turn in batch})
+        handles = [TurnHandle(self.replies if reply else None, agent, t.uuid) for t in batch]
+        for handle in handles:
+            if reply:
+                self.replies.expect(handle)
+        try:
+            result = await self._put_script(
+                keys=[keys.mailbox, keys.tools, f"{self.prefix}:agents"],
+                args=[self.maxlen, agent, len(tools), *tools, *payloads],
+            )
+        except BaseException as exc:
+            for handle in handles:
+                self.replies.forget(handle)
+            if isinstance(exc, CONNECTION_ERRORS):
+                raise self.unavailable(f"put a turn for agent {bounded(agent)!r}", exc) from exc
+            raise
+        if result and result[0] in ("full", "tool"):
+            for handle in handles:
+                self.replies.forget(handle)
+            raise self._refused(agent, len(batch), result)
+        for handle, message_id in zip(handles, result, strict=True):
+            handle.message_id = message_id
+        return handles
+
+    def _refused(self, agent: str, count: int, result: list[Any]) -> Exception:
+        if result[0] == "full":
+            return MailboxFullError(
+                f"the mailbox of agent {bounded(agent)!r} holds {result[1]} unfinished turns "
+                f"and takes at most {self.maxlen} (Mailboxes(maxlen=...)); {count} more do "
+                "not fit — wait and retry, start more workers, or raise maxlen"
+            )
+        return UnregisteredToolError(
+            f"the workers serving agent {bounded(agent)!r} have no tool "
+            f"{bounded(result[1])!r}; register the tool in the worker process and give "
+            "it to the agent (the tool set is announced when a worker starts)"
+        )
+
+    async def deliver(self, agent_name: str, turn: Turn) -> None:
+        """``agent.send()`` for an agent served through this Redis (no reply)."""
+        await self.put(agent_name, turn, reply=False)
+
+    def route(self, *agents: str) -> None:
+        """Make ``agent.send(name, ...)`` in this process put on these agents' mailboxes.
+
+        With no names: every agent that is not registered in this process.
+        """
+        if not agents:
+            ROUTES.fallback = self
+        for agent in agents:
+            self.keys(agent)  # checks the name
+            ROUTES.add(agent, self)
+
+    def unroute(self, *agents: str) -> None:
+        """Undo [`route`][pygents.redis.Mailboxes.route] (with no names: every route
+        to this object)."""
+        if not agents:
+            agents = tuple(name for name, r in ROUTES.by_name.items() if r is self)
+            if ROUTES.fallback is self:
+                ROUTES.fallback = None
+        for agent in agents:
+            ROUTES.discard(agent, self)
+
+    # -- looking ----------------------------------------------------------------------
+
+    async def agents(self) -> list[str]:
+        """Every agent a turn was put for, or a worker served, on this Redis."""
+        try:
+            names = cast(set[str], await self.client.smembers(f"{self.prefix}:agents"))
+        except CONNECTION_ERRORS as exc:
+            raise self.unavailable("list the mailboxes", exc) from exc
+        return sorted(names)
+
+    async def stats(self, agent: str) -> MailboxStats:
+        """Depth, pending turns, dead letters, live workers and consumers of a mailbox."""
+        keys = self.keys(agent)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.time()
+        pipe.xlen(keys.mailbox)
+        pipe.xlen(keys.dead)
+        pipe.zrange(keys.workers, 0, -1, withscores=True)
+        pipe.xinfo_consumers(keys.mailbox, GROUP)
+        try:
+            now, depth, dead, workers, consumers = await pipe.execute(raise_on_error=False)
+        except CONNECTION_ERRORS as exc:
+            raise self.unavailable(f"read the statistics of agent {bounded(agent)!r}", exc) from exc
+        for value in (now, depth, dead, workers):
+            if isinstance(value, Exception):
+                raise value
+        if isinstance(consumers, ResponseError):
+            consumers = []  # no worker has created the group yet
+        elif isinstance(consumers, Exception):
+            raise consumers
+        now_ms = now[0] * 1000 + now[1] // 1000
+        live = {name for name, expiry in workers if expiry > now_ms}
+        listed = tuple(
+            ConsumerStats(c["name"], int(c["pending"]), int(c["idle"]) / 1000, c["name"] in live)
+            for c in consumers
+        )
+        return MailboxStats(
+            agent=agent,
+            depth=depth,
+            pending=sum(c.pending for c in listed),
+            dead_letters=dead,
+            workers=len(live),
+            consumers=listed,
+        )
+
+    async def dead_letters(self, agent: str, count: int = 100) -> list[DeadLetter]:
+        """The oldest ``count`` entries of ``agent``'s dead-letter stream."""
+        try:
+            entries = cast(
+                list[tuple[str, dict[str, str]]],
+                await self.client.xrange(self.keys(agent).dead, count=count),
+            )
+        except CONNECTION_ERRORS as exc:
+            raise self.unavailable(f"read the dead letters of {bounded(agent)!r}", exc) from exc
+        return [dead_letter(agent, entry_id, fields) for entry_id, fields in entries]
+
+
+def dead_letter(agent: str, entry_id: str, fields: dict[str, str]) -> DeadLetter:
+    return DeadLetter(
+        id=entry_id,
+        agent=agent,
+        message_id=fields.get("message_id", ""),
+        reason=fields.get("reason", ""),
+        error=fields.get("error", ""),
+        deliveries=int(fields.get("deliveries", "0") or 0),
+        worker=fields.get("worker", ""),
+        payload=fields.get("payload", ""),
+    )
+
+
+def tool_names(agents: Sequence[Any]) -> dict[str, frozenset[str]]:
+    """Every tool name (subtools included) of each agent, by agent name."""
+    return {a.name: frozenset(t.name for root in a.tools for t in root.walk()) for a in agents}

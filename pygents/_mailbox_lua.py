@@ -1,0 +1,192 @@
+"""The Redis keys of the mailboxes and the Lua scripts that change them atomically.
+
+Every change that must not be half done is one script, run atomically by Redis:
+
+* ``PUT`` — refuse when the mailbox is full or the tool unknown to its workers, else
+  add every turn (all or nothing): no race between the length check and the add.
+* ``RECORD`` — for each finished turn, acknowledge it and, *only if that
+  acknowledgement took it out of the pending list*, delete it from the mailbox and add
+  its outcome to the caller's reply stream. A turn run twice (its first worker was
+  presumed dead) therefore has exactly one recorded outcome.
+* ``DEAD`` — the same, moving the entry to the dead-letter stream.
+* ``CLAIM`` — take over turns idle longer than the visibility timeout, with their
+  delivery counts and last recorded error.
+* ``HEARTBEAT`` — a worker says it is alive, keeps its own turns from looking idle,
+  and removes consumers left behind by dead workers once they hold nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["CLAIM", "DEAD", "GROUP", "HEARTBEAT", "PUT", "RECORD", "Keys"]
+
+GROUP: Final = "pygents"
+"""The consumer group every worker of every mailbox belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The keys of one agent's mailbox, under a prefix."""
+
+    mailbox: str  # the stream of turns
+    dead: str  # the dead-letter stream
+    tools: str  # set: the tools the agent's workers have
+    workers: str  # sorted set: live workers, scored by heartbeat expiry (ms)
+    errors: str  # hash: message id -> last error of an unfinished delivery
+
+    @classmethod
+    def of(cls, prefix: str, agent: str) -> Keys:
+        return cls(
+            f"{prefix}:mailbox:{agent}",
+            f"{prefix}:dead:{agent}",
+            f"{prefix}:tools:{agent}",
+            f"{prefix}:workers:{agent}",
+            f"{prefix}:errors:{agent}",
+        )
+
+
+# KEYS: mailbox, tools, agents-set.
+# ARGV: maxlen, agent, tool count k, k tool names, then one payload per turn.
+# Returns the new ids, or {"full", depth} / {"tool", name}.
+PUT: Final = """
+local maxlen = tonumber(ARGV[1])
+local k = tonumber(ARGV[3])
+local first = 4 + k
+local depth = redis.call('XLEN', KEYS[1])
+if depth + (#ARGV - first + 1) > maxlen then
+  return {'full', depth}
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  for i = 4, 3 + k do
+    if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then
+      return {'tool', ARGV[i]}
+    end
+  end
+end
+redis.call('SADD', KEYS[3], ARGV[2])
+local ids = {}
+for i = first, #ARGV do
+  ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'turn', ARGV[i])
+end
+return ids
+"""
+
+# KEYS: the mailbox/errors key pairs and the reply streams the records refer to.
+# ARGV: group, reply maxlen, reply ttl (ms), then one value per record (one value, not
+# four: fewer arguments to encode and send):
+#     "<mailbox index> <reply index> <message id> <record JSON>"
+# where the mailbox index points into KEYS (0: a streamed value, nothing to
+# acknowledge; its errors key follows it in KEYS), the reply index too (0: nobody
+# waits), and the message id is "-" for a value. Records for one reply stream are
+# appended as one entry holding a JSON array. Returns how many turns were acknowledged.
+RECORD: Final = """
+local group = ARGV[1]
+local batches, order = {}, {}
+local acked = 0
+for i = 4, #ARGV do
+  local a = ARGV[i]
+  local s1 = string.find(a, ' ', 1, true)
+  local s2 = string.find(a, ' ', s1 + 1, true)
+  local s3 = string.find(a, ' ', s2 + 1, true)
+  local mk = tonumber(string.sub(a, 1, s1 - 1))
+  local rk = tonumber(string.sub(a, s1 + 1, s2 - 1))
+  local keep = true
+  if mk > 0 then
+    local id = string.sub(a, s2 + 1, s3 - 1)
+    local n = redis.pcall('XACK', KEYS[mk], group, id)
+    if n == 1 then
+      redis.call('XDEL', KEYS[mk], id)
+      redis.call('HDEL', KEYS[mk + 1], id)
+      acked = acked + 1
+    else
+      keep = false
+    end
+  end
+  if keep and rk > 0 then
+    local batch = batches[rk]
+    if batch == nil then
+      batch = {}
+      batches[rk] = batch
+      order[#order + 1] = rk
+    end
+    batch[#batch + 1] = string.sub(a, s3 + 1)
+  end
+end
+for _, rk in ipairs(order) do
+  redis.call('XADD', KEYS[rk], 'MAXLEN', '~', ARGV[2], '*',
+             'r', '[' .. table.concat(batches[rk], ',') .. ']')
+  redis.call('PEXPIRE', KEYS[rk], ARGV[3])
+end
+return acked
+"""
+
+# KEYS: mailbox, errors, dead-letter stream, reply stream (or the mailbox again: unused).
+# ARGV: group, message id, reply maxlen, reply ttl (ms), has reply (0/1), record (JSON),
+# then the dead-letter entry's field/value pairs. Returns 1 if moved, 0 if the entry
+# was already acknowledged by someone else.
+DEAD: Final = """
+local n = redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2])
+if n ~= 1 then
+  return 0
+end
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('XADD', KEYS[3], '*', unpack(ARGV, 7))
+if ARGV[5] == '1' then
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'r', '[' .. ARGV[6] .. ']')
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+end
+return 1
+"""
+
+# KEYS: mailbox, errors. ARGV: group, consumer, min idle (ms), cursor, count.
+# Returns {next cursor, {id, fields, deliveries, last error or false}...}.
+CLAIM: Final = """
+local res = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
+                       'COUNT', ARGV[5])
+local out = {res[1]}
+for _, entry in ipairs(res[2]) do
+  local id = entry[1]
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  local times = 1
+  if p[1] then times = p[1][4] end
+  out[#out + 1] = {id, entry[2], times, redis.call('HGET', KEYS[2], id)}
+end
+return out
+"""
+
+# KEYS: workers sorted set, mailbox. ARGV: group, consumer, heartbeat ttl (ms), then
+# the ids this worker holds. Returns how many leftover consumers were removed.
+HEARTBEAT: Final = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if #ARGV > 3 then
+  local mine = {}
+  local held = redis.call('XPENDING', KEYS[2], ARGV[1], '-', '+', 10000, ARGV[2])
+  for _, p in ipairs(held) do mine[p[1]] = true end
+  local args = {'XCLAIM', KEYS[2], ARGV[1], ARGV[2], 0}
+  for i = 4, #ARGV do
+    if mine[ARGV[i]] then args[#args + 1] = ARGV[i] end
+  end
+  if #args > 5 then
+    args[#args + 1] = 'JUSTID'  -- resets the idle time, not the delivery count
+    redis.call(unpack(args))
+  end
+end
+local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[2], ARGV[1])) do
+  local info = {}
+  for i = 1, #c, 2 do info[c[i]] = c[i + 1] end
+  if info['pending'] == 0 and info['idle'] > 2 * ttl
+     and redis.call('ZSCORE', KEYS[1], info['name']) == false then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[2], ARGV[1], info['name'])
+    removed = removed + 1
+  end
+end
+return removed
+"""

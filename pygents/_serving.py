@@ -1,0 +1,303 @@
+"""Running one delivered turn as its agent, in a worker.
+
+A worker runs many turns of an agent at once, so it does not use the agent's own
+queue and ``run()`` loop (one turn at a time). Each delivered turn runs in its own
+agent-run scope — what subscribers see as one ``invoke_agent`` per delivery — with
+the agent's context published for injection, its turn hooks applied as ``run()``
+applies them, and its agent hooks fired where ``run()`` fires them. Values are routed as ``run()``
+routes them, except that a ``Turn`` goes to the agent's *mailbox* (durable, shared by
+the replicas) and everything else goes back to the caller instead of being yielded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pygents._agent import Agent
+from pygents._agent_run import AgentRun, verdict
+from pygents._context import ContextItem
+from pygents._enums import AgentHook, StopReason, ToolType
+from pygents._hooks import dispatch, fire
+from pygents._mailbox_lua import Keys
+from pygents._mailbox_types import bounded, outcome_data
+from pygents._observe import BUS
+from pygents._scope import stop_reason_for
+from pygents._turn import Turn
+from pygents._turn_run import Runner, TurnRun
+
+__all__ = ["Malformed", "Served", "Sink", "parse_entry", "run_as"]
+
+_ERROR_TEXT: Final = 1000
+
+
+class Malformed(Exception):
+    """A mailbox entry that cannot be run; goes to the dead-letter stream as is."""
+
+    def __init__(self, reason: str, turn_uuid: str = "", reply: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.turn_uuid = turn_uuid
+        self.reply = reply
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One agent a worker serves."""
+
+    agent: Agent
+    keys: Keys
+    tool_names: frozenset[str]
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+
+def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, str | None]:
+    """The turn of a mailbox entry and its reply stream; `Malformed` if it
+    cannot be run here (not JSON, wrong shape, unknown tool, not this agent's tool)."""
+    raw = fields.get("turn")
+    if raw is None:
+        raise Malformed("the entry has no 'turn' field; put turns with Mailboxes.put()")
+    try:
+        envelope = json.loads(raw)
+    except ValueError as exc:
+        raise Malformed(f"not JSON: {bounded(str(exc))}") from None
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("turn"), dict):
+        raise Malformed("wrong shape: expected {'reply': ..., 'turn': Turn.to_dict()}")
+    data: dict[str, Any] = envelope["turn"]
+    reply = envelope.get("reply")
+    reply = reply if isinstance(reply, str) and reply else None
+    found = data.get("uuid")
+    turn_uuid = found if isinstance(found, str) else ""
+    tool_name = data.get("tool_name")
+    if isinstance(tool_name, str) and tool_name not in served.tool_names:
+        raise Malformed(
+            f"unknown tool: agent {bounded(served.name)!r} in this worker has no tool "
+            f"{bounded(tool_name)!r} (its tools: {', '.join(sorted(served.tool_names))})",
+            turn_uuid,
+            reply,
+        )
+    try:
+        turn = Turn.from_dict(data)
+    except Exception as exc:
+        raise Malformed(
+            f"wrong shape: {type(exc).__name__}: {bounded(str(exc), 500)}", turn_uuid, reply
+        ) from None
+    return turn, reply
+
+
+class Sink:
+    """Where a running turn's values and outcome go (the worker's batched writer)."""
+
+    __slots__ = ("attempt", "emit", "reply", "turn_uuid", "values")
+
+    def __init__(
+        self,
+        turn_uuid: str,
+        reply: str | None,
+        attempt: int,
+        emit: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        self.turn_uuid = turn_uuid
+        self.reply = reply
+        self.attempt = attempt
+        self.emit = emit
+        self.values = 0
+
+    async def value(self, value: Any) -> None:
+        index = self.values
+        if self.reply is None:
+            self.values += 1
+            return
+        try:
+            record = json.dumps([self.turn_uuid, "v", index, self.attempt, value], allow_nan=False)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"value #{index} of turn {self.turn_uuid} is a {type(value).__name__}, which "
+                "JSON cannot carry back to the caller; yield JSON-ready values (str, int, "
+                "float, bool, None, list, dict)"
+            ) from None
+        self.values += 1  # counted once it can reach the caller
+        await self.emit(self.reply, record)
+
+    def outcome_record(self, outcome: dict[str, Any]) -> str:
+        """The outcome as a reply record; an output JSON cannot carry becomes an error."""
+        try:
+            return json.dumps([self.turn_uuid, "o", 0, self.attempt, outcome], allow_nan=False)
+        except (TypeError, ValueError):
+            output = outcome["output"]
+            failed = dict(
+                outcome,
+                output=None,
+                stop_reason=StopReason.ERROR.value,
+                error_type="TypeError",
+                error=f"the turn returned a {type(output).__name__}, which JSON cannot carry "
+                "back to the caller; return JSON-ready values",
+            )
+            return json.dumps([self.turn_uuid, "o", 0, self.attempt, failed])
+
+
+_ROUTED: Final = (Turn, ContextItem)
+
+
+async def run_as(
+    agent: Agent,
+    turn: Turn,
+    sink: Sink,
+    route_turn: Callable[[Turn], Awaitable[None]],
+    worker: str,
+    runner: Runner,
+) -> dict[str, Any]:
+    """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome data.
+
+    Drives the turn's [`TurnRun`][pygents._turn_run.TurnRun] as ``Agent.run()`` does
+    (the agent's turn hooks added, the lane's ``runner`` lent), in an
+    [`AgentRun`][pygents._agent_run.AgentRun] of its own that never takes the agent:
+    many deliveries of one agent run at once. Exceptions of the turn become its
+    outcome; cancellation (the worker stopping) propagates, leaving the delivery
+    unfinished.
+    """
+    run = AgentRun(agent, None)
+    if BUS.scopers:
+        BUS.start(run)
+    hooks = agent._hooks
+    tool = turn._tool
+    output: Any = None
+    error: BaseException | None = None
+    try:
+        if (hooks or BUS.hot) and (pending := _hot(AgentHook.BEFORE_TURN, agent, (agent,), run)):
+            await pending
+        turn_run = turn._open(run, tool.streaming, agent._turn_hooks, runner)
+        try:
+            if tool.streaming:
+                await _stream(agent, turn_run, run, sink, route_turn)
+            else:
+                value = await turn_run.call()
+                check = tool.type is ToolType.COMPLETION_CHECK
+                if check:
+                    verdict(tool, value)
+                if not turn_run.finish_quietly(value):
+                    await turn_run.finish(None, value)
+                if check:
+                    output = value  # the caller's answer; a verdict is not a value
+                elif isinstance(value, _ROUTED):
+                    await _route(agent, value, route_turn, run)
+                    if hooks or BUS.hot:
+                        await _value_event(agent, turn, value, run)
+                else:
+                    output = value
+                    if hooks or BUS.hot:
+                        await _value_event(agent, turn, value, run)
+        except BaseException as exc:
+            if turn._run is turn_run:
+                await turn_run.finish(exc)
+            raise
+        if (hooks or BUS.hot) and (
+            pending := _hot(AgentHook.AFTER_TURN, agent, (agent, turn), run)
+        ):
+            await pending
+    except Exception as exc:
+        error = exc
+        if hooks or BUS.any:
+            error = await _turn_failed(agent, turn, exc, run)
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        run.error = error
+        run.stop_reason = stop_reason_for(error)
+        if run._observers:
+            BUS.end(run)
+    if error is None:
+        reason = StopReason.COMPLETED
+    elif turn.stop_reason is StopReason.TIMEOUT and error is turn.error:
+        reason = StopReason.TIMEOUT
+    else:
+        reason = stop_reason_for(error)
+    return outcome_data(
+        turn.uuid,
+        agent.name,
+        reason,
+        output,
+        None if error is None else type(error).__qualname__,
+        None if error is None else bounded(str(error), _ERROR_TEXT),
+        sink.values,
+        sink.attempt,
+        worker,
+        tool.streaming,
+    )
+
+
+async def _stream(
+    agent: Agent,
+    turn_run: TurnRun,
+    run: AgentRun,
+    sink: Sink,
+    route_turn: Callable[[Turn], Awaitable[None]],
+) -> None:
+    """A streaming turn, step by step, in the bracket ``TurnRun`` asks of its drivers;
+    ``ON_TURN_VALUE`` fires for every value, after a routed one is routed."""
+    turn = turn_run.target
+    await turn_run.start_stream()
+    turn_run.resume()
+    try:
+        async for value in turn_run.agen:
+            if turn_run.step_done(value):
+                await turn_run.value_hooks(value)
+            if isinstance(value, _ROUTED):
+                await _route(agent, value, route_turn, run)
+                if agent._hooks or BUS.hot:
+                    await _value_event(agent, turn, value, run)
+            else:
+                if agent._hooks or BUS.hot:
+                    await _value_event(agent, turn, value, run)
+                await sink.value(value)
+            turn_run.resume()
+        turn_run.step_failed(None)
+    except BaseException as exc:
+        turn_run.step_failed(exc)
+        raise
+    await turn_run.finish(None)
+
+
+def _hot(event: AgentHook, agent: Agent, args: tuple[Any, ...], run: AgentRun) -> Any:
+    """A per-turn agent event as ``run()`` dispatches it: subscribers are told now, and
+    the agent's hooks come back to await only when one is bound (else ``None``)."""
+    return dispatch(event, agent, agent._hooks, args, None, run)
+
+
+async def _value_event(agent: Agent, turn: Turn, value: Any, run: AgentRun) -> None:
+    if pending := _hot(AgentHook.ON_TURN_VALUE, agent, (agent, turn, value), run):
+        await pending
+
+
+async def _route(
+    agent: Agent, value: Any, route_turn: Callable[[Turn], Awaitable[None]], run: AgentRun
+) -> None:
+    """A routed value: a turn to the agent's mailbox, context to the agent's memory."""
+    entered = BUS.enter(run)
+    try:
+        if isinstance(value, Turn):
+            await route_turn(value)
+        elif value.id is None:
+            await agent._context_queue.append(value)
+        else:
+            await agent._context_pool.add(value)
+    finally:
+        BUS.exit(run, entered)
+
+
+async def _turn_failed(agent: Agent, turn: Turn, exc: Exception, run: AgentRun) -> Exception:
+    """The agent's failure hooks; an exception one of them raises replaces ``exc``."""
+    try:
+        if turn.stop_reason is StopReason.TIMEOUT:
+            await fire(AgentHook.ON_TURN_TIMEOUT, agent, agent._hooks, (agent, turn), None, run)
+        else:
+            await fire(AgentHook.ON_TURN_ERROR, agent, agent._hooks, (agent, turn, exc), None, run)
+    except Exception as hook_error:
+        return hook_error
+    return exc

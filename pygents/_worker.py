@@ -1,0 +1,389 @@
+"""Workers: serve agents from their mailboxes, at least once, in one process.
+
+A `Worker` runs four things side by side until `Worker.stop`:
+
+* the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
+  batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
+  at least ``concurrency`` (fewer with a small prefetch), so the lanes rarely wait
+  for a read while turns wait in Redis, and a busy replica leaves the rest to others;
+* ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
+  other in a lane and side by side across lanes;
+* the *writer* (`Flusher` in `pygents._flusher`) records outcomes and streams
+  values in batches, acknowledging each turn only once its outcome is recorded;
+* the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
+  and takes over turns idle longer than ``visibility_timeout`` — their worker died
+  — dead-lettering those delivered ``max_deliveries`` times already; every
+  ``stats_interval`` it also reads the served mailboxes' statistics for
+  ``served_stats()`` (what the dashboard and the telemetry gauges show).
+
+Every loop survives Redis going away: it backs off exponentially, then carries on,
+re-creating the consumer groups if Redis came back empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from functools import partial
+from typing import Any, cast
+
+from redis.exceptions import ResponseError
+from redis.typing import KeyT, StreamIdT
+
+from pygents._agent import Agent
+from pygents._flusher import Flusher
+from pygents._lanes import Lanes
+from pygents._mailbox import Mailboxes, tool_names
+from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
+from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents._replies import CONNECTION_ERRORS, Backoff
+from pygents._routing import ROUTES
+from pygents._served import SERVED, WorkerCounters, setting
+from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
+from pygents._turn import Turn
+from pygents._turn_run import Runner
+
+__all__ = ["Worker"]
+
+_log = logging.getLogger("pygents.redis")
+
+
+class Worker:
+    """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
+
+    Args:
+        mailboxes: where the mailboxes are (its URL, prefix and limits).
+        agents: the agents to serve; their tools must be registered in this process.
+        concurrency: turns run at once by this worker, across its agents.
+        prefetch: turns read ahead of the lanes (default 3 × concurrency): many small
+            turns then cost few round trips. Set 0 for long turns shared fairly
+            among replicas (a worker then holds only what it runs).
+        visibility_timeout: seconds without a heartbeat after which a turn held by
+            a worker is presumed lost and taken over by another.
+        max_deliveries: deliveries after which an unfinished turn is dead-lettered.
+        name: the consumer name (default: host, pid and a random suffix).
+        stop_grace: seconds [`run`][pygents.redis.Worker.run] waits, once stopped,
+            for running turns.
+        reconnect_delay: first delay after a lost connection (doubles each time).
+        max_reconnect_delay: the cap of that delay.
+        stats_interval: seconds between two readings of the served mailboxes'
+            statistics for [`served_stats`][pygents.redis.served_stats] (``None``:
+            never).
+    """
+
+    def __init__(
+        self,
+        mailboxes: Mailboxes,
+        agents: Agent | Sequence[Agent],
+        *,
+        concurrency: int = 32,
+        prefetch: int | None = None,
+        visibility_timeout: float = 30.0,
+        max_deliveries: int = 5,
+        name: str | None = None,
+        stop_grace: float = 10.0,
+        reconnect_delay: float = 0.05,
+        max_reconnect_delay: float = 5.0,
+        stats_interval: float | None = 1.0,
+    ) -> None:
+        if not isinstance(mailboxes, Mailboxes):
+            raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
+        served = [agents] if isinstance(agents, Agent) else list(agents)
+        if not served or not all(isinstance(a, Agent) for a in served):
+            raise TypeError("Worker(agents=...) takes an Agent or a non-empty list of Agents")
+        self.mailboxes = mailboxes
+        self.concurrency: int = setting("concurrency", concurrency, 1, int)
+        self.prefetch: int = (
+            3 * self.concurrency if prefetch is None else setting("prefetch", prefetch, 0, int)
+        )
+        # A read waits until it can bring a batch worth the round trip: ``concurrency``
+        # turns, or as many as prefetching allows (with none, one free lane is enough).
+        self._read_at = max(1, min(self.concurrency, self.prefetch))
+        self.visibility_timeout: float = setting("visibility_timeout", visibility_timeout, 0.01)
+        self.max_deliveries: int = setting("max_deliveries", max_deliveries, 1, int)
+        self.stop_grace: float = setting("stop_grace", stop_grace, 0)
+        delay = setting("reconnect_delay", reconnect_delay, 0.001)
+        cap = setting("max_reconnect_delay", max_reconnect_delay, delay)
+        self.stats_interval: float | None = (
+            None if stats_interval is None else setting("stats_interval", stats_interval, 0.01)
+        )
+        self.name = name or unique_name()
+        names = tool_names(served)
+        self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
+        self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
+        self.counters = WorkerCounters()
+        self._held: dict[str, set[str]] = {name: set() for name in self.served}
+        self._lanes = Lanes(self.concurrency)
+        self._stopping = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._started = False
+        self._cursors = dict.fromkeys(self.served, "0-0")
+        self._backoff = (delay, cap)
+        client = mailboxes.client
+        self._claim = client.register_script(CLAIM)
+        self._heartbeat = client.register_script(HEARTBEAT)
+        self.flusher = Flusher(mailboxes, self._new_backoff(), self._recorded)
+
+    def __repr__(self) -> str:
+        return f"<Worker {self.name!r} serving {sorted(self.served)}>"
+
+    def _new_backoff(self) -> Backoff:
+        return Backoff(*self._backoff, on_failure=self._failed)
+
+    def _failed(self, delay: float) -> None:
+        self.counters.connection_failures += 1
+        self.counters.last_backoff = delay
+
+    @property
+    def free(self) -> int:
+        """Turns this worker could take right now (it holds up to 2 × concurrency)."""
+        return self.concurrency + self.prefetch - self._lanes.load
+
+    @property
+    def ready(self) -> bool:
+        """The consumer groups exist and this worker announced itself."""
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    def stop(self) -> None:
+        """Ask [`run`][pygents.redis.Worker.run] to stop taking turns, finish (within
+        ``stop_grace``) and return."""
+        self._stopping.set()
+
+    # -- the main loop ----------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve until [`stop`][pygents.redis.Worker.stop]; routes ``send()`` to the
+        served agents meanwhile.
+
+        A worker runs once. An unexpected error in one of its loops stops it, after
+        the same clean-up as [`stop`][pygents.redis.Worker.stop], and is raised here.
+        """
+        if self._started:
+            raise RuntimeError(f"{self!r} already ran; a Worker runs once, create another")
+        self._started = True
+        for name in self.served:
+            ROUTES.add(name, self.mailboxes)
+        keeper = self._every(self.visibility_timeout / 4, "heartbeat and claim", self._keep)
+        loops = [
+            asyncio.create_task(self._reader(), name=f"pygents.redis reader {self.name}"),
+            asyncio.create_task(keeper, name=f"pygents.redis keeper {self.name}"),
+        ]
+        if self.stats_interval is not None:
+            stats = self._every(self.stats_interval, "reading statistics", self._report)
+            loops.append(asyncio.create_task(stats, name=f"pygents.redis stats {self.name}"))
+        writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
+        self._lanes.start()
+        stopping = asyncio.create_task(self._stopping.wait())
+        failure: BaseException | None = None
+        try:
+            done, _ = await asyncio.wait(
+                [stopping, writer, *loops], return_when=asyncio.FIRST_COMPLETED
+            )
+            failed = [t for t in (writer, *loops) if t in done and not t.cancelled()]
+            failure = failed[0].exception() if failed else None
+        finally:
+            self._stopping.set()
+            stopping.cancel()
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(stopping, *loops, return_exceptions=True)
+            await self._lanes.drain(self.stop_grace)
+            self.flusher.close()
+            await asyncio.gather(writer, return_exceptions=True)
+            await self.flusher.flush_now()
+            SERVED.withdraw(self.name)
+            await self._leave()
+            for name in self.served:
+                ROUTES.discard(name, self.mailboxes)
+        if failure is not None:
+            raise failure
+
+    async def _leave(self) -> None:
+        pipe = self.mailboxes.client.pipeline(transaction=False)
+        for served in self.served.values():
+            pipe.zrem(served.keys.workers, self.name)
+        try:
+            await pipe.execute()
+        except CONNECTION_ERRORS:
+            pass  # the heartbeat expires by itself
+
+    async def _setup(self) -> None:
+        """Create the consumer groups, announce the tools, heartbeat once."""
+        client = self.mailboxes.client
+        for served in self.served.values():
+            try:
+                await client.xgroup_create(served.keys.mailbox, GROUP, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+            pipe = client.pipeline(transaction=True)
+            pipe.delete(served.keys.tools)
+            pipe.sadd(served.keys.tools, *sorted(served.tool_names))
+            pipe.sadd(f"{self.mailboxes.prefix}:agents", served.name)
+            await pipe.execute()
+        await self._beat()
+        self._ready.set()
+
+    async def _beat(self) -> None:
+        ttl = max(1, round(self.visibility_timeout * 1000))
+        for served in self.served.values():
+            await self._heartbeat(
+                keys=[served.keys.workers, served.keys.mailbox],
+                args=[GROUP, self.name, ttl, *self._held[served.name]],
+            )
+
+    async def _guarded(self, what: str, backoff: Backoff, step: Any) -> None:
+        """One step of a loop: connection errors back off, a lost group re-creates it."""
+        try:
+            if not self._ready.is_set():
+                await self._setup()
+            await step()
+        except CONNECTION_ERRORS as exc:
+            self._ready.clear()
+            await backoff.wait(what, exc)
+            return
+        except ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            _log.warning("pygents.redis: %s found no consumer group; re-creating it", what)
+            self._ready.clear()
+            return
+        backoff.succeeded(what)
+
+    async def _reader(self) -> None:
+        backoff = self._new_backoff()
+        streams: dict[KeyT, StreamIdT] = dict.fromkeys(self._by_mailbox, ">")
+        while not self._stopping.is_set():
+            while self.free < self._read_at:
+                self._lanes.room.clear()
+                await self._lanes.room.wait()
+
+            async def read() -> None:
+                found = cast(
+                    list[tuple[str, list[tuple[str, dict[str, str]]]]],
+                    await self.mailboxes.client.xreadgroup(
+                        GROUP, self.name, streams, count=self.free, block=1000
+                    ),
+                )
+                for key, entries in found or ():
+                    served = self._by_mailbox[key]
+                    for message_id, fields in entries:
+                        self._take(served, message_id, fields or {}, 1, None)
+
+            await self._guarded("reading turns", backoff, read)
+
+    async def _every(self, interval: float, what: str, step: Any) -> None:
+        """Run ``step`` (guarded) every ``interval`` seconds until the worker stops."""
+        backoff = self._new_backoff()
+        while not self._stopping.is_set():
+            await self._guarded(what, backoff, step)
+            try:
+                await asyncio.wait_for(self._stopping.wait(), interval)
+            except TimeoutError:
+                pass
+
+    async def _report(self) -> None:
+        for name in self.served:
+            SERVED.publish(self.name, await self.mailboxes.stats(name))
+
+    async def _keep(self) -> None:
+        await self._beat()
+        idle = max(1, round(self.visibility_timeout * 1000))
+        for served in self.served.values():
+            if self.free <= 0:
+                return
+            found = await self._claim(
+                keys=[served.keys.mailbox, served.keys.errors],
+                args=[GROUP, self.name, idle, self._cursors[served.name], self.free],
+            )
+            self._cursors[served.name] = found[0]
+            for message_id, flat, deliveries, last_error in found[1:]:
+                if message_id in self._held[served.name]:
+                    continue  # ours already (a late heartbeat); it is running here
+                fields = dict(zip(flat[::2], flat[1::2], strict=True))
+                self.counters.claimed += 1
+                self._take(served, message_id, fields, int(deliveries), last_error or None)
+
+    # -- one delivery -----------------------------------------------------------------
+
+    def _take(
+        self,
+        served: Served,
+        message_id: str,
+        fields: dict[str, str],
+        deliveries: int,
+        last_error: str | None,
+    ) -> None:
+        self._held[served.name].add(message_id)
+        if deliveries > self.max_deliveries:
+            reason = (
+                f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
+                "an outcome: each worker running it died or lost Redis"
+            )
+            self._dead(served, message_id, fields, reason, last_error or "", deliveries, None)
+            return
+        try:
+            turn, reply = parse_entry(served, fields)
+        except Malformed as bad:
+            self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
+            return
+        self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
+
+    def _dead(
+        self,
+        served: Served,
+        message_id: str,
+        fields: dict[str, str],
+        reason: str,
+        error: str,
+        deliveries: int,
+        bad: Malformed | None,
+    ) -> None:
+        self.counters.dead_lettered += 1
+        move = partial(
+            self.flusher.dead_letter,
+            served,
+            message_id,
+            fields,
+            reason,
+            error,
+            deliveries,
+            self.name,
+            bad,
+        )
+        self._lanes.add(lambda runner: move())
+
+    def _recorded(self, agent: str, message_id: str) -> None:
+        """The writer recorded (or gave up on) this delivery: it is not held any more."""
+        self._held[agent].discard(message_id)
+
+    async def _run(
+        self,
+        served: Served,
+        message_id: str,
+        turn: Turn,
+        reply: str | None,
+        attempt: int,
+        runner: Runner,
+    ) -> None:
+        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
+        sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
+
+        async def route(routed: Turn) -> None:
+            await self.mailboxes.put(served.name, routed, reply=False)
+
+        try:
+            outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
+        except asyncio.CancelledError:
+            self.flusher.unfinished(
+                served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
+            )
+            raise
+        finally:
+            DELIVERY.reset(token)
+        self.counters.turns += 1
+        self.flusher.outcome(served, message_id, reply, sink.outcome_record(outcome))

@@ -1,0 +1,78 @@
+"""Agents across processes and machines, durably, on Redis Streams.
+
+An agent's queue normally lives in one process's memory. With ``pygents.redis`` an
+agent name also has a *mailbox*: a Redis stream that any process can put turns on,
+read by a consumer group of *workers* — one process or many, on one machine or
+many. Nothing is lost when a worker dies: a turn is acknowledged only once its
+outcome is recorded, and another worker takes it over after a visibility timeout.
+
+* [`Mailboxes`][pygents.redis.Mailboxes] — a connection to the mailboxes on one
+  Redis: ``put`` turns, follow their results through a
+  [`TurnHandle`][pygents.redis.TurnHandle], read
+  [`MailboxStats`][pygents.redis.MailboxStats] and dead letters, and route
+  ``agent.send()`` to agents served elsewhere.
+* [`Worker`][pygents.redis.Worker] — serves agents from their mailboxes.
+* [`RedisServer`][pygents.redis.RedisServer] — a throwaway local ``redis-server``
+  for tests and examples.
+* [`current_delivery`][pygents.redis.current_delivery] — inside a tool, the running
+  delivery (its turn uuid is the idempotency key; ``attempt`` counts deliveries).
+* [`served_stats`][pygents.redis.served_stats] — the latest statistics of the
+  mailboxes this process's workers serve, without I/O (what dashboards read).
+
+Needs the ``redis`` extra (``pip install 'pygents[redis]'``). See the guide
+"Scaling out" for the guarantee and the failure modes.
+"""
+
+from __future__ import annotations
+
+from pygents._extras import missing_extra
+from pygents._public import publish as _publish
+
+try:
+    from pygents._mailbox import Mailboxes
+    from pygents._mailbox_types import (
+        ConsumerStats,
+        DeadLetter,
+        Delivery,
+        MailboxError,
+        MailboxFullError,
+        MailboxStats,
+        MailboxUnavailableError,
+        Outcome,
+        RemoteTurnError,
+        RepliesLostError,
+        current_delivery,
+    )
+    from pygents._redis_server import RedisServer
+    from pygents._replies import TurnHandle
+    from pygents._served import WorkerCounters, served_stats
+    from pygents._worker import Worker
+except ModuleNotFoundError as error:
+    # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
+    replacement = missing_extra(error, "pygents.redis", "redis", ("redis",))
+    if replacement is None:
+        raise
+    raise replacement from None
+
+__all__ = [
+    "ConsumerStats",
+    "DeadLetter",
+    "Delivery",
+    "MailboxError",
+    "MailboxFullError",
+    "MailboxStats",
+    "MailboxUnavailableError",
+    "Mailboxes",
+    "Outcome",
+    "RedisServer",
+    "RemoteTurnError",
+    "RepliesLostError",
+    "TurnHandle",
+    "Worker",
+    "WorkerCounters",
+    "current_delivery",
+    "served_stats",
+]
+
+# Tracebacks and reprs name ``pygents.redis.Worker``, not the private module it lives in.
+_publish(__name__, __all__, globals(), source="pygents")

@@ -1,0 +1,49 @@
+"""Fixtures for the Redis mailbox tests: a real ``redis-server`` per test.
+
+Each server runs on a free loopback port in the test's own temporary directory,
+with persistence off (``--save "" --appendonly no``), and is stopped afterwards.
+Tests that need one are skipped, with the reason, only when ``redis-server`` is not
+on ``PATH`` (CI installs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from redis_helpers import Serving
+
+from pygents.redis import Mailboxes, RedisServer
+
+NO_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A running, empty ``redis-server``; ``stop()``/``start()`` restart it empty."""
+    if not RedisServer.available():
+        pytest.skip(NO_SERVER)
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+async def mailboxes(redis_server: RedisServer) -> AsyncIterator[Mailboxes]:
+    async with Mailboxes(redis_server.url) as found:
+        yield found
+
+
+@pytest.fixture
+async def serving() -> AsyncIterator[Serving]:
+    found = Serving()
+    try:
+        yield found
+    finally:
+        await found.close()
