@@ -75,19 +75,20 @@ def _snapshot_interval(value: object) -> float:
     """The argument, else the variable, else 1 s; between 0.05 s and an hour."""
     fix = f"give a number of seconds from {MIN_INTERVAL} to {MAX_INTERVAL:g}, e.g. 1"
     where = "snapshot_interval"
+    shown = repr(value)
     if value is None:
         raw = os.environ.get(SNAPSHOT_INTERVAL_ENV, "").strip()
         if not raw:
             return DEFAULT_SNAPSHOT_INTERVAL
-        where = SNAPSHOT_INTERVAL_ENV
+        where, shown = SNAPSHOT_INTERVAL_ENV, repr(bounded(raw))
         try:
             value = float(raw)
         except ValueError:
-            raise ValueError(f"{where}={bounded(raw)!r} is not a number; {fix}") from None
+            raise ValueError(f"{where}={shown} is not a number; {fix}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{where} must be a number of seconds, got {type(value).__name__}; {fix}")
     if not MIN_INTERVAL <= value <= MAX_INTERVAL:  # NaN fails too
-        raise ValueError(f"{where}={value!r} is out of range; {fix}")
+        raise ValueError(f"{where}={shown} is out of range; {fix}")
     return float(value)
 
 
