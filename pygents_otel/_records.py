@@ -100,6 +100,7 @@ TOOL_STOP_REASON: Final = s.STOP_REASONS["tool"]
 AGENT_STATE: Final = "pygents.agent.state"
 PAUSED: Final = "pygents.agent.paused"
 CURRENT_TURN: Final = "pygents.agent.current_turn.uuid"
+TURN_STARTED: Final = "pygents.turn.start_time_unix_nano"  # snapshots: the current turn's
 CONTEXT_LIMIT: Final = "pygents.context.limit"
 ITEM_DESCRIPTION: Final = "pygents.context.item.description"
 QUEUE_SIZE: Final = "pygents.context_queue.size"
@@ -269,7 +270,13 @@ def snapshot(agent: Agent) -> Attributes:
     if pool.limit is not None:
         attributes[POOL_LIMIT] = pool.limit
     if current is not None:
-        attributes[CURRENT_TURN] = current.uuid
+        # What a listener that missed the turn's start needs to show it running.
+        attributes[CURRENT_TURN] = attributes[s.TURN_UUID] = current.uuid
+        attributes[s.TOOL_NAME] = bounded(current.tool.name)
+        attributes[s.TURN_TIMEOUT] = float(current.timeout)
+        started = current.start_time
+        if started is not None:
+            attributes[TURN_STARTED] = int(started.timestamp() * 1e9)
     return attributes
 
 
