@@ -144,7 +144,11 @@ def run_end(agent: Agent, reason: StopReason | None, error: object) -> Attribute
 
 
 def turn_start(turn: Turn, agent: Agent | None, content: s.Content) -> Attributes:
+    """The turn, its timeout, and the agent's queue depth now that the turn has left
+    the queue (``before_turn`` is sent while it is still in it)."""
     attributes = of_agent(agent)
+    if agent is not None:
+        attributes[s.QUEUE_DEPTH] = agent.queue_depth
     attributes[s.TURN_UUID] = turn.uuid
     attributes[s.TOOL_NAME] = bounded(turn.tool.name)
     attributes[s.TURN_TIMEOUT] = float(turn.timeout)

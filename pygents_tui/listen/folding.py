@@ -193,6 +193,8 @@ class Folding(Services):
         self._run(turn)
         if agent is not None:
             agent.current_turn, agent.current_tool = turn.key, tool
+            depth = as_int(attributes.get(k.QUEUE_DEPTH))  # the turn has left the queue
+            agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
             if agent.phase != "paused":
                 agent.phase = "running"
         self.note(service, at, turn.agent_label, "turn", f"▶ {tool}")

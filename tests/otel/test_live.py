@@ -192,6 +192,7 @@ async def test_a_turn_starts_with_its_timeout_and_ends_with_its_reason_in_its_sp
         "pygents.turn.timeout": 7.0,
         "pygents.turn.streaming": False,
         "pygents.tags": ("live",),
+        "pygents.agent.queue.depth": 0,  # the turn has left the queue
     }
     (end,) = records.named("pygents.turn.end")
     assert end == {

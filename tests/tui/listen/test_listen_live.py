@@ -4,13 +4,27 @@ it missed (it started listening later)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+
 import pytest
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otlp_requests import Event, logs_batch
 
+from pygents import Agent, ContextItem, ContextQueue, Turn, tool
+from pygents.testing import drain
+from pygents_otel import PygentsInstrumentor
 from pygents_otel import _records as r
 from pygents_otel import _spans as s
-from pygents_tui.listen import FleetModel
+from pygents_tui.listen import FleetModel, Receiver
 from pygents_tui.listen import schema as k
+from pygents_tui.listen.view import Capacity
 
 WALL = 1_700_000_000 * 10**9
 S = 10**9
@@ -106,3 +120,105 @@ def test_a_snapshot_shows_a_running_turn_whose_start_the_listener_missed() -> No
     assert fleet.running_turns() == [], "a snapshot sent after the end does not reopen it"
     assert agent.current_turn is None
     assert agent.completed == 1
+
+
+# -- end to end, in this process: pygents_otel -> OTLP -> receiver -> fleet model ----------------
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def fleet(clock: Clock) -> FleetModel:
+    """The receiver's model (see conftest), on a clock the test moves for staleness."""
+    return FleetModel(clock=clock, stale_after=5.0)
+
+
+@pytest.fixture
+def exporting(receiver: Receiver) -> Iterator[tuple[TracerProvider, LoggerProvider]]:
+    """This process's SDK, exporting to the receiver with the real OTLP/gRPC exporters."""
+    resource = Resource({"service.name": "inproc", "service.instance.id": "one"})
+    endpoint = receiver.grpc_endpoint
+    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+    tracer_provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, insecure=True))
+    )
+    logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
+    logger_provider.add_log_record_processor(
+        BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint, insecure=True))
+    )
+    instrumentor = PygentsInstrumentor()
+    instrumentor.instrument(
+        tracer_provider=tracer_provider,
+        logger_provider=logger_provider,
+        live=True,
+        snapshot_interval=3600,  # one at the start: the records below are the test's
+    )
+    yield tracer_provider, logger_provider
+    instrumentor.uninstrument()
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+
+
+async def settle(fleet: FleetModel, providers: tuple[TracerProvider, LoggerProvider]) -> None:
+    """Export everything emitted so far (each flush returns once the receiver answered,
+    which it does after handing the batch over), then fold it."""
+    for provider in providers:
+        assert await asyncio.to_thread(provider.force_flush, 10_000)
+    fleet.drain()
+
+
+async def test_queue_depth_pauses_context_sizes_and_staleness_reach_the_fleet_model(
+    fleet: FleetModel, clock: Clock, exporting: tuple[TracerProvider, LoggerProvider]
+) -> None:
+    release = asyncio.Event()
+
+    @tool
+    async def remember(note: str) -> ContextItem[str]:
+        return ContextItem(note)
+
+    @tool
+    async def wait() -> str:
+        await release.wait()
+        return "done"
+
+    keeper = Agent("keeper", "keeps notes", [remember, wait], context_queue=ContextQueue(limit=4))
+    await keeper.put(Turn(remember, args=["a note"]))
+    await keeper.put(Turn(wait, timeout=30))
+    keeper.pause()
+    run = asyncio.create_task(drain(keeper))
+    async with asyncio.timeout(30):
+        await settle(fleet, exporting)
+        while not fleet.agent_rows() or fleet.agent_rows()[0].state != "paused":
+            await asyncio.sleep(0)  # the run loop reaches its pause gate
+            await settle(fleet, exporting)
+
+    (agent,) = fleet.agent_rows()
+    assert agent.label.startswith("inproc@one/keeper")
+    assert agent.queue_depth == 2
+
+    keeper.resume()
+    async with asyncio.timeout(30):
+        while not fleet.running_turns():
+            await asyncio.sleep(0)  # the first turn runs, the second starts
+            await settle(fleet, exporting)
+    (turn,) = fleet.running_turns()
+    assert (turn.tool, turn.timeout, turn.ended) == ("wait", 30.0, None)
+    assert agent.state == "running"
+    assert agent.queue_depth == 0
+    assert agent.context_queue == Capacity(1, 4), "the routed note, against the limit"
+    assert agent.completed == 1
+
+    release.set()
+    assert await run == ["done"]
+    await settle(fleet, exporting)
+    assert fleet.running_turns() == []
+    assert agent.completed == 2
+    assert agent.state == "finished"
+
+    clock.now += 6.0  # nothing more is sent: the snapshot thread waits an hour
+    fleet.drain()
+    assert agent.state == "stale", "marked, not removed"
+    assert fleet.service_rows()[0].stale
