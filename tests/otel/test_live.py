@@ -502,3 +502,34 @@ def test_configure_keeps_an_instance_id_the_variables_set_and_without_live_makes
     assert seen["resource"] is None
     assert seen["traced"]["service.instance.id"] == "blue-7"
     assert "pygents.turn.start" not in done.stdout
+
+
+DORMANT_LIVE = """
+from opentelemetry import _logs, trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
+from pygents_otel import PygentsInstrumentor
+
+instrumentor = PygentsInstrumentor()
+instrumentor.instrument(live=True, snapshot_interval=3600)
+dormant = instrumentor.live is None
+records = InMemoryLogRecordExporter()
+provider = LoggerProvider()
+provider.add_log_record_processor(SimpleLogRecordProcessor(records))
+_logs.set_logger_provider(provider)
+trace.set_tracer_provider(TracerProvider())
+work()
+names = [r.log_record.event_name for r in records.get_finished_logs()]
+report(dormant=dormant, live=instrumentor.live is not None, names=names)
+instrumentor.uninstrument()
+"""
+
+
+def test_live_mode_waits_with_dormant_tracing_and_starts_with_it() -> None:
+    seen = report_of(run_python(DORMANT_LIVE))
+
+    assert seen["dormant"], "no SDK yet: nothing subscribed, no thread"
+    assert seen["live"], "woken by the first turn after the SDK was installed"
+    assert "pygents.turn.start" in seen["names"]
+    assert "pygents.turn.end" in seen["names"]
