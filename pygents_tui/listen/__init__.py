@@ -1,9 +1,9 @@
 """``pygents-tui listen``: the dashboard as an OTLP receiver for a whole fleet.
 
-:class:`Receiver` accepts OTLP over gRPC and HTTP on the caller's event loop and
-hands decoded batches to :class:`FleetModel`, which folds spans and the live
+`Receiver` accepts OTLP over gRPC and HTTP on the caller's event loop and
+hands decoded batches to `FleetModel`, which folds spans and the live
 records ``pygents_otel`` sends into services, agents and turns behind the same
-read API (:class:`~pygents_tui.listen.view.DashboardView`) as the in-process model.
+read API (`DashboardView`) as the in-process model.
 The receiver is read-only: it accepts data, stores it bounded, and runs nothing.
 """
 

@@ -10,8 +10,8 @@
   body that cannot be decoded, 413 over the size limit, 415 for another content
   type or encoding).
 
-Both hand the raw bytes to :func:`~pygents_tui.listen.decode.decode` and the
-resulting batch to a :class:`Sink` (the fleet model). The receiver stores nothing,
+Both hand the raw bytes to `decode` and the
+resulting batch to a `Sink` (the fleet model). The receiver stores nothing,
 runs nothing it receives, and binds ``127.0.0.1`` unless told otherwise.
 """
 
@@ -66,7 +66,7 @@ class PortInUseError(ListenError):
 
 class Receiver:
     """OTLP over gRPC and HTTP into ``sink``. A port of ``0`` lets the system choose
-    (read the bound port back from :attr:`grpc_port` / :attr:`http_port`); ``None``
+    (read the bound port back from `grpc_port` / `http_port`); ``None``
     turns that transport off."""
 
     def __init__(
@@ -99,7 +99,7 @@ class Receiver:
         return f"http://{self.host}:{self.http_port}" if self.http_port is not None else None
 
     async def start(self) -> None:
-        """Bind and serve; :class:`PortInUseError` if a port is taken (nothing is
+        """Bind and serve; `PortInUseError` if a port is taken (nothing is
         left listening then)."""
         try:
             if self._ports["grpc"] is not None:
@@ -134,7 +134,7 @@ class Receiver:
     # -- the shared path -----------------------------------------------------------------
 
     def _accept(self, transport: Transport, signal: Signal, body: bytes, json_body: bool) -> Batch:
-        """Decode and hand over; :class:`Malformed` (already counted) if it cannot be."""
+        """Decode and hand over; `Malformed` (already counted) if it cannot be."""
         self.requests[f"{transport} {signal}"] += 1
         try:
             batch = decode(signal, body, json_body=json_body, limits=self.limits)

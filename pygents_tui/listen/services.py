@@ -103,8 +103,8 @@ RUN_PHASE = {
 
 
 class Services:
-    """The stores, and the writers of services and agents. :class:`Folding` adds
-    turns; :class:`FleetModel` the inbox, staleness and the read API."""
+    """The stores, and the writers of services and agents. `Folding` adds
+    turns; `FleetModel` the inbox, staleness and the read API."""
 
     def __init__(self, limits: FleetLimits) -> None:
         self.limits = limits

@@ -72,7 +72,7 @@ class TraceStore:
         return list(trace.spans.values()) if trace is not None else []
 
     def tree(self, trace_id: str) -> TraceTree | None:
-        """The trace as nested :class:`SpanNode`\\ s, roots by start time. Spans whose
+        """The trace as nested `SpanNode`s, roots by start time. Spans whose
         parent has not arrived are roots marked ``orphan``; cycles (only a broken or
         hostile sender makes them) are cut where they close. Built without recursion,
         however deep the tree."""
