@@ -23,7 +23,15 @@ from opentelemetry.sdk._logs.export import (
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from pygents import Agent, ContextItem, ContextQueue, Turn, TurnTimeoutError, tool
+from pygents import (
+    Agent,
+    ContextItem,
+    ContextQueue,
+    DecoratedTool,
+    Turn,
+    TurnTimeoutError,
+    tool,
+)
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 
@@ -120,15 +128,28 @@ def live_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "pygents-otel-live"]
 
 
-@tool
-async def greet(name: str) -> str:
-    return f"hello {name}"
+Tool = DecoratedTool[..., Any]
 
 
-@tool
-async def count(n: int) -> AsyncIterator[int]:
-    for i in range(n):
-        yield i
+@pytest.fixture
+def greet() -> Tool:
+    """Defined per test: the registries are isolated per test, not per module."""
+
+    @tool
+    async def greet(name: str) -> str:
+        return f"hello {name}"
+
+    return greet
+
+
+@pytest.fixture
+def count() -> Tool:
+    @tool
+    async def count(n: int) -> AsyncIterator[int]:
+        for i in range(n):
+            yield i
+
+    return count
 
 
 # -- off -------------------------------------------------------------------------------------
@@ -146,6 +167,7 @@ class CountingProvider(LoggerProvider):
 
 async def test_live_mode_is_off_by_default_no_logger_no_thread_no_records(
     instrument_with: Instrument,
+    greet: Tool,
 ) -> None:
     provider = CountingProvider()
     instrumentor = instrument_with(logger_provider=provider)
@@ -162,7 +184,10 @@ async def test_live_mode_is_off_by_default_no_logger_no_thread_no_records(
 
 
 async def test_a_turn_starts_with_its_timeout_and_ends_with_its_reason_in_its_spans_context(
-    live: Instrument, records: Records, exporter: InMemorySpanExporter
+    live: Instrument,
+    records: Records,
+    exporter: InMemorySpanExporter,
+    greet: Tool,
 ) -> None:
     live()
     agent = Agent("planner", "plans", [greet])
@@ -255,7 +280,9 @@ async def test_a_failed_and_a_timed_out_turn_end_with_their_reason_and_error_typ
 
 
 async def test_a_bare_turn_sends_its_records_without_agent_attributes(
-    live: Instrument, records: Records
+    live: Instrument,
+    records: Records,
+    greet: Tool,
 ) -> None:
     live()
     assert await Turn(greet, args=["ada"]).returning() == "hello ada"
@@ -273,7 +300,9 @@ async def test_a_bare_turn_sends_its_records_without_agent_attributes(
 
 
 async def test_values_are_counted_exactly_and_sent_first_then_at_most_four_a_second(
-    live: Instrument, records: Records
+    live: Instrument,
+    records: Records,
+    count: Tool,
 ) -> None:
     live(max_value_events=5)
     began = time.monotonic()
@@ -293,7 +322,10 @@ async def test_values_are_counted_exactly_and_sent_first_then_at_most_four_a_sec
 
 
 async def test_content_capture_adds_bounded_previews_of_arguments_values_and_output(
-    live: Instrument, records: Records
+    live: Instrument,
+    records: Records,
+    greet: Tool,
+    count: Tool,
 ) -> None:
     live(capture_content=True, content_max_length=32)
     assert await Turn(greet, args=["x" * 1000]).returning() == "hello " + "x" * 1000
@@ -315,7 +347,9 @@ async def test_content_capture_adds_bounded_previews_of_arguments_values_and_out
 
 
 async def test_agent_events_carry_the_queue_depth_and_the_pause_state(
-    live: Instrument, records: Records
+    live: Instrument,
+    records: Records,
+    greet: Tool,
 ) -> None:
     live()
     agent = Agent("pausable", "pauses", [greet])
