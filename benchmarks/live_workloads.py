@@ -6,8 +6,9 @@ The receiver and the fleet model run in this process, drained ten times a second
 a pygents application set up the documented way — ``pygents_otel.configure(live=True)``
 with nothing else changed: OTLP export, live records batched every 200 ms. Its agent
 runs turns one after another; each turn's tool waits for a line on its standard
-input, which this process writes as soon as the model shows the turn running, so
-every turn is seen and the next one starts at once. A turn's start is the runtime's
+input, which this process writes once the model showed the turn running (after a
+random pause of up to 0.3 s, so that turns start at any moment of the exporter's
+cycle and of the drain's). A turn's start is the runtime's
 own timestamp (``Turn.start_time``, which the worker reports at the end); the moment
 it is seen is this process's clock, the same machine's.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -27,6 +29,7 @@ from pygents import Agent, Turn, tool
 from pygents_tui.listen import FleetModel, Receiver
 
 DRAIN_SECONDS = 0.1
+JITTER_SECONDS = 0.3
 TARGET_SECONDS = 1.5
 _TIMEOUT = 60.0  # a worker that has not shown a turn by then is broken
 
@@ -90,22 +93,39 @@ async def w7(turns: int, transport: str = "grpc") -> Latency:
 async def _watch(
     fleet: FleetModel, worker: asyncio.subprocess.Process, turns: int
 ) -> dict[str, int]:
-    """When each turn was first seen running (Unix ns), letting the worker go on at once."""
-    assert worker.stdin is not None
+    """When each turn was first seen running (Unix ns). The model is drained on a
+    fixed 100 ms cadence, as a dashboard's timer does, whatever the turns do; each
+    turn seen is let go after a random pause, so that the next one starts at any
+    moment of both the exporter's and the drain's cycle."""
+    jitter = random.Random(7)
     seen: dict[str, int] = {}
+    releases: set[asyncio.Task[None]] = set()
+    loop = asyncio.get_running_loop()
+    tick = loop.time()
     deadline = time.monotonic() + _TIMEOUT
     while len(seen) < turns:
-        await asyncio.sleep(DRAIN_SECONDS)
+        tick += DRAIN_SECONDS
+        await asyncio.sleep(max(0.0, tick - loop.time()))
         fleet.drain()
         now = time.time_ns()
         for turn in fleet.running_turns():
             if turn.uuid not in seen:
                 seen[turn.uuid] = now
-                worker.stdin.write(b"next\n")
-                await worker.stdin.drain()
+                release = asyncio.create_task(_release(worker, jitter.uniform(0, JITTER_SECONDS)))
+                releases.add(release)
+                release.add_done_callback(releases.discard)
         if time.monotonic() > deadline:
             raise RuntimeError(f"the worker showed {len(seen)} of {turns} turns in {_TIMEOUT:g} s")
+    await asyncio.gather(*releases)
     return seen
+
+
+async def _release(worker: asyncio.subprocess.Process, after: float) -> None:
+    """Let the worker's running turn end (and its next one start) ``after`` seconds on."""
+    assert worker.stdin is not None
+    await asyncio.sleep(after)
+    worker.stdin.write(b"next\n")
+    await worker.stdin.drain()
 
 
 # -- the worker process -------------------------------------------------------------------
