@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmarks import listen_workloads as lw
+from benchmarks import live_workloads as vw
 from benchmarks import otel_workloads as ow
 from benchmarks import redis_workloads as rw
 from benchmarks import tui_workloads as tw
@@ -222,9 +223,24 @@ async def _telemetry(n1: int, reps: int) -> list[Row]:
 
 
 async def _listen(quick: bool) -> list[Row]:
-    """W8: spans per second ``pygents-tui listen`` folds, over each OTLP transport,
-    with its resident memory compared between the run's first and last quarter."""
+    """W7: how soon a turn started in a worker process shows running in ``pygents-tui
+    listen``'s model (``configure(live=True)``'s settings), over each OTLP transport.
+    W8: spans per second it folds, over each transport, with its resident memory
+    compared between the run's first and last quarter."""
     rows: list[Row] = []
+    for rid, transport in (("W7", "grpc"), ("W7h", "http")):
+        lag = await vw.w7(3 if quick else 100, transport)
+        rows.append(
+            Row(
+                rid,
+                f"turn start to listen's model, OTLP/{transport}",
+                f"p95 {lag.p95 * 1000:,.0f} ms",
+                f"p50 {lag.p50 * 1000:,.0f} ms",
+                None,
+                f"≤ {vw.TARGET_SECONDS:g} s ({lag.turns} turns)",
+                lag.p95 <= vw.TARGET_SECONDS,
+            )
+        )
     for rid, transport, seconds in (("W8", "http", 60.0), ("W8g", "grpc", 20.0)):
         res = await lw.w8(1.0 if quick else seconds, transport)
         rows.append(

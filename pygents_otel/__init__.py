@@ -4,6 +4,8 @@ turn and tool invocation, following the GenAI semantic conventions.
 * ``PygentsInstrumentor().instrument(tracer_provider=..., meter_provider=...,
   capture_content=...)`` — or no code at all: ``opentelemetry-instrument python app.py``.
 * ``configure(service_name=...)`` — a one-call SDK from the standard ``OTEL_*`` variables.
+* ``live=True`` (either of the two, or ``OTEL_INSTRUMENTATION_PYGENTS_LIVE=true``) also
+  sends OpenTelemetry log records while things run, which ``pygents-tui listen`` shows.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Which exporters [`configure`][pygents_otel.configure] builds, read from the
 standard variables the way ``opentelemetry-instrument`` reads them.
 
-* ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER``: a comma-separated list of
-  exporter names, or ``none``. Each name is looked up in the entry-point group the
-  SDK uses (``opentelemetry_traces_exporter``, ``opentelemetry_metrics_exporter``), so
+* ``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` (and ``OTEL_LOGS_EXPORTER`` for
+  live mode's records): a comma-separated list of exporter names, or ``none``. Each
+  name is looked up in the entry-point group the SDK uses
+  (``opentelemetry_traces_exporter``, ``opentelemetry_metrics_exporter``,
+  ``opentelemetry_logs_exporter``), so
   ``console``, ``otlp``, ``otlp_proto_grpc``, ``otlp_proto_http`` and any exporter a
   package registers there all work.
 * ``otlp`` becomes ``otlp_proto_grpc`` or ``otlp_proto_http`` according to the
@@ -26,28 +28,41 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Final, Literal
 
+from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from pygents_otel._text import bounded
 
-Signal = Literal["traces", "metrics"]
+Signal = Literal["traces", "metrics", "logs"]
 
 EXPORTER_VARIABLE: Final[dict[Signal, str]] = {
     "traces": "OTEL_TRACES_EXPORTER",
     "metrics": "OTEL_METRICS_EXPORTER",
+    "logs": "OTEL_LOGS_EXPORTER",
 }
 PROTOCOL_VARIABLE: Final[dict[Signal, str]] = {
     "traces": "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
     "metrics": "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    "logs": "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
 }
 GENERAL_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _GROUP: Final[dict[Signal, str]] = {
     "traces": "opentelemetry_traces_exporter",
     "metrics": "opentelemetry_metrics_exporter",
+    "logs": "opentelemetry_logs_exporter",
 }
 _BY_PROTOCOL: Final = {"grpc": "otlp_proto_grpc", "http/protobuf": "otlp_proto_http"}
-_PATH: Final[dict[Signal, str]] = {"traces": "/v1/traces", "metrics": "/v1/metrics"}
+_PATH: Final[dict[Signal, str]] = {
+    "traces": "/v1/traces",
+    "metrics": "/v1/metrics",
+    "logs": "/v1/logs",
+}
+_KIND: Final[dict[Signal, tuple[type, ...]]] = {
+    "traces": (SpanExporter,),
+    "metrics": (MetricExporter, MetricReader),
+    "logs": (LogRecordExporter,),
+}
 
 
 @dataclass(frozen=True)
@@ -133,8 +148,7 @@ def choose(signal: Signal, value: str | None, protocol: str | None) -> list[Expo
                 f"use one of {', '.join(known)} (or install the package that provides it)"
             )
         cls = next(iter(found)).load()
-        wanted = (SpanExporter,) if signal == "traces" else (MetricExporter, MetricReader)
-        if not (isinstance(cls, type) and issubclass(cls, wanted)):
+        if not (isinstance(cls, type) and issubclass(cls, _KIND[signal])):
             raise ValueError(
                 f"{where}: {bounded(entry)!r} in {group} is not a {signal} exporter; "
                 "pick another name"

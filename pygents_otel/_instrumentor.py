@@ -9,13 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import metrics, trace
+from opentelemetry._logs import get_logger
 from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
     BaseInstrumentor,
 )
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
 from pygents import Scope, Subscriber, Subscription, Turn, __version__, subscribe
+from pygents_otel import _records as r
 from pygents_otel import _spans as s
+from pygents_otel._live import LiveMode, LiveSubscriber
 from pygents_otel._metrics import Metrics
 from pygents_otel._subscriber import TelemetrySubscriber
 from pygents_otel._text import bounded
@@ -24,6 +27,11 @@ CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 MAX_LENGTH_ENV = "PYGENTS_OTEL_CONTENT_MAX_LENGTH"
 MAX_VALUE_EVENTS_ENV = "PYGENTS_OTEL_MAX_VALUE_EVENTS"
 EXCEPTION_MESSAGE_ENV = "OTEL_INSTRUMENTATION_PYGENTS_CAPTURE_EXCEPTION_MESSAGE"
+LIVE_ENV = "OTEL_INSTRUMENTATION_PYGENTS_LIVE"
+SNAPSHOT_INTERVAL_ENV = "OTEL_INSTRUMENTATION_PYGENTS_SNAPSHOT_INTERVAL"
+DEFAULT_SNAPSHOT_INTERVAL = 1.0
+MIN_INTERVAL = 0.05
+MAX_INTERVAL = 3600.0
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 DEFAULT_CONTENT_MAX_LENGTH = 2048
@@ -35,21 +43,53 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in _TRUE
 
 
-def _exception_messages(value: bool | None) -> bool:
-    """The argument, else the variable, else ``True`` (OpenTelemetry's default). A value
-    of the variable that is neither true nor false is refused rather than guessed:
-    it decides whether messages may leave the process."""
+def _switch(value: object, variable: str, default: bool, fix: str) -> bool:
+    """The argument, else the variable, else ``default``. A value of the variable that
+    is neither true nor false is refused rather than guessed (``fix`` says what to
+    set): these switches decide what leaves the process."""
     if value is not None:
         return bool(value)
-    raw = os.environ.get(EXCEPTION_MESSAGE_ENV, "").strip()
-    if not raw or raw.lower() in _TRUE:
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in _TRUE:
         return True
     if raw.lower() in _FALSE:
         return False
-    raise ValueError(
-        f"{EXCEPTION_MESSAGE_ENV}={bounded(raw)!r} is neither true nor false; set it to "
-        "'false' to record the exception type only, or 'true' (the default)"
-    )
+    raise ValueError(f"{variable}={bounded(raw)!r} is neither true nor false; {fix}")
+
+
+def _exception_messages(value: bool | None) -> bool:
+    """``True`` unless turned off: OpenTelemetry's default."""
+    fix = "set it to 'false' to record the exception type only, or 'true' (the default)"
+    return _switch(value, EXCEPTION_MESSAGE_ENV, True, fix)
+
+
+def _live(value: bool | None) -> bool:
+    """Off unless turned on: live records cost a few records per turn."""
+    fix = "set it to 'true' to send live records, or 'false' (the default)"
+    return _switch(value, LIVE_ENV, False, fix)
+
+
+def _snapshot_interval(value: object) -> float:
+    """The argument, else the variable, else 1 s; between 0.05 s and an hour."""
+    fix = f"give a number of seconds from {MIN_INTERVAL} to {MAX_INTERVAL:g}, e.g. 1"
+    where = "snapshot_interval"
+    shown = repr(value)
+    if value is None:
+        raw = os.environ.get(SNAPSHOT_INTERVAL_ENV, "").strip()
+        if not raw:
+            return DEFAULT_SNAPSHOT_INTERVAL
+        where, shown = SNAPSHOT_INTERVAL_ENV, repr(bounded(raw))
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{where}={shown} is not a number; {fix}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{where} must be a number of seconds, got {type(value).__name__}; {fix}")
+    if not MIN_INTERVAL <= value <= MAX_INTERVAL:  # NaN fails too
+        raise ValueError(f"{where}={shown} is out of range; {fix}")
+    return float(value)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -95,6 +135,9 @@ class Settings:
     max_value_events: int
     max_span_events: int
     exception_messages: bool
+    live: bool = False
+    logger_provider: Any = None
+    snapshot_interval: float = DEFAULT_SNAPSHOT_INTERVAL
 
     @classmethod
     def of(cls, kwargs: dict[str, Any]) -> Settings:
@@ -113,6 +156,9 @@ class Settings:
             ),
             max_span_events=96 if max_span_events is None else max_span_events,
             exception_messages=_exception_messages(kwargs.get("capture_exception_message")),
+            live=_live(kwargs.get("live")),
+            logger_provider=kwargs.get("logger_provider"),
+            snapshot_interval=_snapshot_interval(kwargs.get("snapshot_interval")),
         )
 
 
@@ -121,14 +167,21 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
     max_value_events=None, max_span_events=None, content_max_length=None,
-    capture_exception_message=None)``.
+    capture_exception_message=None, live=None, logger_provider=None,
+    snapshot_interval=None)``.
     Without explicit providers it
     uses the global ones. If no OpenTelemetry SDK is configured yet it stays dormant
     (costing nothing per event) and switches itself on at the first turn created
     after an SDK has been installed.
+
+    ``live=True`` (or ``OTEL_INSTRUMENTATION_PYGENTS_LIVE=true``) also sends log
+    records while things run, through ``logger_provider`` (default: the global one),
+    and a snapshot of every agent each ``snapshot_interval`` seconds (1 by default):
+    what ``pygents-tui listen`` shows live. Off, no logger is created at all.
     """
 
     _subscription: Subscription | None = None
+    _live: LiveMode | None = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return (f"pygents >= {__version__}",)
@@ -158,12 +211,35 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             settings.max_span_events,
             settings.exception_messages,
         )
+        self._close_live()
         if self._subscription is not None:
             self._subscription.close()
         self._subscription = subscribe(subscriber)
+        if settings.live:  # subscribed after the spans' subscriber: see LiveSubscriber
+            logger = get_logger(
+                r.LOGGER_NAME, __version__, settings.logger_provider, schema_url=s.SCHEMA_URL
+            )
+            self._live = LiveMode(
+                logger,
+                subscriber,
+                settings.content,
+                settings.max_value_events,
+                settings.snapshot_interval,
+            )
         return subscriber
 
+    def _close_live(self) -> None:
+        if self._live is not None:
+            self._live.close()
+            self._live = None
+
+    @property
+    def live(self) -> LiveSubscriber | None:
+        """The live records' subscriber, or ``None`` when live mode is off (or dormant)."""
+        return self._live.subscriber if self._live is not None else None
+
     def _uninstrument(self, **kwargs: Any) -> None:
+        self._close_live()
         if self._subscription is not None:
             self._subscription.close()
             subscriber = self._subscription.subscriber

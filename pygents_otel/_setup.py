@@ -1,7 +1,8 @@
 """``configure()``: a one-call OpenTelemetry SDK for people without a distro.
 
 Reads the standard variables the way ``opentelemetry-instrument`` does (see
-``_exporters``) — ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` as comma lists,
+``_exporters``) — ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` (and, in live
+mode, ``OTEL_LOGS_EXPORTER``) as comma lists,
 the general and per-signal ``OTEL_EXPORTER_OTLP_*`` settings, ``OTEL_SERVICE_NAME``,
 ``OTEL_RESOURCE_ATTRIBUTES`` — builds the providers, installs them globally unless the
 application already installed its own (those are kept, never replaced), and
@@ -14,12 +15,17 @@ import atexit
 import logging
 import math
 import os
+import socket
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry import metrics, trace
+from opentelemetry import _logs, metrics, trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.environment_variables import OTEL_BLRP_SCHEDULE_DELAY
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -37,6 +43,9 @@ METRIC_INTERVAL_ENV = "OTEL_METRIC_EXPORT_INTERVAL"
 SHUTDOWN_TIMEOUT_ENV = "PYGENTS_OTEL_SHUTDOWN_TIMEOUT"
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 _DEFAULT_METRIC_INTERVAL_SECONDS = 10.0
+# How long live records wait to be batched: short, so a running turn shows within a
+# second and a half at the listener (the SDK's own default is a second).
+LIVE_SCHEDULE_DELAY_MILLIS = 200
 # After the exporters were stopped, how long the shutdown thread gets to wind down.
 _GRACE_SECONDS = 1.0
 
@@ -50,6 +59,7 @@ class Telemetry:
     ``shutdown_timeout`` is the most `shutdown` waits for the last exports, in
     seconds. ``exporters`` are the exporters ``configure`` built: the ones shutdown
     stops when that time is up. ``tally`` counts their spans (`span_counts`).
+    ``logger_provider`` carries live mode's records (``None`` when it is off).
     """
 
     tracer_provider: Any
@@ -59,6 +69,7 @@ class Telemetry:
     exporters: list[Any] = field(default_factory=list)
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
     tally: SpanTally = field(default_factory=SpanTally)
+    logger_provider: Any = None
 
     def span_counts(self) -> dict[str, SpanCounts]:
         """For each span exporter ``configure`` built (by name): the spans that ended,
@@ -215,6 +226,9 @@ def configure(
     capture_exception_message: bool | None = None,
     metric_interval_seconds: float | None = None,
     shutdown_timeout: float | None = None,
+    live: bool | None = None,
+    logs_exporter: str | None = None,
+    snapshot_interval: float | None = None,
 ) -> Telemetry:
     """Set up tracing and metrics from arguments or the standard ``OTEL_*`` variables.
 
@@ -229,28 +243,46 @@ def configure(
     last exports, so that a
     collector that is down cannot hold up the program's exit.
 
-    ``capture_content`` and ``capture_exception_message`` go to
-    `PygentsInstrumentor.instrument`.
+    ``live`` (or ``OTEL_INSTRUMENTATION_PYGENTS_LIVE=true``) turns live mode on: a
+    logger provider is created too (unless the application installed one), exporting
+    with ``logs_exporter`` (or ``OTEL_LOGS_EXPORTER``; OTLP by default) in batches
+    every 200 ms (``OTEL_BLRP_SCHEDULE_DELAY`` overrides), so that ``pygents-tui
+    listen`` shows a turn within a second and a half of its start.
+
+    Every provider created shares one resource: the service name, and
+    ``service.instance.id`` (a random id per process unless ``OTEL_RESOURCE_ATTRIBUTES``
+    sets one), ``host.name`` and ``process.pid``, which tell apart the processes of a
+    service.
+
+    ``capture_content``, ``capture_exception_message``, ``live`` and
+    ``snapshot_interval`` go to `PygentsInstrumentor.instrument`.
     """
     seconds = _shutdown_timeout(shutdown_timeout)
     instrumenting = {
         "capture_content": capture_content,
         "capture_exception_message": capture_exception_message,
+        "live": live,
+        "snapshot_interval": snapshot_interval,
     }
-    Settings.of(instrumenting)  # checks the instrumentor's variables before installing
+    # Checks the instrumentor's variables before installing anything.
+    live_on = Settings.of(instrumenting).live
     span_choices = choose("traces", traces_exporter, protocol)
     metric_choices = choose("metrics", metrics_exporter, protocol)
+    log_choices = choose("logs", logs_exporter, protocol) if live_on else []
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
-    resource = Resource.create({"service.name": name})
+    resource = _resource(name)
     owned: list[Any] = []
 
     tracer_provider: Any = trace.get_tracer_provider()
     new_tracer_provider = not isinstance(tracer_provider, TracerProvider)
     meter_provider: Any = metrics.get_meter_provider()
     new_meter_provider = not isinstance(meter_provider, MeterProvider)
+    logger_provider: Any = _logs.get_logger_provider() if live_on else None
+    new_logger_provider = live_on and not isinstance(logger_provider, LoggerProvider)
     # Build every exporter first: one that fails to build leaves nothing installed.
     span_exporters = _build(span_choices, endpoint) if new_tracer_provider else []
     metric_exporters = _build(metric_choices, endpoint) if new_meter_provider else []
+    log_exporters = _build(log_choices, endpoint) if new_logger_provider else []
 
     tally = SpanTally()
     if new_tracer_provider:
@@ -275,21 +307,64 @@ def configure(
         metrics.set_meter_provider(meter_provider)
         owned.append(meter_provider)
 
+    if new_logger_provider:
+        logger_provider = _logger_provider(resource, log_exporters)
+        _logs.set_logger_provider(logger_provider)
+        owned.append(logger_provider)
+
     instrumentor = PygentsInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()  # re-instrument with these providers
     instrumentor.instrument(
-        tracer_provider=tracer_provider, meter_provider=meter_provider, **instrumenting
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+        **instrumenting,
     )
-    exporters = [
-        built for built in span_exporters + metric_exporters if not isinstance(built, MetricReader)
-    ]
+    built = span_exporters + metric_exporters + log_exporters
+    exporters = [exporter for exporter in built if not isinstance(exporter, MetricReader)]
     telemetry = Telemetry(
-        tracer_provider, meter_provider, instrumentor, owned, exporters, seconds, tally
+        tracer_provider,
+        meter_provider,
+        instrumentor,
+        owned,
+        exporters,
+        seconds,
+        tally,
+        logger_provider,
     )
     if owned:
         atexit.register(telemetry.shutdown)
     return telemetry
+
+
+def _resource(service_name: str) -> Resource:
+    """The service, and what tells its processes apart: ``service.instance.id`` (random
+    per process), ``host.name`` and ``process.pid``, each unless the variables set it."""
+    detected = Resource.create({"service.name": service_name})
+    missing = {
+        key: value
+        for key, value in (
+            ("service.instance.id", str(uuid.uuid4())),
+            ("host.name", socket.gethostname()),
+            ("process.pid", os.getpid()),
+        )
+        if key not in detected.attributes
+    }
+    return detected.merge(Resource(missing))
+
+
+def _logger_provider(resource: Resource, exporters: list[Any]) -> LoggerProvider:
+    """A logger provider for live records, batching every 200 ms unless
+    ``OTEL_BLRP_SCHEDULE_DELAY`` says otherwise (the processor reads it itself)."""
+    provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
+    chosen = os.environ.get(OTEL_BLRP_SCHEDULE_DELAY, "").strip()
+    delay = None if chosen else LIVE_SCHEDULE_DELAY_MILLIS
+    for exporter in exporters:
+        provider.add_log_record_processor(
+            BatchLogRecordProcessor(exporter, schedule_delay_millis=delay)
+        )
+    return provider
 
 
 def _build(choices: list[ExporterChoice], endpoint: str | None) -> list[Any]:

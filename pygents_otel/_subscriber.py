@@ -118,6 +118,11 @@ class TelemetrySubscriber(Subscriber):
         )
         scope.state[self] = _SpanState(span)
 
+    def span_of(self, scope: Scope) -> trace.Span | None:
+        """The span recording exactly ``scope`` (not an enclosing one), while it is open."""
+        state: _SpanState | None = scope.state.get(self)
+        return state.span if state is not None else None
+
     def trace_id_of(self, scope: Scope) -> str | None:
         """The trace id of the span recording ``scope``, while it is open."""
         state = self._state(scope)

@@ -1,8 +1,8 @@
 """OTLP requests (protobuf or JSON) as plain, bounded, frozen data.
 
 One decoder for both transports: the gRPC servicers and the HTTP handlers hand it
-the raw bytes they received and get back a :class:`Batch` of :class:`ReceivedSpan`,
-:class:`ReceivedRecord` and metric counts, or a :class:`Malformed` error that the
+the raw bytes they received and get back a `Batch` of `ReceivedSpan`,
+`ReceivedRecord` and metric counts, or a `Malformed` error that the
 transport turns into its status code. Everything kept is cut to a bounded size
 here, once, so that nothing downstream ever holds a 10 MB string or a deeply
 nested value: a hostile or broken sender costs at most the message-size limit, and
@@ -140,7 +140,7 @@ class Batch:
 
 
 def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> Batch:
-    """Parse and bound one request body; :class:`Malformed` when it cannot be."""
+    """Parse and bound one request body; `Malformed` when it cannot be."""
     if len(body) > limits.max_message_bytes:
         raise Malformed(
             f"request of {len(body):,} bytes exceeds the {limits.max_message_bytes:,}-byte limit",

@@ -8,13 +8,13 @@ values and carry queue depths and context sizes; spans close turns when no recor
 did, and every span, pygents' own or not, goes to the trace store.
 
 Ingestion, on the receiver's path, is an append to a byte-bounded inbox; the UI
-calls :meth:`FleetModel.drain` on a timer to fold it into state, as the in-process
+calls `FleetModel.drain` on a timer to fold it into state, as the in-process
 model does. Every store is bounded and says how much it dropped. A service that
 stops sending is marked stale after ``stale_after`` seconds, never removed silently:
-only the user (:meth:`FleetModel.forget_stale`) or the bound on services removes
+only the user (`FleetModel.forget_stale`) or the bound on services removes
 it, and the bound counts what it evicts.
 
-The read API is :class:`~pygents_tui.listen.view.DashboardView`'s, so the panels
+The read API is `DashboardView`'s, so the panels
 that show the in-process model show this one too.
 """
 

@@ -15,9 +15,11 @@ from pygents import StopReason
 from pygents_tui.listen import schema as k
 from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan
 from pygents_tui.listen.services import (
+    PHASES,
     RUN_PHASE,
     Handler,
     Services,
+    as_capacity,
     as_float,
     as_int,
     as_tags,
@@ -191,6 +193,8 @@ class Folding(Services):
         self._run(turn)
         if agent is not None:
             agent.current_turn, agent.current_tool = turn.key, tool
+            depth = as_int(attributes.get(k.QUEUE_DEPTH))  # the turn has left the queue
+            agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
             if agent.phase != "paused":
                 agent.phase = "running"
         self.note(service, at, turn.agent_label, "turn", f"▶ {tool}")
@@ -254,6 +258,54 @@ class Folding(Services):
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error, span.status == "error")
         ended = self._end_time(turn, span.end_ns, self.local_time(span.end_ns, mono, wall))
         self._finish(turn, reason, span.status_message or error, ended)
+
+    # -- snapshots -------------------------------------------------------------------------------
+
+    def _snapshot(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        state = as_text(attributes.get(k.AGENT_STATE))
+        if state in PHASES and not (state == "idle" and agent.phase in ("finished", "failed")):
+            agent.phase = state
+        depth = as_int(attributes.get(k.QUEUE_DEPTH))
+        if depth is not None:
+            agent.queue_depth = max(depth, 0)
+        queue = as_capacity(attributes, k.QUEUE_SIZE, k.QUEUE_LIMIT)
+        agent.context_queue = queue or agent.context_queue
+        pool = as_capacity(attributes, k.POOL_SIZE, k.POOL_LIMIT)
+        agent.context_pool = pool or agent.context_pool
+        current = as_text(attributes.get(k.CURRENT_TURN))
+        turn = self._current(service, agent, record, current, at) if current else None
+        if turn is not None:
+            agent.current_turn, agent.current_tool = turn.key, turn.tool
+        elif not current and state == "idle":
+            agent.current_turn = agent.current_tool = None
+
+    def _current(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, uuid: str, at: float
+    ) -> TurnEntry | None:
+        """The turn a snapshot says ``agent`` is running; opened, running, when its start
+        was missed (this listener started later), from the tool, timeout and start time
+        the snapshot carries. ``None`` when that turn has ended already (the snapshot
+        was taken just before its end record, and sent just after)."""
+        key = f"{service.id}/{uuid}"
+        turn = self.turns.get(key) or self.running.get(key)
+        if turn is not None:
+            return turn if turn.ended is None else None
+        attributes = record.attributes
+        turn = self._open(service, uuid, agent, tool_of(attributes) or "?", at)
+        started = as_int(attributes.get(k.TURN_STARTED))
+        if started and record.time_ns >= started:
+            turn.started = at - (record.time_ns - started) / 1e9  # the sender's clock
+            turn.start_ns = started
+        turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
+        turn.trace_id = record.trace_id  # the agent run's trace, which the turn shares
+        self._run(turn)
+        return turn
+
+    # -- agent spans ----------------------------------------------------------------------------
 
     def _agent_span(self, service: ServiceState, span: ReceivedSpan) -> None:
         agent = self.agent_of(service, span.attributes)

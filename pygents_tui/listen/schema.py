@@ -41,6 +41,7 @@ AGENT_STATE: Final = "pygents.agent.state"
 QUEUE_DEPTH: Final = "pygents.agent.queue.depth"
 PAUSED: Final = "pygents.agent.paused"
 CURRENT_TURN: Final = "pygents.agent.current_turn.uuid"
+TURN_STARTED: Final = "pygents.turn.start_time_unix_nano"  # a snapshot's current turn
 CONTEXT_SIZE: Final = "pygents.context.size"
 CONTEXT_LIMIT: Final = "pygents.context.limit"
 ITEM_ID: Final = "pygents.context.item.id"

@@ -31,6 +31,7 @@ __all__ = [
     "RUN_PHASE",
     "Handler",
     "Services",
+    "as_capacity",
     "as_float",
     "as_int",
     "as_tags",
@@ -75,7 +76,7 @@ def tool_of(attributes: Mapping[str, Value]) -> str | None:
     return as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL))
 
 
-def _capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capacity | None:
+def as_capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capacity | None:
     """A store's size and limit (no limit: unbounded), if its size was sent."""
     found = as_int(attributes.get(size))
     return Capacity(found, as_int(attributes.get(limit))) if found is not None else None
@@ -102,8 +103,8 @@ RUN_PHASE = {
 
 
 class Services:
-    """The stores, and the writers of services and agents. :class:`Folding` adds
-    turns; :class:`FleetModel` the inbox, staleness and the read API."""
+    """The stores, and the writers of services and agents. `Folding` adds
+    turns; `FleetModel` the inbox, staleness and the read API."""
 
     def __init__(self, limits: FleetLimits) -> None:
         self.limits = limits
@@ -262,30 +263,6 @@ class Services:
             agent.phase = "running"
             self.note(service, at, agent.label, "pause", "▶ resumed")
 
-    def _snapshot(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        attributes = record.attributes
-        agent = self.agent_of(service, attributes)
-        if agent is None:
-            return
-        state = as_text(attributes.get(k.AGENT_STATE))
-        if state in PHASES and not (state == "idle" and agent.phase in ("finished", "failed")):
-            agent.phase = state
-        depth = as_int(attributes.get(k.QUEUE_DEPTH))
-        if depth is not None:
-            agent.queue_depth = max(depth, 0)
-        queue = _capacity(attributes, k.QUEUE_SIZE, k.QUEUE_LIMIT)
-        agent.context_queue = queue or agent.context_queue
-        pool = _capacity(attributes, k.POOL_SIZE, k.POOL_LIMIT)
-        agent.context_pool = pool or agent.context_pool
-        current = as_text(attributes.get(k.CURRENT_TURN))
-        if current:
-            key = f"{service.id}/{current}"
-            turn = self.turns.get(key)
-            agent.current_turn = key
-            agent.current_tool = turn.tool if turn is not None else None
-        elif k.CURRENT_TURN not in attributes and state == "idle":
-            agent.current_turn = agent.current_tool = None
-
     def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
         agent = self.agent_of(service, attributes)
@@ -294,7 +271,7 @@ class Services:
         name = record.event_name
         queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
         store = "queue" if queue else "pool"
-        capacity = _capacity(attributes, k.CONTEXT_SIZE, k.CONTEXT_LIMIT)
+        capacity = as_capacity(attributes, k.CONTEXT_SIZE, k.CONTEXT_LIMIT)
         if capacity is not None and queue:
             agent.context_queue = capacity
         elif capacity is not None:

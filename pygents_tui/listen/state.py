@@ -1,8 +1,8 @@
 """The fleet model's records: services, agents, turns, values and log lines.
 
-Plain mutable records owned by :class:`~pygents_tui.listen.fleet.FleetModel`, which
+Plain mutable records owned by `FleetModel`, which
 alone writes them; panels read them through the protocols of
-:mod:`pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
+`pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
 ``TurnRow``...). Every collection here is bounded.
 """
 
@@ -79,7 +79,7 @@ class Ring(Generic[T]):
 
 class Throughput:
     """Turns completed per whole second over the last minute; quiet seconds count
-    as zero once :meth:`roll` moves the window up to now."""
+    as zero once `roll` moves the window up to now."""
 
     __slots__ = ("buckets", "second")
 
@@ -141,7 +141,7 @@ class ServiceState:
 
 @dataclass(slots=True, eq=False)
 class AgentEntry:
-    """An agent of one service; satisfies :class:`~pygents_tui.listen.view.AgentRow`."""
+    """An agent of one service; satisfies `AgentRow`."""
 
     key: str
     name: str
@@ -180,7 +180,7 @@ class AgentEntry:
 @dataclass(slots=True, eq=False)
 class TurnEntry:
     """A turn seen through its live records and/or its span; satisfies
-    :class:`~pygents_tui.listen.view.TurnRow`."""
+    `TurnRow`."""
 
     key: str
     uuid: str

@@ -1,0 +1,162 @@
+"""The proof: three real worker processes, traced by ``pygents_otel`` in live mode
+and exporting with the real OTLP exporters (two over gRPC, one over HTTP), watched
+by the receiver and the fleet model with no Textual in between.
+
+The fleet model must show every service's agent (two of them named alike, kept
+apart), each running turn with its timeout *while it runs* — the worker's tool waits
+for a line on its standard input, which only the test writes — then its completion,
+and the exact count of the values streamed before it. Nothing sleeps: the test waits
+for the model to say so, on the model's own arrival signal, within a bounded time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from pygents import StopReason
+from pygents_tui.listen import FleetModel, Receiver
+
+WORKER = Path(__file__).with_name("live_worker.py")
+DEADLINE = 90.0  # seconds for the whole scenario: only a broken pipeline waits this long
+VALUES = 50
+
+
+@dataclass
+class Worker:
+    service: str
+    agent: str
+    process: subprocess.Popen[str]
+    stderr: IO[str]
+
+    def log(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read()[-3000:]
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
+    """Start worker processes; every one is killed at the end, whatever happened."""
+    started: list[Worker] = []
+
+    def start(setup: str, service: str, agent: str, endpoint: str, protocol: str) -> Worker:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYGENTS_"))}
+        env |= {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
+            "OTEL_INSTRUMENTATION_PYGENTS_LIVE": "true",
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_BSP_SCHEDULE_DELAY": "200",
+        }
+        stderr = (tmp_path / f"{service}.err").open("w+")
+        process = subprocess.Popen(
+            [sys.executable, str(WORKER), setup, service, agent, str(VALUES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+            env=env,
+        )
+        worker = Worker(service, agent, process, stderr)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.process.poll() is None:
+            worker.process.kill()
+        worker.process.wait(timeout=30)
+        if worker.process.stdin is not None:
+            worker.process.stdin.close()
+        worker.stderr.close()
+
+
+async def until(
+    fleet: FleetModel, holds: Callable[[], bool], deadline: float, workers: list[Worker]
+) -> None:
+    """Drain the model each time something arrives, until ``holds()`` — or fail at the
+    deadline with what the workers said."""
+    while True:
+        fleet.drain()
+        if holds():
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            logs = "\n".join(f"--- {w.service}:\n{w.log()}" for w in workers)
+            pytest.fail(f"the fleet model did not get there in time; workers said:\n{logs}")
+        try:
+            async with asyncio.timeout(min(left, 1.0)):  # staleness is re-checked too
+                await fleet.arrived.wait()
+        except TimeoutError:
+            pass
+
+
+async def test_three_worker_processes_show_live_in_the_fleet_model(
+    fleet: FleetModel, receiver: Receiver, spawn: Callable[..., Worker]
+) -> None:
+    grpc = f"http://{receiver.grpc_endpoint}"
+    http = receiver.http_endpoint
+    assert http is not None
+    workers = [
+        spawn("configure", "checkout", "planner", grpc, "grpc"),
+        spawn("sdk", "billing", "planner", grpc, "grpc"),
+        spawn("configure", "search", "indexer", http, "http/protobuf"),
+    ]
+    deadline = time.monotonic() + DEADLINE
+    services = {w.service for w in workers}
+
+    def waiting() -> bool:
+        running = {t.service.name for t in fleet.running_turns()}
+        return running == services
+
+    await until(fleet, waiting, deadline, workers)
+
+    rows = fleet.agent_rows()
+    assert sorted((a.service.name, a.name) for a in rows) == [
+        ("billing", "planner"),
+        ("checkout", "planner"),
+        ("search", "indexer"),
+    ]
+    assert len({a.key for a in rows}) == 3, "two planners in two processes stay apart"
+    for turn in fleet.running_turns():
+        assert turn.tool == "wait_for_go"
+        assert turn.timeout == 60.0
+        assert turn.ended is None
+        assert turn.elapsed_at(fleet.clock()) >= 0.0
+    for agent in rows:
+        assert agent.state == "running"
+        assert agent.current_tool == "wait_for_go"
+        assert agent.values == VALUES, "the stream's values, counted exactly"
+        assert agent.completed == 1
+    streamed = [t for t in fleet.recent_turns() if t.tool == "stream"]
+    assert sorted(t.values for t in streamed) == [VALUES] * 3
+    assert all(t.stop_reason is StopReason.COMPLETED for t in streamed)
+
+    for worker in workers:
+        assert worker.process.stdin is not None
+        worker.process.stdin.write("go\n")
+        worker.process.stdin.flush()
+
+    def finished() -> bool:
+        done = [t for t in fleet.recent_turns() if t.tool == "wait_for_go"]
+        return not fleet.running_turns() and len(done) == 3
+
+    await until(fleet, finished, deadline, workers)
+
+    for turn in fleet.recent_turns():
+        assert turn.stop_reason is StopReason.COMPLETED
+        assert turn.trace_id is not None, "linked to its trace"
+    for agent in fleet.agent_rows():
+        assert agent.completed == 2
+        assert agent.current_turn is None
+    for worker in workers:
+        assert worker.process.wait(timeout=max(1.0, deadline - time.monotonic())) == 0
