@@ -156,25 +156,14 @@ class LocalView:
         return rows
 
     def _row(self, agent: Agent) -> LocalAgentRow:
-        state = self.model.agents.get(agent.name)
-        current = agent.current_turn
+        state = self.model.agents.get(agent.name) or AgentState(agent.name)  # none seen yet
         queue, pool = agent.context_queue, agent.context_pool
-        return LocalAgentRow(
-            name=agent.name,
-            state=self.model.phase(agent),
+        return _agent_row(
+            state,
+            self.model.phase(agent),
             queue_depth=agent.queue_depth,
-            current_tool=current.tool.name if current is not None else None,
-            completed=state.completed if state else 0,
-            failed=state.failed if state else 0,
-            timed_out=state.timed_out if state else 0,
-            cancelled=state.cancelled if state else 0,
-            values=state.values if state else 0,
-            evictions=state.evictions if state else 0,
-            context_queue=Capacity(len(queue), queue.limit),
-            context_pool=Capacity(len(pool), pool.limit),
-            throughput=state.throughput if state else (),
-            last_error=state.last_error if state else None,
-            current=current,
+            current=agent.current_turn,
+            context=(Capacity(len(queue), queue.limit), Capacity(len(pool), pool.limit)),
         )
 
     def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
@@ -222,22 +211,36 @@ class LocalView:
 
 def _finished(state: AgentState) -> LocalAgentRow:
     """The row of an agent that left the registry: its totals, kept until cleared."""
+    return _agent_row(state, state.phase, gone=True)
+
+
+def _agent_row(
+    state: AgentState,
+    phase: str,
+    *,
+    queue_depth: int | None = None,
+    current: Turn[Any] | None = None,
+    context: tuple[Capacity, Capacity] | None = None,
+    gone: bool = False,
+) -> LocalAgentRow:
+    """An agent's totals from ``state``, with what only a registered agent has."""
     return LocalAgentRow(
         name=state.name,
-        state=state.phase,
-        queue_depth=None,
-        current_tool=None,
+        state=phase,
+        queue_depth=queue_depth,
+        current_tool=current.tool.name if current is not None else None,
         completed=state.completed,
         failed=state.failed,
         timed_out=state.timed_out,
         cancelled=state.cancelled,
         values=state.values,
         evictions=state.evictions,
-        context_queue=None,
-        context_pool=None,
+        context_queue=context[0] if context is not None else None,
+        context_pool=context[1] if context is not None else None,
         throughput=state.throughput,
         last_error=state.last_error,
-        gone=True,
+        current=current,
+        gone=gone,
     )
 
 

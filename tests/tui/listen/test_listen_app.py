@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fake_clock import FakeClock
 from otlp_sender import MakeSender
 from textual.widgets import DataTable
 
@@ -27,23 +28,14 @@ SIZE = (130, 40)
 TextOf = Callable[[object], str]
 
 
-class Clock:
+@pytest.fixture
+def clock() -> FakeClock:
     """The fleet model's monotonic clock; it moves when the test moves it."""
-
-    def __init__(self) -> None:
-        self.now = 5000.0
-
-    def __call__(self) -> float:
-        return self.now
+    return FakeClock(5000.0)
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def fleet(clock: Clock) -> FleetModel:
+def fleet(clock: FakeClock) -> FleetModel:
     """Overrides the listener fixtures' model: on the test's clock, stale after 5 s."""
     return FleetModel(clock=clock, wall=time.time_ns, stale_after=5.0)
 
@@ -95,7 +87,7 @@ async def test_a_process_that_stops_sending_is_marked_stale_not_removed(
     fleet: FleetModel,
     receiver: Receiver,
     senders: MakeSender,
-    clock: Clock,
+    clock: FakeClock,
     until: Any,
     text_of: TextOf,
 ) -> None:
@@ -110,7 +102,7 @@ async def test_a_process_that_stops_sending_is_marked_stale_not_removed(
             pilot, lambda: agent_cells(app).get("worker@w-1/crawler", [""] * 2)[1] == "running"
         )
 
-        clock.now += 6.0  # past --stale-after, with no news from the process
+        clock.advance(6.0)  # past --stale-after, with no news from the process
         await until(pilot, lambda: agent_cells(app)["worker@w-1/crawler"][1] == "stale")
         screen = text_of(app)
         assert "1 service(s) (1 stale)" in screen

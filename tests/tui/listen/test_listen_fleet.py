@@ -5,6 +5,7 @@ senders, and every bound with its count."""
 from __future__ import annotations
 
 import pytest
+from fake_clock import FakeClock
 from otlp_requests import Event, SpanSpec, logs_batch, new_id, spans_batch
 
 from pygents_tui.listen import FleetLimits, FleetModel
@@ -15,20 +16,7 @@ S = 10**9
 AGENT = {"gen_ai.agent.name": "planner", "gen_ai.agent.id": "agent-1"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-def make(clock: Clock, limits: FleetLimits | None = None) -> FleetModel:
+def make(clock: FakeClock, limits: FleetLimits | None = None) -> FleetModel:
     return FleetModel(clock=clock, wall=lambda: WALL, stale_after=60.0, limits=limits)
 
 
@@ -48,20 +36,20 @@ def turn_span(uuid: str, trace: bytes, span_id: bytes, **extra: object) -> SpanS
     return SpanSpec("turn fetch", trace, span_id, attributes=attributes | extra)
 
 
-def test_a_turn_runs_against_its_timeout_on_the_model_clock(clock: Clock) -> None:
+def test_a_turn_runs_against_its_timeout_on_the_model_clock(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("t1", at=WALL - 2 * S)]))
     fleet.drain()
 
     (turn,) = fleet.running_turns()
     assert turn.started == pytest.approx(998.0), "sent two seconds ago"
-    clock.now += 1.5
+    clock.advance(1.5)
     assert turn.elapsed_at(fleet.clock()) == pytest.approx(3.5)
     assert turn.timeout == 5.0
     assert turn.details()[:2] == [("service", "svc@i-1"), ("turn", "t1")]
 
 
-def test_a_sender_clock_far_off_moves_times_by_at_most_the_lag_bound(clock: Clock) -> None:
+def test_a_sender_clock_far_off_moves_times_by_at_most_the_lag_bound(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("behind", at=WALL - 3600 * S), start("ahead", at=WALL + S)]))
     fleet.drain()
@@ -70,7 +58,7 @@ def test_a_sender_clock_far_off_moves_times_by_at_most_the_lag_bound(clock: Cloc
     assert started == {"behind": 1000.0 - 30.0, "ahead": 1000.0}
 
 
-def test_an_end_and_a_span_close_a_turn_once_in_either_order(clock: Clock) -> None:
+def test_an_end_and_a_span_close_a_turn_once_in_either_order(clock: FakeClock) -> None:
     fleet = make(clock)
     trace = new_id(16)
     fleet.ingest(logs_batch([start("a", at=WALL - S), start("b", at=WALL - S)]))
@@ -90,7 +78,7 @@ def test_an_end_and_a_span_close_a_turn_once_in_either_order(clock: Clock) -> No
     assert first.elapsed_at(clock.now) == pytest.approx(1.0)
 
 
-def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: Clock) -> None:
+def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([end("late", "timeout", **{"error.type": "TurnTimeoutError"})]))
     fleet.ingest(logs_batch([start("late")]))
@@ -101,7 +89,7 @@ def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: Clock) -
     assert agent.timed_out == 1
 
 
-def test_value_counts_only_grow_whatever_order_they_arrive_in(clock: Clock) -> None:
+def test_value_counts_only_grow_whatever_order_they_arrive_in(clock: FakeClock) -> None:
     fleet = make(clock)
     uuid = {"pygents.turn.uuid": "s"}
     values = [
@@ -124,7 +112,9 @@ def test_value_counts_only_grow_whatever_order_they_arrive_in(clock: Clock) -> N
     assert agent.values == 9
 
 
-def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(clock: Clock) -> None:
+def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(
+    clock: FakeClock,
+) -> None:
     fleet = make(clock)
     snapshot = {
         "pygents.agent.state": "running",
@@ -184,7 +174,7 @@ def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(cloc
 
 
 def test_with_spans_only_turns_count_for_their_agent_once_its_run_span_arrives(
-    clock: Clock,
+    clock: FakeClock,
 ) -> None:
     fleet = make(clock)
     trace, run = new_id(16), new_id(8)
@@ -214,11 +204,11 @@ def test_with_spans_only_turns_count_for_their_agent_once_its_run_span_arrives(
 
 
 def test_the_services_bound_evicts_the_least_recently_heard_of_and_counts_it(
-    clock: Clock,
+    clock: FakeClock,
 ) -> None:
     fleet = make(clock, limits=FleetLimits(services=2))
     for name in ("a", "b", "c"):
-        clock.now += 1
+        clock.advance(1)
         fleet.ingest(logs_batch([start(f"{name}-turn")], service=name))
         fleet.drain()
 
@@ -229,7 +219,7 @@ def test_the_services_bound_evicts_the_least_recently_heard_of_and_counts_it(
 
 
 def test_the_agents_bound_evicts_the_least_recently_heard_of_and_counts_it(
-    clock: Clock,
+    clock: FakeClock,
 ) -> None:
     fleet = make(clock, limits=FleetLimits(agents=3))
     events = [
@@ -244,7 +234,7 @@ def test_the_agents_bound_evicts_the_least_recently_heard_of_and_counts_it(
     assert fleet.counters()["agents_evicted"] == 2
 
 
-def test_a_full_inbox_drops_the_oldest_batches_and_counts_them(clock: Clock) -> None:
+def test_a_full_inbox_drops_the_oldest_batches_and_counts_them(clock: FakeClock) -> None:
     first = logs_batch([start(f"old-{i}") for i in range(10)])
     fleet = make(clock, limits=FleetLimits(pending_bytes=first.size + 1))
     fleet.ingest(first)
@@ -257,7 +247,7 @@ def test_a_full_inbox_drops_the_oldest_batches_and_counts_them(clock: Clock) -> 
     assert not fleet.arrived.is_set()
 
 
-def test_rings_and_running_turns_stay_bounded_and_say_what_they_dropped(clock: Clock) -> None:
+def test_rings_and_running_turns_stay_bounded_and_say_what_they_dropped(clock: FakeClock) -> None:
     limits = FleetLimits(log=5, service_log=3, running=4, values=2, recent=3, turns=50)
     fleet = make(clock, limits=limits)
     preview = {"pygents.value.preview": "v", "pygents.turn.uuid": "r-0"}
@@ -280,7 +270,7 @@ def test_rings_and_running_turns_stay_bounded_and_say_what_they_dropped(clock: C
     assert len(fleet.recent_turns()) == 3
 
 
-def test_a_running_turn_pushed_out_of_the_turn_index_still_ends(clock: Clock) -> None:
+def test_a_running_turn_pushed_out_of_the_turn_index_still_ends(clock: FakeClock) -> None:
     fleet = make(clock, limits=FleetLimits(turns=2))
     fleet.ingest(logs_batch([start("first", at=WALL - 3 * S), start("second"), start("third")]))
     fleet.drain()
@@ -295,7 +285,7 @@ def test_a_running_turn_pushed_out_of_the_turn_index_still_ends(clock: Clock) ->
 
 
 def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
-    clock: Clock,
+    clock: FakeClock,
 ) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("x"), end("x"), start("y"), end("y")]))
@@ -303,18 +293,18 @@ def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
     (agent,) = fleet.agent_rows()
     assert list(agent.throughput)[-1] == 2
 
-    clock.now += 3
+    clock.advance(3)
     assert fleet.drain()
     assert list(agent.throughput)[-4:] == [2, 0, 0, 0]
     assert len(agent.throughput) == 60
 
 
-def test_any_record_even_an_unknown_one_brings_a_stale_service_back(clock: Clock) -> None:
+def test_any_record_even_an_unknown_one_brings_a_stale_service_back(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([Event("pygents.process.heartbeat")]))
     fleet.drain()
     (service,) = fleet.service_rows()
-    clock.now += 61
+    clock.advance(61)
     fleet.drain()
     assert service.stale
     fleet.ingest(logs_batch([Event("unrelated.event")]))
