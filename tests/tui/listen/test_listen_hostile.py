@@ -92,7 +92,9 @@ class Raw:
 
 @pytest.fixture
 async def raw(receiver: Receiver) -> AsyncIterator[Raw]:
-    async with aiohttp.ClientSession() as session:
+    # One connection per request: a server may close a connection after refusing a
+    # request (aiohttp 3.8 does after a 413), and a hostile sender reuses nothing.
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
         sender = Raw(receiver, session)
         yield sender
         await sender.channel.close()
