@@ -10,6 +10,7 @@ width: an exception's message is the program's text, of any size.
 
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -76,6 +77,16 @@ def summary(
     return preview(f"{describe(error, width)}: {'; '.join(named)}", width)
 
 
+def _shown(filename: str) -> str:
+    """A file under the current directory by its relative path, as pytest shows it:
+    shorter in a narrow panel, and the same wherever the project is checked out."""
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive (Windows)
+        return filename
+    return filename if relative.startswith(os.pardir) else relative
+
+
 def _frames(error: BaseException) -> tuple[traceback.StackSummary, int]:
     """The innermost frames of ``error``'s traceback (their source lines are read only
     when shown), and how many outer ones were left out."""
@@ -83,7 +94,7 @@ def _frames(error: BaseException) -> tuple[traceback.StackSummary, int]:
     kept = traceback.StackSummary.from_list(
         [
             traceback.FrameSummary(
-                frame.f_code.co_filename, line, frame.f_code.co_name, lookup_line=False
+                _shown(frame.f_code.co_filename), line, frame.f_code.co_name, lookup_line=False
             )
             for frame, line in walked[-FRAMES:]
         ]

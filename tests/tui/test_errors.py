@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
+from pathlib import Path
 from typing import Any
 
 from pilot import Notes, dashboard
@@ -232,3 +233,17 @@ async def test_the_inspector_shows_a_failed_turns_leaves_and_traceback(until: An
         assert "traceback" in text
         assert "in gather_pages" in text  # the tool's own frame
         assert 'raise ValueError(f"boom {n} [bold]")' in text
+
+
+def test_a_traceback_names_files_under_the_current_directory_by_relative_path(
+    monkeypatch: Any, tmp_path: Any
+) -> None:
+    here = Path(__file__).resolve()
+    try:
+        raise ValueError("where")
+    except ValueError as exc:
+        error = exc
+    monkeypatch.chdir(here.parents[2])  # the checkout's root
+    assert f'File "{here.relative_to(here.parents[2])}"' in "\n".join(Traceback.of(error).lines())
+    monkeypatch.chdir(tmp_path)  # elsewhere: the full path
+    assert f'File "{here}"' in "\n".join(Traceback.of(error).lines())
