@@ -11,6 +11,7 @@ socket on loopback, decoded by the receiver in ``otlp_receiver.py``.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import socket
@@ -503,6 +504,18 @@ def live_spans(provider: TracerProvider) -> int:
     )
 
 
+async def settles_within_bound(provider: TracerProvider, seconds: float = 5.0) -> bool:
+    """Whether the live spans come down to the queue plus one batch within ``seconds``:
+    a failing export in flight on the processor's thread can hold its spans a moment
+    longer than the queue does (seen once in CI, after 3,200 failed turns)."""
+    deadline = time.monotonic() + seconds
+    while live_spans(provider) > MAX_QUEUE + MAX_BATCH:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
 @pytest.mark.usefixtures("quiet_exporters")
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_collector_down_agents_keep_running_and_memory_stays_bounded(
@@ -545,7 +558,7 @@ async def test_collector_down_agents_keep_running_and_memory_stays_bounded(
     # ... that could not be delivered.
     assert pipeline.exporter.results[SpanExportResult.FAILURE] >= 1
     assert pipeline.exporter.results[SpanExportResult.SUCCESS] == 0
-    assert live_spans(pipeline.provider) <= MAX_QUEUE + MAX_BATCH
+    assert await settles_within_bound(pipeline.provider)
     # Keeping the spans would cost ~8.5 MB per 1,000 turns (measured with an in-memory
     # exporter); bounded, the peak grows by a few MB that do not follow the turns.
     mib = 1024 * 1024
