@@ -120,7 +120,7 @@ class Invocation(Scope):
             return False
         tool.metadata._end = time.time()
         self.stop_reason = StopReason.COMPLETED
-        if BUS.listeners:
+        if BUS.hot:  # someone follows per-turn events
             BUS.emit(ToolHook.AFTER_INVOKE, tool, (result,), None, self)
         if self._observers:
             BUS.end(self)

@@ -301,7 +301,7 @@ class TurnRun(Scope):
         assert self._deadline is not None
         self._deadline.close()
         self.stop_reason = StopReason.COMPLETED
-        if BUS.listeners:
+        if BUS.hot:  # someone follows per-turn events
             turn._settle(result, StopReason.COMPLETED, None)
             BUS.emit(TurnHook.AFTER_RUN, turn, (turn, result), None, self)
             turn._detach()
