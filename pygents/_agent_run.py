@@ -18,11 +18,25 @@ from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pygents._context import ContextItem, ContextPool, ContextQueue
-from pygents._enums import AgentHook, StopReason, ToolType
+from pygents._enums import (
+    AGENT_AFTER_TURN,
+    AGENT_BEFORE_TURN,
+    AGENT_ON_TURN_VALUE,
+    COMPLETION_CHECK,
+    AgentHook,
+    StopReason,
+)
 from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
 from pygents._hooks import dispatch, fire
 from pygents._observe import BUS
-from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope, stop_reason_for
+from pygents._scope import (
+    AGENT_RUN_SCOPE,
+    CURRENT,
+    Frame,
+    Scope,
+    current_scope,
+    stop_reason_for,
+)
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 
@@ -53,7 +67,7 @@ class AgentRun(Scope):
     def __init__(
         self, agent: Agent, parent: Scope | None, stream: weakref.ref[Stream] | None = None
     ) -> None:
-        super().__init__(ScopeKind.AGENT_RUN, agent, parent, agent=agent)
+        super().__init__(AGENT_RUN_SCOPE, agent, parent, agent=agent)
         self._resources = {ContextQueue: agent._context_queue, ContextPool: agent._context_pool}
         self._stream = stream
         self._ended: asyncio.Event | None = None
@@ -63,8 +77,8 @@ class AgentRun(Scope):
         """Take the agent, tell subscribers, and make the run's frame current; the
         returned `Runner` is lent to every turn of the run."""
         self.target._run = self
-        if BUS.scopers:
-            BUS.start(self)
+        if observers := BUS.scopers_by_kind[AGENT_RUN_SCOPE]:
+            BUS.start(self, observers)
         frame = Frame(CURRENT.get())
         self._frame_token = CURRENT.set(frame)
         return Runner(frame)
@@ -123,7 +137,7 @@ def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Awaitab
     value is already queued or stored when hooks see it), but not for a completion
     check's verdict, which decides the loop rather than being a result.
     """
-    return dispatch(AgentHook.ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+    return dispatch(AGENT_ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
 
 
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
@@ -183,7 +197,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
             if agent._paused:
                 await _wait_if_paused(agent)
             if (agent._hooks or BUS.hot) and (
-                pending := dispatch(AgentHook.BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+                pending := dispatch(AGENT_BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
             ):
                 await pending
             turn = queue.popleft()
@@ -219,7 +233,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     await turn_run.finish(None)
                 else:
                     value = await turn_run.call()
-                    check = tool.type is ToolType.COMPLETION_CHECK
+                    check = tool.type is COMPLETION_CHECK
                     if check:
                         done = verdict(tool, value)
                     if not turn_run.finish_quietly(value):
@@ -246,9 +260,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                 raise
             agent._current = None
             if (agent._hooks or BUS.hot) and (
-                pending := dispatch(
-                    AgentHook.AFTER_TURN, agent, agent._hooks, (agent, turn), None, run
-                )
+                pending := dispatch(AGENT_AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
             ):
                 await pending
             if done:

@@ -29,9 +29,9 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HOOK_ENUMS, HookType, ToolHook, TurnHook, parse_hook_type
 from pygents._errors import UnregisteredHookError, brief
-from pygents._observe import BUS
+from pygents._observe import BUS, Event
 from pygents._registry import Registry
-from pygents._scope import Scope
+from pygents._scope import Scope, current_scope
 
 __all__ = [
     "Hook",
@@ -329,10 +329,18 @@ def dispatch(
     subscribers follow (telemetry, the dashboard) then costs no coroutine, and a
     caller with nothing to await stays on its synchronous path. Callers skip the
     call entirely when ``not hooks and not BUS.hot``; see the module docstring for
-    the order hooks run in.
+    the order hooks run in. This is the one place subscribers are told of an event
+    (their loop is written here rather than in a bus method: a turn fires eight
+    events, and a call frame less for each is measurable).
     """
-    if BUS.listeners:
-        BUS.emit(event, source, args, kwargs, scope)
+    listeners = BUS.listeners_for.get(event)
+    if listeners:
+        told = Event(event, source, args, kwargs, scope if scope is not None else current_scope())
+        for subscriber, on_event in listeners:
+            try:
+                on_event(told)
+            except Exception as exc:
+                BUS.contain(subscriber, "on_event", exc)
     for h in hooks:
         if event in h.types:
             return _run_hooks(event, source, hooks, args, kwargs, scope)

@@ -13,10 +13,10 @@ from collections.abc import AsyncGenerator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from pygents._calling import resolve_arguments
-from pygents._enums import StopReason, ToolHook
+from pygents._enums import COMPLETED, TOOL_AFTER_INVOKE, TOOL_BEFORE_INVOKE, StopReason, ToolHook
 from pygents._hooks import GLOBAL_HOOKS, dispatch, fire
 from pygents._observe import BUS
-from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
+from pygents._scope import CURRENT, TOOL_SCOPE, Frame, Scope, stop_reason_for
 
 if TYPE_CHECKING:
     from pygents._tool import DecoratedTool
@@ -42,7 +42,7 @@ class Invocation(Scope):
     __slots__ = ("_agen", "_args", "_kwargs", "_lock", "_values")
 
     def __init__(self, tool: DecoratedTool[..., Any], parent: Scope | None) -> None:
-        super().__init__(ScopeKind.TOOL, tool, parent)
+        super().__init__(TOOL_SCOPE, tool, parent)
         self._args: tuple[Any, ...] = ()
         self._kwargs: dict[str, Any] = {}
         self._values: list[Any] = []
@@ -59,15 +59,13 @@ class Invocation(Scope):
         """The synchronous part of `begin`: bind, and tell subscribers about
         ``BEFORE_INVOKE``; returns its hooks' run to await, if a hook is bound."""
         tool: DecoratedTool[..., Any] = self.target
-        if BUS.scopers:
-            BUS.start(self)
+        if observers := BUS.scopers_by_kind[TOOL_SCOPE]:
+            BUS.start(self, observers)
         tool.metadata._start = time.time()
         tool.metadata._end = None
         self._args, self._kwargs = tool._shape.bind(*resolve_arguments(args, kwargs), self)
         if BUS.hot or tool._hooks:
-            return dispatch(
-                ToolHook.BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self
-            )
+            return dispatch(TOOL_BEFORE_INVOKE, tool, tool._hooks, self._args, self._kwargs, self)
         return None
 
     async def call(self, frame: Frame | None = None) -> Any:
@@ -116,12 +114,12 @@ class Invocation(Scope):
         awaiting (subscribers still see ``AFTER_INVOKE``); False, and nothing done,
         if `finish` is needed. The caller checks global hooks first."""
         tool: DecoratedTool[..., Any] = self.target
-        if self._agen is not None or tool._hooks or ToolHook.AFTER_INVOKE in GLOBAL_HOOKS:
+        if self._agen is not None or tool._hooks or TOOL_AFTER_INVOKE in GLOBAL_HOOKS:
             return False
         tool.metadata._end = time.time()
-        self.stop_reason = StopReason.COMPLETED
-        if BUS.hot:  # someone follows per-turn events
-            BUS.emit(ToolHook.AFTER_INVOKE, tool, (result,), None, self)
+        self.stop_reason = COMPLETED
+        if BUS.hot:  # someone follows per-turn events; no hook is bound to it
+            dispatch(TOOL_AFTER_INVOKE, tool, (), (result,), None, self)
         if self._observers:
             BUS.end(self)
         return True

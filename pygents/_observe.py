@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType
 from pygents._errors import brief
-from pygents._scope import CURRENT, Frame, Scope, ScopeKind, current_scope
+from pygents._scope import CURRENT, Frame, Scope, ScopeKind
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -168,6 +168,8 @@ class Subscriber:
 
 
 _EnterToken: TypeAlias = "tuple[Token[Scope | Frame | None], tuple[Subscriber, ...]]"
+_Scoper: TypeAlias = "tuple[Subscriber, Callable[[Scope], None], Callable[[Scope], None]]"
+"""A subscriber following scopes, with its bound ``on_start`` and ``on_end``."""
 
 
 def _overrides(subscriber: Subscriber, method: str) -> bool:
@@ -218,7 +220,7 @@ class Bus:
         # Bound methods, looked up once: an event reaches its listeners with one call each.
         self.listeners_for: dict[HookType, tuple[tuple[Subscriber, Callable[[Event], None]], ...]]
         self.listeners_for = {}
-        self.scopers_by_kind: dict[ScopeKind, tuple[Subscriber, ...]] = dict.fromkeys(ScopeKind, ())
+        self.scopers_by_kind: dict[ScopeKind, tuple[_Scoper, ...]] = dict.fromkeys(ScopeKind, ())
         self.global_hooks = False
         self.hot = False
         self.any = False
@@ -246,7 +248,11 @@ class Bus:
             )
         }
         self.scopers_by_kind = {
-            kind: tuple(s for s in self.scopers if s.scope_kinds is None or kind in s.scope_kinds)
+            kind: tuple(
+                (s, s.on_start, s.on_end)
+                for s in self.scopers
+                if s.scope_kinds is None or kind in s.scope_kinds
+            )
             for kind in ScopeKind
         }
         self._refresh_flags()
@@ -294,24 +300,6 @@ class Bus:
 
     # -- the calls the runtime makes -------------------------------------------------
 
-    def emit(
-        self,
-        type: HookType,
-        source: object,
-        args: tuple[Any, ...],
-        kwargs: Mapping[str, Any] | None,
-        scope: Scope | None,
-    ) -> None:
-        listeners = self.listeners_for.get(type)
-        if not listeners:
-            return
-        event = Event(type, source, args, kwargs, scope if scope is not None else current_scope())
-        for subscriber, on_event in listeners:
-            try:
-                on_event(event)
-            except Exception as exc:
-                self.contain(subscriber, "on_event", exc)
-
     def created(self, turn: Any) -> None:
         for subscriber in self.creators:
             try:
@@ -319,19 +307,20 @@ class Bus:
             except Exception as exc:
                 self.contain(subscriber, "on_turn_created", exc)
 
-    def start(self, scope: Scope) -> None:
-        observers = self.scopers_by_kind[scope.kind]
+    def start(self, scope: Scope, observers: tuple[_Scoper, ...]) -> None:
+        """Tell ``observers`` (``scopers_by_kind[scope.kind]``, which the caller looked
+        up to skip this call when empty) that ``scope`` starts; `end` tells the same."""
         scope._observers = observers
-        for subscriber in observers:
+        for subscriber, on_start, _ in observers:
             try:
-                subscriber.on_start(scope)
+                on_start(scope)
             except Exception as exc:
                 self.contain(subscriber, "on_start", exc)
 
     def end(self, scope: Scope) -> None:
-        for subscriber in scope._observers:
+        for subscriber, _, on_end in scope._observers:
             try:
-                subscriber.on_end(scope)
+                on_end(scope)
             except Exception as exc:
                 self.contain(subscriber, "on_end", exc)
 

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from enum import StrEnum
 from typing import Any, Final
 
-from pygents._enums import StopReason
+from pygents._enums import CANCELLED, COMPLETED, FAILED, StopReason
 from pygents._errors import brief
 
 __all__ = ["CURRENT", "Frame", "Scope", "ScopeKind", "current_scope", "stop_reason_for"]
@@ -25,10 +25,10 @@ def stop_reason_for(error: BaseException | None) -> StopReason:
     ``TIMEOUT`` is never inferred: only a turn knows that its own deadline expired.
     """
     if error is None:
-        return StopReason.COMPLETED
+        return COMPLETED
     if isinstance(error, Exception):
-        return StopReason.ERROR
-    return StopReason.CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...
+        return FAILED
+    return CANCELLED  # CancelledError, GeneratorExit, KeyboardInterrupt, ...
 
 
 class ScopeKind(StrEnum):
@@ -37,6 +37,12 @@ class ScopeKind(StrEnum):
     AGENT_RUN = "agent_run"
     TURN = "turn"
     TOOL = "tool"
+
+
+# Read per turn: module constants, not class attributes (see the note in _enums.py).
+AGENT_RUN_SCOPE: Final = ScopeKind.AGENT_RUN
+TURN_SCOPE: Final = ScopeKind.TURN
+TOOL_SCOPE: Final = ScopeKind.TOOL
 
 
 class Scope:

@@ -24,7 +24,7 @@ from pygents._hooks import dispatch, fire
 from pygents._mailbox_lua import Keys
 from pygents._mailbox_types import bounded, outcome_data
 from pygents._observe import BUS
-from pygents._scope import stop_reason_for
+from pygents._scope import AGENT_RUN_SCOPE, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
 
@@ -162,8 +162,8 @@ async def run_as(
     unfinished.
     """
     run = AgentRun(agent, None)
-    if BUS.scopers:
-        BUS.start(run)
+    if observers := BUS.scopers_by_kind[AGENT_RUN_SCOPE]:
+        BUS.start(run, observers)
     hooks = agent._hooks
     tool = turn._tool
     output: Any = None

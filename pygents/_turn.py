@@ -23,7 +23,7 @@ from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
 from pygents._observe import BUS
-from pygents._scope import Scope, current_scope
+from pygents._scope import TURN_SCOPE, Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
 from pygents._tool import DecoratedTool, ToolRegistry
 from pygents._turn_run import Runner, TurnRun
@@ -311,8 +311,8 @@ class Turn(Generic[T]):
             )
         run = TurnRun(self, parent, extra_hooks, runner)
         self._begin(run)
-        if BUS.scopers:
-            BUS.start(run)
+        if observers := BUS.scopers_by_kind[TURN_SCOPE]:
+            BUS.start(run, observers)
         return run
 
     # A run changes its turn only through these three methods, so what a turn holds

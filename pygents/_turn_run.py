@@ -21,12 +21,21 @@ from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final
 
 from pygents._deadline import Deadline, Watchdog
-from pygents._enums import StopReason, TurnHook
+from pygents._enums import (
+    COMPLETED,
+    FAILED,
+    TIMED_OUT,
+    TURN_AFTER_RUN,
+    TURN_BEFORE_RUN,
+    TURN_ON_COMPLETE,
+    StopReason,
+    TurnHook,
+)
 from pygents._errors import TurnTimeoutError
 from pygents._hooks import Hook, closing_hooks_bound, dispatch, fire
 from pygents._invocation import Invocation
 from pygents._observe import BUS, Subscriber
-from pygents._scope import CURRENT, Frame, Scope, ScopeKind, stop_reason_for
+from pygents._scope import CURRENT, TURN_SCOPE, Frame, Scope, stop_reason_for
 
 if TYPE_CHECKING:
     from pygents._turn import Turn
@@ -74,7 +83,7 @@ class TurnRun(Scope):
         extra_hooks: list[Hook[Any]] | None,
         runner: Runner | None = None,
     ) -> None:
-        super().__init__(ScopeKind.TURN, turn, parent, turn=turn)
+        super().__init__(TURN_SCOPE, turn, parent, turn=turn)
         self._extra_hooks = extra_hooks
         self._runner = runner
         self._inv = Invocation(turn._tool, self)
@@ -109,7 +118,7 @@ class TurnRun(Scope):
 
     def _reason(self, error: BaseException | None) -> StopReason:
         if error is not None and error is self._timed_out:
-            return StopReason.TIMEOUT
+            return TIMED_OUT
         return stop_reason_for(error)
 
     def _arm(self) -> None:
@@ -128,7 +137,7 @@ class TurnRun(Scope):
         self._arm()
         hooks = self.hooks()
         if hooks or BUS.hot:
-            pending = dispatch(TurnHook.BEFORE_RUN, turn, hooks, (turn,), None, self)
+            pending = dispatch(TURN_BEFORE_RUN, turn, hooks, (turn,), None, self)
             if pending is not None:
                 return self._begin_after(pending)
         self._started = True
@@ -300,14 +309,14 @@ class TurnRun(Scope):
             return False
         assert self._deadline is not None
         self._deadline.close()
-        self.stop_reason = StopReason.COMPLETED
-        if BUS.hot:  # someone follows per-turn events
-            turn._settle(result, StopReason.COMPLETED, None)
-            BUS.emit(TurnHook.AFTER_RUN, turn, (turn, result), None, self)
+        self.stop_reason = COMPLETED
+        if BUS.hot:  # someone follows per-turn events; no hook is bound to these two
+            turn._settle(result, COMPLETED, None)
+            dispatch(TURN_AFTER_RUN, turn, _NO_HOOKS, (turn, result), None, self)
             turn._detach()
-            BUS.emit(TurnHook.ON_COMPLETE, turn, (turn, StopReason.COMPLETED), None, self)
+            dispatch(TURN_ON_COMPLETE, turn, _NO_HOOKS, (turn, COMPLETED), None, self)
         else:
-            turn._settle(result, StopReason.COMPLETED, None, detach=True)
+            turn._settle(result, COMPLETED, None, detach=True)
         if self._observers:
             BUS.end(self)
         return True
@@ -342,7 +351,7 @@ class TurnRun(Scope):
                     bounded = True
             else:
                 deadline.close()
-        reason = StopReason.COMPLETED if error is None else self._reason(error)
+        reason = COMPLETED if error is None else self._reason(error)
         try:
             if self._started and not (error is None and self._inv.finish_quietly(result)):
                 try:
@@ -352,11 +361,9 @@ class TurnRun(Scope):
                     bounded = False
                     reason = self._reason(error)
             turn._settle(self._inv._values if turn._tool.streaming else result, reason, error)
-            if reason is StopReason.COMPLETED and (hooks or BUS.hot):
+            if reason is COMPLETED and (hooks or BUS.hot):
                 try:
-                    pending = dispatch(
-                        TurnHook.AFTER_RUN, turn, hooks, (turn, turn.output), None, self
-                    )
+                    pending = dispatch(TURN_AFTER_RUN, turn, hooks, (turn, turn.output), None, self)
                     if pending is not None:
                         await pending
                 except BaseException as exc:
@@ -369,9 +376,9 @@ class TurnRun(Scope):
                 turn._settle(turn.output, reason, error)
             hooks = self.hooks()  # closing hooks may have attached more
             if hooks or BUS.any:
-                if reason is StopReason.TIMEOUT:
+                if reason is TIMED_OUT:
                     await fire(TurnHook.ON_TIMEOUT, turn, hooks, (turn,), None, self)
-                elif reason is StopReason.ERROR:
+                elif reason is FAILED:
                     await fire(TurnHook.ON_ERROR, turn, hooks, (turn, error), None, self)
         finally:
             turn._detach()
@@ -381,7 +388,7 @@ class TurnRun(Scope):
                 hooks = self.hooks()
                 if (hooks or BUS.hot) and (
                     pending := dispatch(
-                        TurnHook.ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
+                        TURN_ON_COMPLETE, turn, hooks, (turn, turn.stop_reason), None, self
                     )
                 ):
                     await pending

@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 _START, _END, _EVENT = 0, 1, 2
+_TURN = ScopeKind.TURN  # read per turn: a module constant is cheaper than the enum attribute
 SHOWN_EVENTS: Final = frozenset(
     kind
     for kind in COLD_EVENTS
@@ -107,13 +108,16 @@ class DashboardModel(Subscriber):
     # -- the seam: one append (and one count) each, nothing else -----------------------
 
     def on_start(self, scope: Scope) -> None:
+        self.received += 1  # counted here: a full inbox silently drops its oldest
+        if self.trace_id is None:
+            self.inbox.append((_START, scope, self.clock(), None))
+            return
         trace = None
-        if self.trace_id is not None and scope.kind is ScopeKind.TURN:
+        if scope.kind is _TURN:
             try:  # the span exists only now; a drain later would be too late
                 trace = self.trace_id(scope)
             except Exception:
                 trace = None
-        self.received += 1  # counted here: a full inbox silently drops its oldest
         self.inbox.append((_START, scope, self.clock(), trace))
 
     def on_end(self, scope: Scope) -> None:
