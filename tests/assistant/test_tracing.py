@@ -4,7 +4,14 @@ made the call (the real SDK, the in-memory exporter, the local chat server)."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
@@ -14,9 +21,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from examples.assistant.agent import build_session, close_session
 from examples.assistant.model import Message, OpenAIModel, TextDelta
+from examples.assistant.tracing import tracing_requested
 from pygents_otel import PygentsInstrumentor
 
 from .chat_server import ChatServer, chat_stream, serve_chat
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture
@@ -147,3 +157,80 @@ async def test_a_model_call_abandoned_midway_still_ends_its_chat_span(
     [chat] = exporter.get_finished_spans()
     assert chat.name == "chat gpt-test"
     assert chat.end_time is not None
+
+
+# --------------------------------------------------------------------------- the switch
+
+
+@pytest.mark.parametrize(
+    ("environ", "on"),
+    [
+        ({}, False),
+        ({"OTEL_TRACES_EXPORTER": "console"}, True),
+        ({"OTEL_TRACES_EXPORTER": " otlp , console "}, True),
+        ({"OTEL_TRACES_EXPORTER": "NONE"}, False),
+        ({"OTEL_TRACES_EXPORTER": ""}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317"}, True),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector:4318/v1/traces"}, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_TRACES_EXPORTER": "none"}, False),
+        ({"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}, False),
+        ({"OTEL_SERVICE_NAME": "svc", "OTEL_METRICS_EXPORTER": "console"}, False),
+    ],
+)
+def test_tracing_is_on_for_a_traces_exporter_or_an_otlp_endpoint(
+    environ: dict[str, str], on: bool
+) -> None:
+    assert tracing_requested(environ) is on
+
+
+def console_spans(out: str) -> list[dict[str, Any]]:
+    """The spans the console exporter printed: one indented JSON object each."""
+    decoder = json.JSONDecoder()
+    return [decoder.raw_decode(out, m.start())[0] for m in re.finditer(r"^\{$", out, re.M)]
+
+
+def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "assistant", *args],
+        cwd=EXAMPLES,
+        env={**clean, **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_console_exporter_prints_the_agent_turn_and_tool_spans() -> None:
+    result = run_cli(
+        "--plain", "--scripted", "--once", "write two notes", OTEL_TRACES_EXPORTER="console"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr.splitlines()[0].endswith("; traces to console")
+    assert "summary: notes written, words counted" in result.stdout
+    spans = console_spans(result.stdout)
+    by_id = {span["context"]["span_id"]: span for span in spans}
+    [agent] = [s for s in spans if s["name"] == "invoke_agent assistant"]
+    assert agent["parent_id"] is None
+    assert agent["resource"]["attributes"]["service.name"] == "pygents-assistant"
+    tools = [s for s in spans if s["name"].startswith("execute_tool ")]
+    written = [s for s in tools if s["name"].endswith("write_file")]
+    assert len(written) == 2
+    for tool in written:
+        turn = by_id[tool["parent_id"]]
+        assert turn["name"].startswith("turn ")
+        assert by_id[turn["parent_id"]] is agent
+    assert any(is_respond(s["name"]) for s in tools)
+    # the helpers are agents of their own, in the same trace
+    helpers = [s for s in spans if s["name"].startswith("invoke_agent assistant.t")]
+    assert len(helpers) == 2
+    assert {s["context"]["trace_id"] for s in spans} == {agent["context"]["trace_id"]}
+
+
+def test_no_spans_are_printed_when_tracing_is_off() -> None:
+    result = run_cli("--plain", "--scripted", "--once", "go", OTEL_TRACES_EXPORTER="none")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "traces to" not in result.stderr
+    assert console_spans(result.stdout) == []
