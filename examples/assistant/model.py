@@ -48,6 +48,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL_BASE_URL = "https://api.openai.com/v1"
 """Where :func:`model_from_env` sends requests when ``OPENAI_BASE_URL`` is not set."""
 _DETAIL_LIMIT = 300  # characters of an endpoint's error message kept in a ModelError
+_MASKED_KEY = 8  # keys this long or longer are masked in messages (shorter ones are no secret)
 
 
 class ModelError(RuntimeError):
@@ -392,8 +393,9 @@ class OpenAIModel:
             text = f"{where} reported an error: {_clip(_detail(exc))}"
         else:
             text = f"{where}: {_clip(str(exc))}"
-        if self._api_key:  # an echoing server must not put the key in a message
-            text = text.replace(self._api_key, "***")
+        key = self._api_key
+        if key and len(key) >= _MASKED_KEY:  # an echoing server must not show the key
+            text = text.replace(key, "***")
         return ModelError(text)
 
 

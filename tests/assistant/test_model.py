@@ -308,6 +308,17 @@ async def test_openai_model_errors_never_show_the_key_and_stay_short(
     assert len(message) < 500
 
 
+async def test_openai_model_leaves_messages_whole_for_a_placeholder_key(
+    server: ChatServer, make_model: Any
+) -> None:
+    """Local servers take any key; a one-letter one is no secret to mask."""
+    body = json.dumps({"error": {"message": "Incorrect API key provided"}}).encode()
+    server.answer(whole(401, "application/json", body))
+    with pytest.raises(ModelError) as excinfo:
+        await collect(make_model(api_key="k").stream([Message("user", "hi")], []))
+    assert "Incorrect API key provided (check OPENAI_API_KEY)" in str(excinfo.value)
+
+
 async def test_openai_model_reports_an_error_event_in_the_stream(
     server: ChatServer, make_model: Any
 ) -> None:
