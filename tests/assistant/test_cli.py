@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from examples.assistant.__main__ import choose_models, main
 from examples.assistant.model import OpenAIModel
@@ -170,3 +171,42 @@ def test_a_task_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> No
         main(["one task", "--once", "another"])
     assert exited.value.code == 2
     assert 'either "task" or --once "task"' in capsys.readouterr().err
+
+
+async def test_ctrl_c_while_the_model_works_closes_the_session_and_exits_130() -> None:
+    release = asyncio.Event()
+    asked = asyncio.Event()
+
+    async def silent(request: web.Request) -> web.StreamResponse:
+        asked.set()
+        await release.wait()
+        return web.json_response({})
+
+    async with serve_chat() as server:
+        server.answer(silent)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "assistant",
+            cwd=EXAMPLES,
+            env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="gpt-test"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(b"take your time\n")
+            await proc.stdin.drain()
+            await asyncio.wait_for(asked.wait(), WAIT)  # the model call is in flight
+            proc.send_signal(signal.SIGINT)
+            _, err_bytes = await asyncio.wait_for(proc.communicate(), WAIT)
+        finally:
+            release.set()
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    err = err_bytes.decode()
+    assert proc.returncode == 130, err[-2000:]
+    assert "assistant: interrupted" in err
+    assert "Traceback" not in err
