@@ -7,16 +7,63 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from pygents import StopReason, Turn
 from pygents_tui._errors import Traceback
 from pygents_tui._preview import preview
 
-__all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord"]
+__all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord", "tokens_of", "tokens_text"]
 
 _LISTED: Final = 20  # arguments, keyword arguments and metadata entries kept per turn
 _LAST_VALUES: Final = 10  # a stream's last values kept per turn
+_SHOWN_TOKENS: Final = 10**15  # counts from here up are shown as "10^15+"
+
+Tokens = tuple[int | None, int | None]
+_PLAIN: Final = frozenset({str, bytes, int, float, bool})
+_ABSENT: Final = object()
+
+
+def _is_count(value: object) -> TypeGuard[int | None]:
+    """A token count: a non-negative ``int`` (not a ``bool``), or ``None`` (not reported)."""
+    return value is None or (type(value) is int and value >= 0)
+
+
+def tokens_of(value: object) -> Tokens | None:
+    """The ``(input, output)`` tokens ``value`` reports, or ``None`` if it reports none.
+
+    The rule, duck-typed since the dashboard cannot know the program's classes: a value
+    reports token usage when it has ``input_tokens`` and ``output_tokens`` attributes,
+    each a non-negative ``int`` or ``None`` (not reported), at least one an ``int``.
+    That is the shape of the usage objects model clients return (the Responses API's,
+    Anthropic's) and of the assistant example's ``Usage``. A value whose attributes
+    cannot be read reports nothing.
+    """
+    if value is None or type(value) in _PLAIN:
+        return None  # the usual values, quickly
+    try:
+        tokens_in = getattr(value, "input_tokens", _ABSENT)
+        tokens_out = getattr(value, "output_tokens", _ABSENT)
+    except Exception:
+        return None
+    if (
+        _is_count(tokens_in)
+        and _is_count(tokens_out)
+        and (tokens_in is not None or tokens_out is not None)
+    ):
+        return tokens_in, tokens_out
+    return None
+
+
+def _shown(count: int | None) -> str:
+    if count is None:
+        return "?"
+    return f"{count:,}" if count < _SHOWN_TOKENS else "10^15+"
+
+
+def tokens_text(tokens: Tokens) -> str:
+    """``12 in, 5 out``; ``?`` for a side not reported."""
+    return f"{_shown(tokens[0])} in, {_shown(tokens[1])} out"
 
 
 def _key(key: Any) -> str:
@@ -104,7 +151,21 @@ class TurnRecord:
     values: int = 0
     trace_id: str | None = None
     kept: TurnDetails | None = None  # what the inspector shows once the turn ended
+    tokens: Tokens | None = None  # the token usage its values reported, added up
     _uuid: str | None = None
+
+    def shown(self, value: Any) -> str:
+        """How the values panel shows ``value``, one of this turn's: its preview, or,
+        for a value that reports token usage (`tokens_of`), its tokens, which are
+        added to the turn's (a side stays unknown until a value reports it)."""
+        tokens = tokens_of(value)
+        if tokens is None:
+            return preview(value, 200)
+        total = self.tokens
+        self.tokens = (
+            tokens if total is None else (_plus(total[0], tokens[0]), _plus(total[1], tokens[1]))
+        )
+        return f"tokens: {tokens_text(tokens)}"
 
     @property
     def uuid(self) -> str:
@@ -154,6 +215,8 @@ class TurnRecord:
             lines.extend(("", value) for value in details.last_values)
         elif not self.error:
             lines.append(("output", details.output or ""))
+        if self.tokens is not None:
+            lines.append(("tokens", tokens_text(self.tokens)))
         if self.trace_id:
             lines.append(("trace", self.trace_id))
         lines.append(("arguments", ""))
@@ -173,6 +236,12 @@ class TurnRecord:
 
     def elapsed_at(self, now: float) -> float:
         return (self.ended if self.ended is not None else now) - self.started
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    if more is None:
+        return total
+    return more if total is None else total + more
 
 
 @dataclass(slots=True)

@@ -260,7 +260,7 @@ class DashboardModel(Subscriber):
             and not isinstance(turn.output, (Turn, ContextItem))
             and turn.tool.type is not ToolType.COMPLETION_CHECK
         ):
-            output = preview(turn.output, 200)
+            output = record.shown(turn.output)
             self._value(record, output, at)
         self._settling.append((record, output, error))  # see _settle
         self.recent.append(record)
@@ -315,7 +315,7 @@ class DashboardModel(Subscriber):
             record.values += skipped
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
-                self._value(record, preview(value, 200), at)
+                self._value(record, record.shown(value), at)
         self._seen_values[scope] = total
         return True
 

@@ -168,10 +168,10 @@ def build_session(
         messages = [Message("system", SYSTEM), *(item.content for item in memory.items)]
         reply = Reply("")
         async for part in session.model.stream(messages, session.definitions):
-            if isinstance(part, TextDelta):
-                yield part
-            else:
+            if isinstance(part, Reply):
                 reply = part
+            else:
+                yield part  # text as it streams, and the call's Usage: values of this turn
         yield ContextItem(content=Message("assistant", reply.text, reply.tool_calls))
         if not reply.tool_calls:
             yield Turn(stop, kwargs={"summary": reply.text})

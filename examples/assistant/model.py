@@ -1,47 +1,58 @@
 """The model layer of the assistant: messages, a model protocol and two models.
 
 * :class:`ScriptedModel` replays scripted replies offline and deterministically.
-* :class:`OpenAICompatibleModel` streams from any OpenAI-compatible
-  ``/chat/completions`` endpoint using only the standard library (HTTP/1.1 over
-  ``asyncio.open_connection``, server-sent events, chunked transfer encoding).
+* :class:`OpenAIModel` streams from the OpenAI API, or any server that speaks its
+  chat-completions protocol, through the official ``openai`` client (retries,
+  timeouts, proxies, keep-alive and TLS are the client's; this module only maps its
+  stream onto the assistant's parts and its errors onto :class:`ModelError`).
 
 Every model's :meth:`~Model.stream` yields zero or more :class:`TextDelta` while the
-reply's text arrives, then exactly one :class:`Reply` with the full text and tool calls.
+reply's text arrives, then at most one :class:`Usage` (the tokens the call used, when
+the endpoint says), then exactly one :class:`Reply` with the full text and tool calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
-import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
+
+import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from pygents import DecoratedTool
 
 __all__ = [
+    "DEFAULT_MODEL",
+    "OFFICIAL_BASE_URL",
     "Message",
     "Model",
     "ModelError",
-    "OpenAICompatibleModel",
+    "OpenAIModel",
     "Reply",
     "ScriptedModel",
     "TextDelta",
     "ToolCall",
+    "Usage",
     "model_from_env",
     "tool_definitions",
 ]
 
 DEFAULT_MODEL = "gpt-4o-mini"
-_ERROR_BODY_PREVIEW = 500
-_T = TypeVar("_T")
+"""The model :func:`model_from_env` asks for when ``OPENAI_MODEL`` is not set."""
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+"""Where :func:`model_from_env` sends requests when ``OPENAI_BASE_URL`` is not set."""
+_DETAIL_LIMIT = 300  # characters of an endpoint's error message kept in a ModelError
+_MASKED_KEY = 8  # keys this long or longer are masked in messages (shorter ones are no secret)
 
 
 class ModelError(RuntimeError):
-    """The model endpoint failed: bad status, malformed response, or an error event."""
+    """The model endpoint failed: bad status, unreachable, timed out, or an error event."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,16 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """The tokens one model call used, as the endpoint reported them (``None``: not
+    reported). ``respond`` passes it on as a value of its turn: the dashboard adds up
+    every value with integer ``input_tokens``/``output_tokens`` into the turn's tokens."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
 class Reply:
     """The complete reply: all of its text plus the tool calls it asks for."""
 
@@ -100,13 +121,18 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
+Part = TextDelta | Usage | Reply
+"""What :meth:`Model.stream` yields."""
+
+
 class Model(Protocol):
     """Anything that turns a conversation (and the tools on offer) into a streamed reply."""
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Reply]:
-        """Yield zero or more :class:`TextDelta`, then exactly one :class:`Reply`."""
+    ) -> AsyncIterator[Part]:
+        """Yield zero or more :class:`TextDelta`, at most one :class:`Usage`, then
+        exactly one :class:`Reply`."""
         ...
 
 
@@ -119,6 +145,7 @@ class ScriptedModel:
     ``script`` is either a sequence of replies (one per :meth:`stream` call, in order)
     or a function from the conversation so far to the next reply. Each reply's text is
     streamed in ``chunk``-character :class:`TextDelta` pieces before the reply itself.
+    It reports no :class:`Usage`: it counts no tokens.
     """
 
     def __init__(
@@ -134,6 +161,12 @@ class ScriptedModel:
         self.chunk = chunk
         self.calls: list[tuple[tuple[Message, ...], tuple[dict[str, Any], ...]]] = []
         """Every ``stream`` call's messages and tools, in order."""
+
+    def __repr__(self) -> str:
+        if callable(self._script):
+            name = getattr(self._script, "__name__", type(self._script).__name__)
+            return f"ScriptedModel(offline, replies from {name}())"
+        return f"ScriptedModel(offline, {len(self._script)} replies)"
 
     @property
     def remaining(self) -> int | None:
@@ -156,7 +189,7 @@ class ScriptedModel:
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Reply]:
+    ) -> AsyncIterator[Part]:
         self.calls.append((tuple(messages), tuple(tools)))
         reply = self._next_reply(messages)
         text = reply.text
@@ -167,111 +200,12 @@ class ScriptedModel:
         yield reply
 
 
-# --------------------------------------------------------------------------- HTTP
-
-
-class _Response:
-    """An HTTP/1.1 response being read from a stream: status, headers, body chunks."""
-
-    def __init__(self, reader: asyncio.StreamReader, timeout: float) -> None:
-        self._reader = reader
-        self._timeout = timeout
-        self.status = 0
-        self.reason = ""
-        self.headers: dict[str, str] = {}
-
-    async def _read(self, pending: Awaitable[_T]) -> _T:
-        try:
-            async with asyncio.timeout(self._timeout):
-                return await pending
-        except TimeoutError:
-            raise ModelError(f"model endpoint did not respond within {self._timeout}s") from None
-
-    async def _readline(self) -> bytes:
-        return await self._read(self._reader.readuntil(b"\n"))
-
-    async def read_head(self) -> None:
-        try:
-            while True:
-                status_line = (await self._readline()).decode("latin-1").strip()
-                parts = status_line.split(" ", 2)
-                if len(parts) < 2 or not parts[0].startswith("HTTP/"):
-                    raise ModelError(f"malformed HTTP status line: {status_line!r}")
-                self.status = int(parts[1])
-                self.reason = parts[2] if len(parts) > 2 else ""
-                headers: dict[str, str] = {}
-                while True:
-                    line = (await self._readline()).decode("latin-1").strip()
-                    if not line:
-                        break
-                    name, _, value = line.partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                self.headers = headers
-                if self.status != 100:  # skip interim "100 Continue" responses
-                    return
-        except asyncio.IncompleteReadError:
-            raise ModelError("model endpoint closed the connection before responding") from None
-
-    async def iter_body(self) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive, decoded from chunked encoding if need be."""
-        try:
-            if "chunked" in self.headers.get("transfer-encoding", "").lower():
-                while True:
-                    size_line = (await self._readline()).decode("latin-1").strip()
-                    size = int(size_line.split(";", 1)[0], 16)
-                    if size == 0:
-                        while (await self._readline()).strip():  # trailers
-                            pass
-                        return
-                    data = await self._read(self._reader.readexactly(size))
-                    await self._readline()  # the CRLF after each chunk
-                    yield data
-            elif "content-length" in self.headers:
-                left = int(self.headers["content-length"])
-                while left > 0:
-                    data = await self._read(self._reader.read(min(left, 65536)))
-                    if not data:
-                        raise ModelError("model endpoint closed the connection mid-body")
-                    left -= len(data)
-                    yield data
-            else:
-                while data := await self._read(self._reader.read(65536)):
-                    yield data
-        except asyncio.IncompleteReadError:
-            raise ModelError("model endpoint closed the connection mid-body") from None
-        except ValueError as exc:
-            raise ModelError(f"malformed chunked response: {exc}") from None
-
-    async def read_body(self) -> bytes:
-        return b"".join([chunk async for chunk in self.iter_body()])
-
-
-async def _sse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """The ``data`` payload of each server-sent event in a byte stream."""
-    buffer = b""
-    data_lines: list[str] = []
-    async for chunk in chunks:
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for raw in lines:
-            line = raw.rstrip(b"\r").decode("utf-8")
-            if not line:
-                if data_lines:
-                    yield "\n".join(data_lines)
-                    data_lines = []
-            elif line.startswith("data:"):
-                value = line[5:]
-                data_lines.append(value[1:] if value.startswith(" ") else value)
-            # comments (":"), "event:", "id:" and "retry:" lines carry nothing we need
-    tail = buffer.rstrip(b"\r").decode("utf-8")
-    if tail.startswith("data:"):
-        value = tail[5:]
-        data_lines.append(value[1:] if value.startswith(" ") else value)
-    if data_lines:
-        yield "\n".join(data_lines)
+# --------------------------------------------------------------------------- OpenAI
 
 
 def _parse_arguments(text: str) -> dict[str, Any]:
+    """A tool call's JSON arguments; what does not parse to an object is kept, raw,
+    under ``_raw`` so that the tool's argument check can tell the model what was wrong."""
     if not text.strip():
         return {}
     try:
@@ -281,167 +215,198 @@ def _parse_arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": text}
 
 
-class _ToolCallBuilder:
-    """Assembles ``delta.tool_calls`` fragments into whole :class:`ToolCall` objects."""
+class _ToolCalls:
+    """Assembles a stream's ``delta.tool_calls`` fragments into whole :class:`ToolCall`.
+
+    Fragments of one call share an ``index``: the first carries the id and the name,
+    the following ones pieces of the JSON arguments. A server that leaves the index
+    out continues the last call unless the fragment brings a new id.
+    """
 
     def __init__(self) -> None:
-        self._calls: dict[int, dict[str, Any]] = {}
+        self._calls: dict[int, tuple[list[str], list[str], list[str]]] = {}
         self._last: int | None = None
 
-    def add(self, fragment: dict[str, Any]) -> None:
-        index = fragment.get("index")
+    def add(self, fragment: Any) -> None:
+        index = getattr(fragment, "index", None)
+        call_id = getattr(fragment, "id", None) or ""
         if not isinstance(index, int):
-            known = {c["id"] for c in self._calls.values()}
-            new = fragment.get("id") and fragment["id"] not in known
+            known = {"".join(ids) for ids, _, _ in self._calls.values()}
+            new = call_id and call_id not in known
             index = len(self._calls) if new or self._last is None else self._last
         self._last = index
-        call = self._calls.setdefault(index, {"id": "", "name": "", "arguments": []})
-        if fragment.get("id"):
-            call["id"] = fragment["id"]
-        function = fragment.get("function") or {}
-        if function.get("name"):
-            call["name"] += function["name"]
-        if function.get("arguments"):
-            call["arguments"].append(function["arguments"])
+        ids, names, arguments = self._calls.setdefault(index, ([], [], []))
+        if call_id:
+            ids[:] = [call_id]
+        function = getattr(fragment, "function", None)
+        if function is not None:
+            if name := getattr(function, "name", None):
+                names.append(name)
+            if piece := getattr(function, "arguments", None):
+                arguments.append(piece)
 
     def build(self) -> tuple[ToolCall, ...]:
         return tuple(
             ToolCall(
-                id=call["id"] or f"call_{index}",
-                name=call["name"],
-                arguments=_parse_arguments("".join(call["arguments"])),
+                id="".join(ids) or f"call_{index}",
+                name="".join(names),
+                arguments=_parse_arguments("".join(arguments)),
             )
-            for index, call in sorted(self._calls.items())
+            for index, (ids, names, arguments) in sorted(self._calls.items())
         )
 
 
-class OpenAICompatibleModel:
-    """Streams chat completions from an OpenAI-compatible endpoint (stdlib only)."""
+def _clip(text: str, limit: int = _DETAIL_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_HINTS: Mapping[int, str] = {
+    401: "check OPENAI_API_KEY",
+    403: "check the key's permissions for this model",
+    404: "check OPENAI_MODEL and OPENAI_BASE_URL",
+    429: "rate limited or out of quota: wait, or check the account",
+}
+
+
+class OpenAIModel:
+    """Streams chat completions through the official ``openai`` client.
+
+    ``base_url`` is the OpenAI API by default, or any server that speaks its
+    chat-completions protocol (a local one often needs no ``api_key``: then no
+    ``Authorization`` header is sent). Each call asks for the token usage
+    (``stream_options.include_usage``), yielded as a :class:`Usage` before the
+    :class:`Reply`. ``timeout`` (seconds) and ``max_retries`` go to the client, which
+    retries connection errors, 408, 409, 429 and 5xx answers with backoff.
+
+    The client is made here, not per call: its connection pool is reused by every
+    call, from every session that shares this model. :meth:`aclose` releases it.
+    """
 
     def __init__(
-        self, base_url: str, api_key: str | None, model: str, *, timeout: float = 60.0
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        base_url: str = OFFICIAL_BASE_URL,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self.model = model
-        self.timeout = timeout
-        parts = urlsplit(self.base_url)
+        parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port or (443 if self._https else 80)
-        self._path = parts.path.rstrip("/") + "/chat/completions"
-        default_port = (self._https and self._port == 443) or (not self._https and self._port == 80)
-        host = f"[{self._host}]" if ":" in self._host else self._host
-        self._host_header = host if default_port else f"{host}:{self._port}"
-
-    def __repr__(self) -> str:
-        return f"OpenAICompatibleModel({self.base_url!r}, model={self.model!r})"
-
-    def _request(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> bytes:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.to_openai() for m in messages],
-            "stream": True,
-        }
-        if tools:
-            payload["tools"] = list(tools)
-        body = json.dumps(payload).encode("utf-8")
-        headers = {
-            "Host": self._host_header,
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-            "Content-Length": str(len(body)),
-            "Connection": "close",
-            "User-Agent": "pygents-assistant",
-        }
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        head = f"POST {self._path} HTTP/1.1\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in headers.items()
+            raise ValueError(
+                f"base_url must be an http(s) URL such as {OFFICIAL_BASE_URL!r}, "
+                f"got {_clip(repr(base_url), 100)}"
+            )
+        if not model or not isinstance(model, str):
+            raise ValueError(f"model must be a model name such as {DEFAULT_MODEL!r}")
+        if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        if not math.isfinite(timeout):
+            raise ValueError(f"timeout must be finite, got {timeout!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self._api_key = api_key or None
+        # The client insists on a key; without one, each request leaves out the header
+        # it would make (the client's documented ``Omit``) rather than send a fake key.
+        self._headers = None if api_key else {"Authorization": openai.Omit()}
+        self.client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "no-key",
+            timeout=self.timeout,
+            max_retries=max_retries,
         )
-        return head.encode("latin-1") + b"\r\n" + body
+
+    def __repr__(self) -> str:  # never the key
+        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def endpoint(self) -> str:
+        """The URL each call posts to."""
+        return f"{self.base_url}/chat/completions"
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self.client.close()
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Reply]:
-        url = f"{self.base_url}/chat/completions"
+    ) -> AsyncIterator[Part]:
+        options: dict[str, Any] = {"tools": list(tools)} if tools else {}
         try:
-            async with asyncio.timeout(self.timeout):
-                reader, writer = await asyncio.open_connection(
-                    self._host,
-                    self._port,
-                    ssl=ssl.create_default_context() if self._https else None,
-                )
-        except TimeoutError:
-            raise ModelError(f"timed out connecting to {url}") from None
-        except OSError as exc:
-            raise ModelError(f"cannot connect to {url}: {exc}") from exc
-        try:
-            writer.write(self._request(messages, tools))
-            await writer.drain()
-            response = _Response(reader, self.timeout)
-            await response.read_head()
-            if response.status != 200:
-                body = (await response.read_body()).decode("utf-8", "replace")
-                raise ModelError(
-                    f"{url} answered HTTP {response.status} {response.reason}: "
-                    f"{body[:_ERROR_BODY_PREVIEW]}"
-                )
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type and "json" in content_type:
-                # A server that ignored "stream": true and sent one whole completion.
-                reply = self._from_completion(await response.read_body())
-                if reply.text:
-                    yield TextDelta(reply.text)
-                yield reply
-                return
-            text: list[str] = []
-            calls = _ToolCallBuilder()
-            async for data in _sse_events(response.iter_body()):
-                if data.strip() == "[DONE]":
-                    break
-                try:
-                    event = json.loads(data)
-                except json.JSONDecodeError:
-                    raise ModelError(f"malformed event from {url}: {data[:200]!r}") from None
-                if isinstance(event, dict) and event.get("error"):
-                    raise ModelError(f"{url} reported an error: {event['error']}")
-                choices = event.get("choices") if isinstance(event, dict) else None
-                if not choices:
-                    continue  # e.g. a final usage-only chunk
-                delta = choices[0].get("delta") or {}
-                if piece := delta.get("content"):
-                    text.append(piece)
-                    yield TextDelta(piece)
-                for fragment in delta.get("tool_calls") or ():
-                    calls.add(fragment)
-            yield Reply("".join(text), calls.build())
-        finally:
-            writer.close()
+            stream = await self.client.chat.completions.create(
+                model=self.model,
+                # plain dicts in the wire format, which the client sends as they are
+                messages=cast(
+                    "list[ChatCompletionMessageParam]", [m.to_openai() for m in messages]
+                ),
+                stream=True,
+                stream_options={"include_usage": True},
+                extra_headers=self._headers,
+                **options,
+            )
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        text: list[str] = []
+        calls = _ToolCalls()
+        usage: Usage | None = None
+        # ``async with``: however the loop ends (exhausted, an error, the caller gone),
+        # the client releases the response, and a tracing wrapper ends its span.
+        async with stream:
             try:
-                await writer.wait_closed()
-            except (OSError, ssl.SSLError):
-                pass
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                    if not chunk.choices:
+                        continue  # the usage-only last chunk
+                    delta = chunk.choices[0].delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield TextDelta(delta.content)
+                    for fragment in delta.tool_calls or ():
+                        calls.add(fragment)
+            except openai.OpenAIError as exc:
+                raise self._error(exc) from exc
+            finally:
+                await stream.response.aclose()
+        if usage is not None:
+            yield usage
+        yield Reply("".join(text), calls.build())
 
-    @staticmethod
-    def _from_completion(body: bytes) -> Reply:
-        try:
-            message = json.loads(body)["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise ModelError(f"malformed completion: {body[:200]!r}") from None
-        return Reply(
-            message.get("content") or "",
-            tuple(
-                ToolCall(
-                    id=call.get("id") or f"call_{i}",
-                    name=call["function"]["name"],
-                    arguments=_parse_arguments(call["function"].get("arguments") or ""),
-                )
-                for i, call in enumerate(message.get("tool_calls") or ())
-            ),
-        )
+    def _error(self, exc: openai.OpenAIError) -> ModelError:
+        """``exc`` as one bounded line: what failed, where, and what to check."""
+        where = self.endpoint
+        if isinstance(exc, openai.APIStatusError):
+            hint = _HINTS.get(exc.status_code)
+            text = f"{where} answered HTTP {exc.status_code}: {_clip(_detail(exc))}"
+            text += f" ({hint})" if hint else ""
+        elif isinstance(exc, openai.APITimeoutError):
+            text = f"{where} did not answer within {self.timeout:g}s (is the server up?)"
+        elif isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            text = f"cannot connect to {where}: {_clip(str(cause) or type(cause).__name__)}"
+        elif isinstance(exc, openai.APIError):
+            text = f"{where} reported an error: {_clip(_detail(exc))}"
+        else:
+            text = f"{where}: {_clip(str(exc))}"
+        key = self._api_key
+        if key and len(key) >= _MASKED_KEY:  # an echoing server must not show the key
+            text = text.replace(key, "***")
+        return ModelError(text)
+
+
+def _detail(exc: openai.APIError) -> str:
+    """The endpoint's own message: ``{"error": {"message": ...}}``'s, else the client's."""
+    body = exc.body
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return exc.message
 
 
 # --------------------------------------------------------------------------- helpers
@@ -462,22 +427,30 @@ def tool_definitions(tools: Iterable[DecoratedTool[..., Any]]) -> list[dict[str,
     ]
 
 
-def model_from_env(fallback: Model | None = None) -> Model:
-    """An :class:`OpenAICompatibleModel` configured from the environment, else ``fallback``.
+def model_from_env(
+    fallback: Model | None = None, environ: Mapping[str, str] | None = None
+) -> Model:
+    """The model the environment (``environ``, default ``os.environ``) asks for.
 
-    Reads ``OPENAI_BASE_URL`` (or ``OPENAI_API_BASE``), ``OPENAI_API_KEY`` (optional,
-    local servers often need none) and ``OPENAI_MODEL`` (default ``gpt-4o-mini``).
+    * ``OPENAI_API_KEY`` and/or ``OPENAI_BASE_URL`` (or the older ``OPENAI_API_BASE``)
+      set: an :class:`OpenAIModel` on that base URL — the official endpoint,
+      :data:`OFFICIAL_BASE_URL`, when only a key is set — for the model named by
+      ``OPENAI_MODEL``, :data:`DEFAULT_MODEL` if unset.
+    * Neither: ``fallback``, or a ``RuntimeError`` saying what to set.
     """
-    base_url = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
-    if base_url:
-        return OpenAICompatibleModel(
-            base_url,
-            os.environ.get("OPENAI_API_KEY") or None,
-            os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL,
+    env = os.environ if environ is None else environ
+    key = env.get("OPENAI_API_KEY", "").strip()
+    base_url = (env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_BASE") or "").strip()
+    if key or base_url:
+        return OpenAIModel(
+            env.get("OPENAI_MODEL", "").strip() or DEFAULT_MODEL,
+            base_url=base_url or OFFICIAL_BASE_URL,
+            api_key=key or None,
         )
     if fallback is None:
         raise RuntimeError(
-            "no model configured: set OPENAI_BASE_URL (or OPENAI_API_BASE), "
-            "OPENAI_API_KEY and optionally OPENAI_MODEL, or pass a fallback model"
+            "no model configured: set OPENAI_API_KEY for the OpenAI API, or "
+            "OPENAI_BASE_URL (OPENAI_API_BASE) for another OpenAI-compatible server, "
+            "and optionally OPENAI_MODEL; or use the scripted model offline"
         )
     return fallback

@@ -1,28 +1,43 @@
-"""The assistant example's model layer: messages, scripted and OpenAI-compatible models."""
+"""The assistant example's model layer: messages, the scripted model, and the official
+``openai`` client against a local chat-completions server (``chat_server``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from examples.assistant.model import (
+    DEFAULT_MODEL,
+    OFFICIAL_BASE_URL,
     Message,
     ModelError,
-    OpenAICompatibleModel,
+    OpenAIModel,
     Reply,
     ScriptedModel,
     TextDelta,
     ToolCall,
+    Usage,
     model_from_env,
     tool_definitions,
 )
 from pygents import tool
 from pygents.testing import collect
+
+from .chat_server import (
+    ChatServer,
+    chat_stream,
+    delta,
+    serve_chat,
+    sse,
+    streamed,
+    usage_chunk,
+    whole,
+)
 
 # --------------------------------------------------------------------------- ScriptedModel
 
@@ -66,6 +81,14 @@ async def test_scripted_model_with_a_function_sees_the_conversation() -> None:
 def test_scripted_model_rejects_a_non_positive_chunk() -> None:
     with pytest.raises(ValueError, match="chunk"):
         ScriptedModel([], chunk=0)
+
+
+def test_scripted_model_says_it_is_offline_in_its_repr() -> None:
+    def step(messages: Any) -> Reply:
+        return Reply("")
+
+    assert repr(ScriptedModel([Reply("a"), Reply("b")])) == "ScriptedModel(offline, 2 replies)"
+    assert repr(ScriptedModel(step)) == "ScriptedModel(offline, replies from step())"
 
 
 # --------------------------------------------------------------------------- wire format
@@ -131,98 +154,40 @@ def test_tool_definitions_from_real_tools() -> None:
     json.dumps(defs)
 
 
-# --------------------------------------------------------------------------- fake server
-
-
-@dataclass
-class Received:
-    method: str = ""
-    path: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    body: dict[str, Any] = field(default_factory=dict)
-
-
-Respond = Callable[[asyncio.StreamWriter], Awaitable[None]]
-
-
-@dataclass
-class FakeServer:
-    base_url: str
-    received: list[Received]
-    respond: list[Respond]
+# --------------------------------------------------------------------------- OpenAIModel
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    """A real HTTP server on 127.0.0.1; set ``respond[0]`` to choose its answer."""
-    received: list[Received] = []
-    respond: list[Respond] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request_line = (await reader.readline()).decode().strip()
-            method, path, _ = request_line.split(" ")
-            headers: dict[str, str] = {}
-            while line := (await reader.readline()).decode().strip():
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            body = await reader.readexactly(int(headers["content-length"]))
-            received.append(Received(method, path, headers, json.loads(body)))
-            await respond[0](writer)
-            await writer.drain()
-        finally:
-            writer.close()
-            await writer.wait_closed()
-
-    srv = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = srv.sockets[0].getsockname()[1]
-    try:
-        yield FakeServer(f"http://127.0.0.1:{port}/v1", received, respond)
-    finally:
-        srv.close()
-        await srv.wait_closed()
+async def server() -> AsyncIterator[ChatServer]:
+    """A chat-completions server on 127.0.0.1; ``server.answer(...)`` queues its answers."""
+    async with serve_chat() as running:
+        yield running
 
 
-def sse(*events: dict[str, Any] | str) -> list[bytes]:
-    """Server-sent events, one per item (``"[DONE]"`` as-is)."""
-    return [f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events]
+@pytest.fixture
+async def open_models() -> AsyncIterator[list[OpenAIModel]]:
+    """Models made by a test, closed after it (their clients hold connections)."""
+    made: list[OpenAIModel] = []
+    yield made
+    for model in made:
+        await model.aclose()
 
 
-def chunked_response(pieces: list[bytes]) -> Respond:
-    """A 200 event-stream with chunked transfer encoding, one HTTP chunk per piece."""
+@pytest.fixture
+def make_model(
+    server: ChatServer, open_models: list[OpenAIModel]
+) -> Any:  # a factory: (api_key=..., **options) -> OpenAIModel
+    def make(api_key: str | None = "sk-test", **options: Any) -> OpenAIModel:
+        options.setdefault("max_retries", 0)
+        model = OpenAIModel("gpt-test", base_url=server.base_url, api_key=api_key, **options)
+        open_models.append(model)
+        return model
 
-    async def respond(writer: asyncio.StreamWriter) -> None:
-        writer.write(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n"
-        )
-        for piece in pieces:
-            writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-            await writer.drain()
-        writer.write(b"0\r\n\r\n")
-
-    return respond
-
-
-def full_response(status: str, content_type: str, body: bytes) -> Respond:
-    """A response with a ``Content-Length`` body (no chunking)."""
-
-    async def respond(writer: asyncio.StreamWriter) -> None:
-        writer.write(
-            f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n".encode()
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-
-    return respond
-
-
-def delta(**fields: Any) -> dict[str, Any]:
-    return {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": fields}]}
+    return make
 
 
 async def test_openai_model_streams_text_over_sse_and_chunked_encoding(
-    server: FakeServer,
+    server: ChatServer, make_model: Any
 ) -> None:
     events = sse(
         delta(role="assistant", content=""),
@@ -234,9 +199,8 @@ async def test_openai_model_streams_text_over_sse_and_chunked_encoding(
     )
     # split one event across two HTTP chunks, and put two events in one chunk
     pieces = [events[0] + events[1][:7], events[1][7:], events[2] + events[3], *events[4:]]
-    server.respond.append(chunked_response(pieces))
-    model = OpenAICompatibleModel(server.base_url, "sk-test", "gpt-test")
-    items = await collect(model.stream([Message("user", "hi")], []))
+    server.answer(streamed(pieces))
+    items = await collect(make_model().stream([Message("user", "hi")], []))
     assert items == [
         TextDelta("Hel"),
         TextDelta("lo, "),
@@ -245,7 +209,9 @@ async def test_openai_model_streams_text_over_sse_and_chunked_encoding(
     ]
 
 
-async def test_openai_model_assembles_streamed_tool_calls(server: FakeServer) -> None:
+async def test_openai_model_assembles_streamed_tool_calls(
+    server: ChatServer, make_model: Any
+) -> None:
     def call(**fields: Any) -> dict[str, Any]:
         return delta(tool_calls=[fields])
 
@@ -260,9 +226,8 @@ async def test_openai_model_assembles_streamed_tool_calls(server: FakeServer) ->
         {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
         "[DONE]",
     )
-    server.respond.append(chunked_response(events))
-    model = OpenAICompatibleModel(server.base_url, "sk-test", "gpt-test")
-    items = await collect(model.stream([Message("user", "add 1 and 2")], []))
+    server.answer(streamed(events))
+    items = await collect(make_model().stream([Message("user", "add 1 and 2")], []))
     assert items == [
         Reply(
             "",
@@ -274,29 +239,131 @@ async def test_openai_model_assembles_streamed_tool_calls(server: FakeServer) ->
     ]
 
 
-async def test_openai_model_reads_a_content_length_stream(server: FakeServer) -> None:
-    body = b"".join(sse(delta(content="one "), delta(content="two"), "[DONE]"))
-    server.respond.append(full_response("200 OK", "text/event-stream", body))
-    model = OpenAICompatibleModel(server.base_url, None, "gpt-test")
-    items = await collect(model.stream([Message("user", "count")], []))
-    assert items == [TextDelta("one "), TextDelta("two"), Reply("one two")]
+async def test_openai_model_continues_a_tool_call_whose_fragments_have_no_index(
+    server: ChatServer, make_model: Any
+) -> None:
+    """Some compatible servers leave ``index`` out: a new id starts a new call."""
+    events = sse(
+        delta(tool_calls=[{"id": "c1", "function": {"name": "now", "arguments": "{}"}}]),
+        delta(tool_calls=[{"id": "c2", "function": {"name": "add", "arguments": '{"a"'}}]),
+        delta(tool_calls=[{"function": {"arguments": ": 1}"}}]),
+        "[DONE]",
+    )
+    server.answer(streamed(events))
+    items = await collect(make_model().stream([Message("user", "go")], []))
+    assert items == [Reply("", (ToolCall("c1", "now", {}), ToolCall("c2", "add", {"a": 1})))]
+
+
+async def test_openai_model_yields_the_token_usage_before_the_reply(
+    server: ChatServer, make_model: Any
+) -> None:
+    server.answer(chat_stream("four words of text", usage=(7, 2)))
+    items = await collect(make_model().stream([Message("user", "hi")], []))
+    assert items == [
+        TextDelta("four word"),
+        TextDelta("s of text"),
+        Usage(input_tokens=7, output_tokens=2),
+        Reply("four words of text"),
+    ]
+
+
+async def test_openai_model_reads_a_content_length_stream_and_sends_no_key_without_one(
+    server: ChatServer, make_model: Any
+) -> None:
+    body = b"".join(sse(delta(content="one "), delta(content="two"), usage_chunk(3, 2), "[DONE]"))
+    server.answer(whole(200, "text/event-stream", body))
+    items = await collect(make_model(api_key=None).stream([Message("user", "count")], []))
+    assert items == [TextDelta("one "), TextDelta("two"), Usage(3, 2), Reply("one two")]
     assert "authorization" not in server.received[0].headers
 
 
-async def test_openai_model_raises_a_clear_error_on_http_401(server: FakeServer) -> None:
+async def test_openai_model_raises_a_clear_error_on_http_401(
+    server: ChatServer, make_model: Any
+) -> None:
     body = json.dumps(
         {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
     ).encode()
-    server.respond.append(full_response("401 Unauthorized", "application/json", body))
-    model = OpenAICompatibleModel(server.base_url, "sk-wrong", "gpt-test")
+    server.answer(whole(401, "application/json", body))
+    model = make_model(api_key="sk-wrong")
     with pytest.raises(ModelError, match="HTTP 401") as excinfo:
         await collect(model.stream([Message("user", "hi")], []))
-    assert "Incorrect API key provided" in str(excinfo.value)
+    message = str(excinfo.value)
+    assert "Incorrect API key provided" in message
+    assert f"{server.base_url}/chat/completions" in message  # where
+    assert "check OPENAI_API_KEY" in message  # and what to do
     assert isinstance(excinfo.value, RuntimeError)
 
 
-async def test_openai_model_sends_the_right_request(server: FakeServer) -> None:
-    server.respond.append(chunked_response(sse(delta(content="ok"), "[DONE]")))
+async def test_openai_model_errors_never_show_the_key_and_stay_short(
+    server: ChatServer, make_model: Any
+) -> None:
+    key = "sk-secret-0123456789"
+    echo = {"error": {"message": f"key {key} refused; " + "details " * 500}}
+    server.answer(whole(403, "application/json", json.dumps(echo).encode()))
+    with pytest.raises(ModelError) as excinfo:
+        await collect(make_model(api_key=key).stream([Message("user", "hi")], []))
+    message = str(excinfo.value)
+    assert key not in message
+    assert "key *** refused" in message
+    assert len(message) < 500
+
+
+async def test_openai_model_leaves_messages_whole_for_a_placeholder_key(
+    server: ChatServer, make_model: Any
+) -> None:
+    """Local servers take any key; a one-letter one is no secret to mask."""
+    body = json.dumps({"error": {"message": "Incorrect API key provided"}}).encode()
+    server.answer(whole(401, "application/json", body))
+    with pytest.raises(ModelError) as excinfo:
+        await collect(make_model(api_key="k").stream([Message("user", "hi")], []))
+    assert "Incorrect API key provided (check OPENAI_API_KEY)" in str(excinfo.value)
+
+
+async def test_openai_model_reports_an_error_event_in_the_stream(
+    server: ChatServer, make_model: Any
+) -> None:
+    events = sse(delta(content="par"), {"error": {"message": "the model overloaded"}})
+    server.answer(streamed(events))
+    stream = make_model().stream([Message("user", "hi")], [])
+    assert await anext(stream) == TextDelta("par")
+    with pytest.raises(ModelError, match="reported an error: the model overloaded"):
+        await anext(stream)
+
+
+async def test_openai_model_retries_a_server_error_through_the_client(
+    server: ChatServer, make_model: Any
+) -> None:
+    async def busy(request: web.Request) -> web.StreamResponse:
+        # retry-after-ms: the client waits 1 ms, not its default backoff
+        return web.json_response(
+            {"error": {"message": "busy"}}, status=503, headers={"retry-after-ms": "1"}
+        )
+
+    server.answer(busy, chat_stream("ok"))
+    items = await collect(make_model(max_retries=1).stream([Message("user", "hi")], []))
+    assert items[-1] == Reply("ok")
+    assert len(server.received) == 2
+
+
+async def test_openai_model_gives_up_on_a_server_that_does_not_answer(
+    server: ChatServer, make_model: Any
+) -> None:
+    release = asyncio.Event()
+
+    async def silent(request: web.Request) -> web.StreamResponse:
+        await release.wait()
+        return web.json_response({})
+
+    server.answer(silent)
+    try:
+        with pytest.raises(ModelError, match=r"did not answer within 0\.2s"):
+            await collect(make_model(timeout=0.2).stream([Message("user", "hi")], []))
+    finally:
+        release.set()
+
+
+async def test_openai_model_sends_the_right_request(server: ChatServer, make_model: Any) -> None:
+    server.answer(chat_stream("ok"))
 
     @tool()
     async def add(a: int, b: int) -> int:
@@ -310,8 +377,11 @@ async def test_openai_model_sends_the_right_request(server: FakeServer) -> None:
         Message("assistant", tool_calls=(ToolCall("c1", "add", {"a": 1, "b": 2}),)),
         Message("tool", "3", tool_call_id="c1"),
     ]
-    model = OpenAICompatibleModel(server.base_url + "/", "sk-test", "gpt-test")
-    items = await collect(model.stream(messages, tools))
+    model = OpenAIModel("gpt-test", base_url=server.base_url + "/", api_key="sk-test")
+    try:
+        items = await collect(model.stream(messages, tools))
+    finally:
+        await model.aclose()
     assert items[-1] == Reply("ok")
 
     [request] = server.received
@@ -324,65 +394,114 @@ async def test_openai_model_sends_the_right_request(server: FakeServer) -> None:
         "messages": [m.to_openai() for m in messages],
         "tools": tools,
         "stream": True,
+        "stream_options": {"include_usage": True},
     }
 
 
-async def test_openai_model_reports_an_unreachable_server() -> None:
-    srv = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
-    port = srv.sockets[0].getsockname()[1]
-    srv.close()
-    await srv.wait_closed()
-    model = OpenAICompatibleModel(f"http://127.0.0.1:{port}", None, "m")
-    with pytest.raises(ModelError, match="cannot connect"):
+async def test_openai_model_sends_no_tools_when_none_are_offered(
+    server: ChatServer, make_model: Any
+) -> None:
+    server.answer(chat_stream("ok"))
+    await collect(make_model().stream([Message("user", "hi")], []))
+    assert "tools" not in server.received[0].body
+
+
+async def test_openai_model_releases_the_response_when_the_caller_stops_early(
+    server: ChatServer, make_model: Any
+) -> None:
+    server.answer(chat_stream("a long answer", usage=(1, 1)), chat_stream("again"))
+    model = make_model()
+    stream = model.stream([Message("user", "hi")], [])
+    assert await anext(stream) == TextDelta("a long")
+    await stream.aclose()
+    # the connection went back to the pool in a usable state: the next call works
+    assert (await collect(model.stream([Message("user", "hi")], [])))[-1] == Reply("again")
+
+
+async def test_openai_model_reports_an_unreachable_server(open_models: list[OpenAIModel]) -> None:
+    async with serve_chat() as gone:
+        url = gone.base_url
+    model = OpenAIModel("m", base_url=url, max_retries=0)
+    open_models.append(model)
+    with pytest.raises(ModelError, match=r"cannot connect to http://127\.0\.0\.1:"):
         await collect(model.stream([], []))
 
 
 def test_openai_model_rejects_a_non_http_url() -> None:
     with pytest.raises(ValueError, match="http"):
-        OpenAICompatibleModel("ftp://example.com", None, "m")
+        OpenAIModel("m", base_url="ftp://example.com")
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"timeout": 0}, "timeout"),
+        ({"timeout": float("inf")}, "timeout"),
+        ({"max_retries": -1}, "max_retries"),
+    ],
+)
+def test_openai_model_rejects_bad_client_options(options: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        OpenAIModel("m", **options)
+
+
+async def test_openai_model_repr_names_the_model_and_endpoint_but_never_the_key() -> None:
+    model = OpenAIModel(api_key="sk-secret")
+    try:
+        assert repr(model) == (
+            "OpenAIModel(model='gpt-4o-mini', base_url='https://api.openai.com/v1')"
+        )
+        assert "sk-secret" not in repr(model)
+    finally:
+        await model.aclose()
+    assert model.client.is_closed()
 
 
 # --------------------------------------------------------------------------- model_from_env
 
 
-ENV_VARS = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY", "OPENAI_MODEL")
+async def test_model_from_env_uses_the_official_endpoint_when_only_a_key_is_set() -> None:
+    model = model_from_env(ScriptedModel([]), {"OPENAI_API_KEY": "sk-env"})
+    assert isinstance(model, OpenAIModel)
+    try:
+        assert (model.base_url, model.model) == (OFFICIAL_BASE_URL, DEFAULT_MODEL)
+        assert model.base_url == "https://api.openai.com/v1"
+    finally:
+        await model.aclose()
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
+async def test_model_from_env_builds_an_openai_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.example.com/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    monkeypatch.setenv("OPENAI_MODEL", "my-model")
+    model = model_from_env(ScriptedModel([]))  # os.environ by default
+    assert isinstance(model, OpenAIModel)
+    try:
+        assert repr(model) == (
+            "OpenAIModel(model='my-model', base_url='https://api.example.com/v1')"
+        )
+    finally:
+        await model.aclose()
 
 
-def test_model_from_env_builds_an_openai_model(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv("OPENAI_BASE_URL", "https://api.example.com/v1")
-    clean_env.setenv("OPENAI_API_KEY", "sk-env")
-    clean_env.setenv("OPENAI_MODEL", "my-model")
-    model = model_from_env(ScriptedModel([]))
-    assert isinstance(model, OpenAICompatibleModel)
-    assert (model.base_url, model.api_key, model.model) == (
-        "https://api.example.com/v1",
-        "sk-env",
-        "my-model",
-    )
-
-
-def test_model_from_env_accepts_api_base_and_defaults_the_model(
-    clean_env: pytest.MonkeyPatch,
+async def test_model_from_env_accepts_api_base_without_a_key_and_defaults_the_model(
+    server: ChatServer,
 ) -> None:
-    clean_env.setenv("OPENAI_API_BASE", "http://localhost:11434/v1")
-    model = model_from_env()
-    assert isinstance(model, OpenAICompatibleModel)
-    assert (model.base_url, model.api_key, model.model) == (
-        "http://localhost:11434/v1",
-        None,
-        "gpt-4o-mini",
-    )
+    model = model_from_env(environ={"OPENAI_API_BASE": server.base_url, "OPENAI_MODEL": " "})
+    assert isinstance(model, OpenAIModel)
+    try:
+        assert (model.base_url, model.model) == (server.base_url, "gpt-4o-mini")
+        server.answer(chat_stream("local"))
+        assert (await collect(model.stream([Message("user", "hi")], [])))[-1] == Reply("local")
+    finally:
+        await model.aclose()
+    assert "authorization" not in server.received[0].headers
+    assert server.received[0].body["model"] == "gpt-4o-mini"
 
 
-def test_model_from_env_falls_back(clean_env: pytest.MonkeyPatch) -> None:
+def test_model_from_env_falls_back_without_a_key_or_a_base_url() -> None:
     fallback = ScriptedModel([])
-    assert model_from_env(fallback) is fallback
-    with pytest.raises(RuntimeError, match="OPENAI_BASE_URL"):
-        model_from_env()
+    assert model_from_env(fallback, {"OPENAI_MODEL": "gpt-x"}) is fallback
+    with pytest.raises(RuntimeError, match="OPENAI_API_KEY") as excinfo:
+        model_from_env(environ={})
+    assert "OPENAI_BASE_URL" in str(excinfo.value)
