@@ -26,17 +26,8 @@ from pygents_tui import run_dashboard
 
 from .agent import Event, Session, build_session, close_session
 from .demo import demo_model, helper_model
-from .model import (
-    Message,
-    Model,
-    ModelError,
-    OpenAIModel,
-    Part,
-    Reply,
-    ScriptedModel,
-    ToolCall,
-    model_from_env,
-)
+from .model import Message, Model, ModelError, Part, Reply, ScriptedModel, ToolCall
+from .openai_model import OpenAIModel, model_from_env
 from .tasks import TaskManager, enable_delegation
 from .tracing import start_tracing
 

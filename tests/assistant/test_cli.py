@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 
 from examples.assistant.__main__ import choose_models, main
-from examples.assistant.model import OpenAIModel
+from examples.assistant.openai_model import OpenAIModel
 
 from .chat_server import chat_stream, serve_chat
 

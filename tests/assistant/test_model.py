@@ -12,18 +12,20 @@ import pytest
 from aiohttp import web
 
 from examples.assistant.model import (
-    DEFAULT_MODEL,
-    OFFICIAL_BASE_URL,
     Message,
     ModelError,
-    OpenAIModel,
     Reply,
     ScriptedModel,
     TextDelta,
     ToolCall,
     Usage,
-    model_from_env,
     tool_definitions,
+)
+from examples.assistant.openai_model import (
+    DEFAULT_MODEL,
+    OFFICIAL_BASE_URL,
+    OpenAIModel,
+    model_from_env,
 )
 from pygents import tool
 from pygents.testing import collect

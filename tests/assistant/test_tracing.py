@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from examples.assistant.agent import build_session, close_session
-from examples.assistant.model import Message, OpenAIModel, TextDelta
+from examples.assistant.model import Message, TextDelta
+from examples.assistant.openai_model import OpenAIModel
 from examples.assistant.tracing import tracing_requested
 from pygents_otel import PygentsInstrumentor
 
