@@ -36,7 +36,7 @@ class Persona:
             raise ValueError(f"Persona.name must be a non-empty string, got {self.name!r:.40}")
         if not isinstance(self.system_prompt, str) or not self.system_prompt.strip():
             raise ValueError(f"Persona {self.name!r:.40} needs a non-empty system_prompt")
-        if isinstance(self.tools, str) or not isinstance(self.tools, tuple):
+        if not isinstance(self.tools, tuple):
             raise TypeError(
                 f"Persona {self.name!r:.40}: tools must be a tuple of tool names, "
                 f"e.g. ('bash', 'read_file'); got {type(self.tools).__name__}"

@@ -249,7 +249,8 @@ class Session:
             run.finished = True
             return
         available = self.available()
-        calls, stops = [], []
+        calls: list[_Call] = []
+        stops: list[_Call] = []
         for call in reply.tool_calls:
             error = None
             if call.name not in available:

@@ -22,8 +22,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import relevance
+# jsonschema ships no type hints (types-jsonschema is not a dependency of the example).
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import relevance  # type: ignore[import-untyped]
 
 from pygents import ContextItem, ContextQueue, DecoratedTool, ToolRegistry, ToolType, tool
 
@@ -319,7 +320,7 @@ def toolset() -> Toolset:
     """
     if _current and all(ToolRegistry.find(t.name) is t for t in _current[0].all()):
         return _current[0]
-    decorated = [tool()(fn) for fn in _MODEL_TOOLS]
+    decorated: list[DecoratedTool[..., Any]] = [tool()(fn) for fn in _MODEL_TOOLS]
     decorated.append(tool(type=ToolType.COMPLETION_CHECK)(stop))
     built = Toolset(tool()(respond), {t.name: ToolSpec.of(t) for t in decorated})
     _current[:] = [built]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -34,8 +34,11 @@ async def sessions() -> AsyncIterator[list[Session]]:
         await close_session(session)
 
 
+MakeSession = Callable[[Model], Session]
+
+
 @pytest.fixture
-def new_session(sessions: list[Session]):  # type: ignore[no-untyped-def]
+def new_session(sessions: list[Session]) -> MakeSession:
     def make(model: Model) -> Session:
         sessions.append(build_session(model))
         return sessions[-1]
@@ -56,7 +59,7 @@ def queued(session: Session) -> list[str]:
 
 
 async def test_a_follow_up_message_calls_the_model_again_and_returns_its_new_result(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
 ) -> None:
     model = ScriptedModel(
         [
@@ -74,7 +77,7 @@ async def test_a_follow_up_message_calls_the_model_again_and_returns_its_new_res
     assert model.remaining == 0
 
 
-async def test_no_turn_is_left_queued_after_a_run(new_session) -> None:  # type: ignore[no-untyped-def]
+async def test_no_turn_is_left_queued_after_a_run(new_session: MakeSession) -> None:
     model = ScriptedModel(
         [
             Reply("", (call(1, "write_file", path="a.txt", content="a"),)),
@@ -93,7 +96,7 @@ async def test_no_turn_is_left_queued_after_a_run(new_session) -> None:  # type:
 
 
 async def test_the_follow_up_sees_the_whole_conversation_with_every_call_answered(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
 ) -> None:
     model = ScriptedModel(
         [
@@ -116,7 +119,7 @@ async def test_the_follow_up_sees_the_whole_conversation_with_every_call_answere
 
 
 async def test_a_failed_model_call_ends_the_run_with_its_error_and_the_session_goes_on(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
 ) -> None:
     model = FailingModel(ConnectionError("endpoint down"), [Reply("Back again.")])
     session = new_session(model)
@@ -131,7 +134,7 @@ async def test_a_failed_model_call_ends_the_run_with_its_error_and_the_session_g
 
 
 async def test_cancelling_a_run_while_a_tool_runs_answers_its_calls_and_queues_nothing(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
     recorder: RecordingSubscriber,
 ) -> None:
     model = ScriptedModel(
@@ -163,7 +166,7 @@ async def test_cancelling_a_run_while_a_tool_runs_answers_its_calls_and_queues_n
 
 
 async def test_leaving_a_run_early_answers_the_calls_left_and_queues_nothing(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
     tmp_path: Path,
 ) -> None:
     model = ScriptedModel(
@@ -193,7 +196,7 @@ async def test_leaving_a_run_early_answers_the_calls_left_and_queues_nothing(
 
 
 async def test_a_turn_queued_by_a_run_cancelled_during_a_pause_never_runs(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
     recorder: RecordingSubscriber,
 ) -> None:
     release = asyncio.Event()
@@ -220,7 +223,7 @@ async def test_a_turn_queued_by_a_run_cancelled_during_a_pause_never_runs(
     assert_well_formed(conversation(session))
 
 
-async def test_a_second_run_while_one_is_going_is_refused(new_session) -> None:  # type: ignore[no-untyped-def]
+async def test_a_second_run_while_one_is_going_is_refused(new_session: MakeSession) -> None:
     release = asyncio.Event()
     step = Step(Reply("Slow answer."), release)
     session = new_session(SteppedModel([step]))
@@ -235,7 +238,7 @@ async def test_a_second_run_while_one_is_going_is_refused(new_session) -> None: 
 
 
 async def test_token_usage_is_totalled_on_the_session_and_kept_out_of_the_conversation(
-    new_session,  # type: ignore[no-untyped-def]
+    new_session: MakeSession,
 ) -> None:
     model = SteppedModel(
         [
