@@ -154,7 +154,7 @@ def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
     }
     if agent.description:
         attributes[AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
-    return f"{INVOKE_AGENT} {attributes[AGENT_NAME]}", attributes
+    return f"{INVOKE_AGENT} {bounded(agent.name)}", attributes
 
 
 def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, AttributeValue]]:
