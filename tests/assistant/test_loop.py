@@ -92,7 +92,10 @@ async def test_a_delegated_sub_task_runs_in_the_background_and_reports_back() ->
     manager = enable_delegation(session, helper_model)
     events = await run(session, "write two notes and count their words")
     assert session.summary == "notes written, words counted"
-    waited = next(m.content for m in tool_messages(session) if m.tool_call_id == "call-7")
+    checked = next(m.content for m in tool_messages(session) if m.tool_call_id == "call-7")
+    assert checked.startswith("t1 [")  # progress, whatever it was at that moment
+    assert "\nt2 [" in checked
+    waited = next(m.content for m in tool_messages(session) if m.tool_call_id == "call-8")
     assert waited.splitlines()[0].startswith("t1: count the words of a short poem")
     assert "t2: count the words of a proverb" in waited
     assert set(manager.children) == {"t1", "t2"}
