@@ -22,10 +22,11 @@ This module gathers the names the rest of the example (and its users) import.
 
 from __future__ import annotations
 
+from .events import Event, Outcome, TokenUsage
 from .limits import MAX_COMMAND_TIMEOUT, Limits
 from .persona import ASSISTANT, HELPER, Persona
 from .runtime import PathEscapeError
-from .session import Event, Outcome, Session, TokenUsage, build_session, close_session
+from .session import Session, build_session, close_session
 from .tasks import TaskManager, enable_delegation
 from .tools import Conversation, toolset
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pygents import Agent, AgentRegistry, ContextItem, Turn, TurnTimeoutError
 
+from .events import Event, Outcome, TokenUsage
 from .limits import Budget, Limits
 from .model import Message, Model, Reply, TextDelta, ToolCall
 from .persona import ASSISTANT, TASK_TOOLS, Persona
@@ -34,49 +35,11 @@ from .tools import RESPOND_TIMEOUT, Conversation, Toolset, check_arguments, clip
 if TYPE_CHECKING:
     from .tasks import TaskManager
 
-__all__ = ["Event", "Outcome", "Session", "TokenUsage", "build_session", "close_session"]
+__all__ = ["Session", "build_session", "close_session"]
 
 _ids = itertools.count(1)
 _SHOWN: Final = 200  # characters of a tool result in a "tool" event
 _ANSWER: Final = 4000  # characters of an error in a tool message
-
-
-@dataclass
-class Event:
-    """What :meth:`Session.run` streams: ``text`` (a piece of the model's reply),
-    ``tool`` (a call and its result), ``limit`` (a limit ended the run) and ``done``
-    (the summary, last)."""
-
-    kind: str
-    text: str
-    session: str
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How the last run ended: ``reason`` is ``stop`` (the model called it), ``answer``
-    (it replied without calling a tool), ``limit`` (``limit`` names which), ``error`` or
-    ``cancelled``."""
-
-    summary: str
-    reason: str
-    limit: str | None = None
-
-
-@dataclass
-class TokenUsage:
-    """Tokens the model reported for this session, over all its runs."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def add(self, part: object) -> None:
-        """Count a usage part of the model's stream (any object with ``input_tokens`` /
-        ``output_tokens``; ``None`` where the endpoint did not say)."""
-        for name in ("input_tokens", "output_tokens"):
-            value = getattr(part, name, None)
-            if type(value) is int:
-                setattr(self, name, getattr(self, name) + value)
 
 
 @dataclass

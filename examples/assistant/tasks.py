@@ -19,10 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from .events import Event
 from .limits import Limits
 from .model import Model
 from .persona import HELPER, Persona
-from .session import Event, Session, build_session, close_session
+from .session import Session, build_session, close_session
 from .tools import clip
 
 __all__ = ["Progress", "TaskManager", "enable_delegation"]
