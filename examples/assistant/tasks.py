@@ -33,6 +33,10 @@ TEXT_TAIL: Final = 300
 #: Latest tool results kept per task, and characters of each.
 RECENT: Final = 3
 RECENT_CHARS: Final = 120
+#: Tasks a ``check_tasks`` of every task reports (the latest ones).
+CHECKED: Final = 8
+#: Characters of each summary ``wait_for_tasks`` returns.
+SUMMARY_CHARS: Final = 2000
 
 
 @dataclass
@@ -153,7 +157,12 @@ class TaskManager:
                 known = ", ".join(self.progress)
                 return f"no task {clip(repr(task_id), 40)}; the tasks are: {known}"
             return found.report(task_id)
-        return "\n".join(progress.report(tid) for tid, progress in self.progress.items())
+        shown = list(self.progress.items())[-CHECKED:]
+        reports = [progress.report(tid) for tid, progress in shown]
+        if len(self.progress) > CHECKED:
+            earlier = len(self.progress) - CHECKED
+            reports.insert(0, f"({earlier} earlier tasks not shown: pass a task_id)")
+        return "\n".join(reports)
 
     async def wait_all(self) -> str:
         """Every task not collected yet: its summary (or failure), once all have finished."""
@@ -168,7 +177,7 @@ class TaskManager:
                 why = f"{type(result).__name__}: {clip(str(result), 300)}"
                 lines.append(f"{task_id}: failed ({why})")
             else:
-                lines.append(f"{task_id}: {result}")
+                lines.append(f"{task_id}: {clip(result, SUMMARY_CHARS)}")
         return "\n".join(lines)
 
     async def close(self) -> None:

@@ -21,7 +21,7 @@ from examples.assistant.agent import (
     toolset,
 )
 from examples.assistant.model import Message, Model, Reply, ScriptedModel
-from examples.assistant.tasks import RECENT, RECENT_CHARS, TEXT_TAIL, Progress
+from examples.assistant.tasks import CHECKED, RECENT, RECENT_CHARS, TEXT_TAIL, Progress
 from pygents import Turn
 
 from .session_models import Step, SteppedModel, assert_well_formed, call
@@ -264,3 +264,15 @@ async def test_no_more_tasks_start_than_the_manager_allows(new_session: MakeSess
     assert await manager.wait_all() == "t1: slow"
     assert await manager.start("three") == "started t2: three"
     await manager.wait_all()
+
+
+async def test_checking_every_task_reports_the_latest_ones_only(new_session: MakeSession) -> None:
+    session = new_session(ScriptedModel([]))
+    manager = enable_delegation(session, lambda task: ScriptedModel([Reply("ok")]))
+    for n in range(CHECKED + 2):
+        await manager.start(f"task {n}")
+        await manager.wait_all()
+    report = manager.check()
+    assert report.startswith("(2 earlier tasks not shown: pass a task_id)\nt3 [done] task 2")
+    assert report.count("[done]") == CHECKED
+    assert manager.check("t1").startswith("t1 [done] task 0")
