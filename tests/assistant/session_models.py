@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from examples.assistant.model import Message, Reply, TextDelta, ToolCall
+from examples.assistant.agent import Event, Session, build_session, close_session
+from examples.assistant.model import Message, Model, Reply, TextDelta, ToolCall
 
 
 def call(n: int | str, name: str, **arguments: object) -> ToolCall:
@@ -102,3 +103,32 @@ def assert_well_formed(messages: Sequence[Message]) -> None:
         if message.role == "assistant":
             waiting = {c.id for c in message.tool_calls}
     assert not waiting, f"unanswered calls {waiting} at the end"
+
+
+class Sessions:
+    """Builds sessions (``build_session``'s options) and closes every one of them."""
+
+    def __init__(self) -> None:
+        self.made: list[Session] = []
+
+    def __call__(self, model: Model, **options: Any) -> Session:
+        self.made.append(build_session(model, **options))
+        return self.made[-1]
+
+    async def close(self) -> None:
+        for session in self.made:
+            await close_session(session)
+
+
+async def finish(session: Session, message: str) -> list[Event]:
+    """Every event of one run."""
+    return [event async for event in session.run(message)]
+
+
+def answers(session: Session) -> dict[str | None, str]:
+    """Each tool message of the conversation, by the call id it answers."""
+    return {
+        item.content.tool_call_id: item.content.content
+        for item in session.memory.items
+        if item.content.role == "tool"
+    }

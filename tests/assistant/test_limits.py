@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -14,47 +14,19 @@ from examples.assistant.agent import (
     MAX_COMMAND_TIMEOUT,
     Event,
     Limits,
-    Session,
-    build_session,
-    close_session,
 )
-from examples.assistant.model import Message, Model, Reply, ScriptedModel
+from examples.assistant.model import Message, Reply, ScriptedModel
 from pygents import ScopeKind
 from pygents.testing import RecordingSubscriber
 
-from .session_models import Clock, assert_well_formed, call
+from .session_models import Clock, Sessions, answers, assert_well_formed, call, finish
 
 
 @pytest.fixture
-async def sessions() -> AsyncIterator[list[Session]]:
-    made: list[Session] = []
-    yield made
-    for session in made:
-        await close_session(session)
-
-
-MakeSession = Callable[..., Session]
-
-
-@pytest.fixture
-def new_session(sessions: list[Session]) -> MakeSession:
-    def make(model: Model, **options: Any) -> Session:
-        sessions.append(build_session(model, **options))
-        return sessions[-1]
-
-    return make
-
-
-def answers(session: Session) -> dict[str | None, str]:
-    return {
-        item.content.tool_call_id: item.content.content
-        for item in session.memory.items
-        if item.content.role == "tool"
-    }
-
-
-async def finish(session: Session, message: str) -> list[Event]:
-    return [event async for event in session.run(message)]
+async def new_session() -> AsyncIterator[Sessions]:
+    sessions = Sessions()
+    yield sessions
+    await sessions.close()
 
 
 def looping(
@@ -94,7 +66,7 @@ TIMEOUT_TYPE = "timeout: {!r} is not of type 'number'"
     ],
 )
 async def test_a_bad_timeout_is_answered_as_an_error_and_the_command_never_runs(
-    new_session: MakeSession, value: object, problem: str
+    new_session: Sessions, value: object, problem: str
 ) -> None:
     model = ScriptedModel(
         [
@@ -127,7 +99,7 @@ async def test_a_bad_timeout_is_answered_as_an_error_and_the_command_never_runs(
     ],
 )
 async def test_arguments_not_matching_the_schema_are_answered_with_what_is_wrong(
-    new_session: MakeSession, tool: str, arguments: Any, problem: str
+    new_session: Sessions, tool: str, arguments: Any, problem: str
 ) -> None:
     bad = call(1, tool)
     bad = type(bad)(bad.id, bad.name, arguments)
@@ -140,7 +112,7 @@ async def test_arguments_not_matching_the_schema_are_answered_with_what_is_wrong
 
 
 async def test_an_error_message_never_embeds_a_huge_argument_whole(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [
@@ -154,7 +126,7 @@ async def test_an_error_message_never_embeds_a_huge_argument_whole(
 
 
 async def test_the_timeout_cap_is_offered_to_the_model_and_accepted_at_the_cap(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [
@@ -176,7 +148,7 @@ async def test_the_timeout_cap_is_offered_to_the_model_and_accepted_at_the_cap(
 
 
 async def test_a_model_that_never_stops_is_ended_by_the_step_limit(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = looping()
     session = new_session(model, limits=Limits(max_steps=5))
@@ -195,7 +167,7 @@ async def test_a_model_that_never_stops_is_ended_by_the_step_limit(
 
 
 async def test_the_model_call_limit_ends_the_run_after_that_many_calls(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = looping()
     session = new_session(model, limits=Limits(max_model_calls=3))
@@ -209,7 +181,7 @@ async def test_the_model_call_limit_ends_the_run_after_that_many_calls(
 
 
 async def test_the_wall_time_limit_ends_the_run_by_the_sessions_clock(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     clock = Clock()
     model = looping(clock=clock)  # each model call takes "100 s"
@@ -230,7 +202,7 @@ async def test_the_wall_time_limit_ends_the_run_by_the_sessions_clock(
 
 
 async def test_each_turns_timeout_is_cut_to_the_time_left(
-    new_session: MakeSession, recorder: RecordingSubscriber
+    new_session: Sessions, recorder: RecordingSubscriber
 ) -> None:
     clock = Clock()
 
@@ -248,7 +220,7 @@ async def test_each_turns_timeout_is_cut_to_the_time_left(
     assert bash_turn.timeout == pytest.approx(10)
 
 
-async def test_too_many_failed_calls_end_the_run(new_session: MakeSession) -> None:
+async def test_too_many_failed_calls_end_the_run(new_session: Sessions) -> None:
     model = looping("read_file", path="missing.txt")
     session = new_session(model, limits=Limits(max_errors=2))
     await finish(session, "read")

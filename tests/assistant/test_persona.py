@@ -4,7 +4,7 @@ allowed and enabled, helpers' own persona, and watching delegated tasks work."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,59 +14,31 @@ from examples.assistant.agent import (
     HELPER,
     Event,
     Persona,
-    Session,
-    build_session,
-    close_session,
     enable_delegation,
     toolset,
 )
-from examples.assistant.model import Message, Model, Reply, ScriptedModel
+from examples.assistant.model import Message, Reply, ScriptedModel
 from examples.assistant.tasks import CHECKED, RECENT, RECENT_CHARS, TEXT_TAIL, Progress
 from pygents import Turn
 
-from .session_models import Step, SteppedModel, assert_well_formed, call
+from .session_models import Sessions, Step, SteppedModel, answers, assert_well_formed, call, finish
 
 READER = Persona("reader", "You only read.", tools=("read_file", "list_files"))
 
 
 @pytest.fixture
-async def sessions() -> AsyncIterator[list[Session]]:
-    made: list[Session] = []
-    yield made
-    for session in made:
-        await close_session(session)
-
-
-MakeSession = Callable[..., Session]
-
-
-@pytest.fixture
-def new_session(sessions: list[Session]) -> MakeSession:
-    def make(model: Model, **options: Any) -> Session:
-        sessions.append(build_session(model, **options))
-        return sessions[-1]
-
-    return make
+async def new_session() -> AsyncIterator[Sessions]:
+    sessions = Sessions()
+    yield sessions
+    await sessions.close()
 
 
 def offered(tools: tuple[dict[str, Any], ...]) -> list[str]:
     return [tool["function"]["name"] for tool in tools]
 
 
-def answers(session: Session) -> dict[str | None, str]:
-    return {
-        item.content.tool_call_id: item.content.content
-        for item in session.memory.items
-        if item.content.role == "tool"
-    }
-
-
-async def finish(session: Session, message: str) -> list[Event]:
-    return [event async for event in session.run(message)]
-
-
 async def test_only_the_personas_tools_and_stop_are_offered_with_its_prompt(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel([Reply("ok")])
     await finish(new_session(model, persona=READER), "read")
@@ -76,7 +48,7 @@ async def test_only_the_personas_tools_and_stop_are_offered_with_its_prompt(
 
 
 async def test_a_tool_the_persona_does_not_enable_is_refused_and_never_runs(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [
@@ -97,7 +69,7 @@ async def test_a_tool_the_persona_does_not_enable_is_refused_and_never_runs(
 
 
 async def test_delegation_tools_are_offered_only_once_delegation_is_enabled(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [Reply("", (call(1, "delegate_task", task="help"),)), Reply("no helpers"), Reply("ok")]
@@ -122,7 +94,7 @@ async def test_delegation_tools_are_offered_only_once_delegation_is_enabled(
 
 
 async def test_a_persona_that_may_not_delegate_cannot_enable_delegation(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     session = new_session(ScriptedModel([]), persona=HELPER)
     with pytest.raises(ValueError, match="may not delegate"):
@@ -149,7 +121,7 @@ def test_a_persona_with_bad_fields_is_refused_with_the_fix(
 
 
 async def test_helpers_get_the_helper_persona_and_no_delegation_tools(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     helper_model = ScriptedModel([Reply("", (call(1, "stop", summary="helped"),))])
     model = ScriptedModel(
@@ -170,7 +142,7 @@ async def test_helpers_get_the_helper_persona_and_no_delegation_tools(
     assert offered(tools) == ["bash", "read_file", "write_file", "list_files", "stop"]
 
 
-async def test_a_delegating_helper_persona_is_bounded_by_depth(new_session: MakeSession) -> None:
+async def test_a_delegating_helper_persona_is_bounded_by_depth(new_session: Sessions) -> None:
     lead = Persona("lead", "Lead helpers.", may_delegate=True)
     session = new_session(ScriptedModel([]))
     manager = enable_delegation(
@@ -188,7 +160,7 @@ async def test_a_delegating_helper_persona_is_bounded_by_depth(new_session: Make
 
 
 async def test_check_tasks_shows_a_running_tasks_latest_text_without_waiting_for_it(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     child_release = asyncio.Event()
     child_first = Step(
@@ -229,7 +201,7 @@ async def test_check_tasks_shows_a_running_tasks_latest_text_without_waiting_for
     assert_well_formed([item.content for item in session.memory.items])
 
 
-async def test_check_tasks_names_the_tasks_when_an_id_is_unknown(new_session: MakeSession) -> None:
+async def test_check_tasks_names_the_tasks_when_an_id_is_unknown(new_session: Sessions) -> None:
     session = new_session(ScriptedModel([]))
     manager = enable_delegation(session, lambda task: ScriptedModel([Reply("ok")]))
     assert manager.check() == "no tasks were delegated"
@@ -251,7 +223,7 @@ def test_a_tasks_progress_stays_bounded_however_much_it_does() -> None:
     assert len(progress.report("t1")) < 1000
 
 
-async def test_no_more_tasks_start_than_the_manager_allows(new_session: MakeSession) -> None:
+async def test_no_more_tasks_start_than_the_manager_allows(new_session: Sessions) -> None:
     release = asyncio.Event()
     session = new_session(ScriptedModel([]))
     manager = enable_delegation(
@@ -266,7 +238,7 @@ async def test_no_more_tasks_start_than_the_manager_allows(new_session: MakeSess
     await manager.wait_all()
 
 
-async def test_checking_every_task_reports_the_latest_ones_only(new_session: MakeSession) -> None:
+async def test_checking_every_task_reports_the_latest_ones_only(new_session: Sessions) -> None:
     session = new_session(ScriptedModel([]))
     manager = enable_delegation(session, lambda task: ScriptedModel([Reply("ok")]))
     for n in range(CHECKED + 2):

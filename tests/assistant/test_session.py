@@ -6,48 +6,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from examples.assistant.agent import Event, Session, build_session, close_session
-from examples.assistant.model import Message, Model, Reply, ScriptedModel
+from examples.assistant.agent import Event, Session
+from examples.assistant.model import Message, Reply, ScriptedModel
 from pygents import AgentHook, AgentRegistry, ScopeKind
 from pygents.testing import RecordingSubscriber
 
 from .session_models import (
     FailingModel,
+    Sessions,
     Step,
     SteppedModel,
     Usage,
     assert_well_formed,
     call,
+    finish,
 )
 
 
 @pytest.fixture
-async def sessions() -> AsyncIterator[list[Session]]:
-    made: list[Session] = []
-    yield made
-    for session in made:
-        await close_session(session)
-
-
-MakeSession = Callable[[Model], Session]
-
-
-@pytest.fixture
-def new_session(sessions: list[Session]) -> MakeSession:
-    def make(model: Model) -> Session:
-        sessions.append(build_session(model))
-        return sessions[-1]
-
-    return make
-
-
-async def events_of(session: Session, message: str) -> list[Event]:
-    return [event async for event in session.run(message)]
+async def new_session() -> AsyncIterator[Sessions]:
+    sessions = Sessions()
+    yield sessions
+    await sessions.close()
 
 
 def conversation(session: Session) -> list[Message]:
@@ -59,7 +44,7 @@ def queued(session: Session) -> list[str]:
 
 
 async def test_a_follow_up_message_calls_the_model_again_and_returns_its_new_result(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [
@@ -68,16 +53,16 @@ async def test_a_follow_up_message_calls_the_model_again_and_returns_its_new_res
         ]
     )
     session = new_session(model)
-    first = await events_of(session, "task one")
+    first = await finish(session, "task one")
     assert first[-1] == Event("done", "done 1", session.name)
-    second = await events_of(session, "task two")
+    second = await finish(session, "task two")
     assert second[-1] == Event("done", "done 2", session.name)
     assert session.summary == "done 2"
     assert len(model.calls) == 2
     assert model.remaining == 0
 
 
-async def test_no_turn_is_left_queued_after_a_run(new_session: MakeSession) -> None:
+async def test_no_turn_is_left_queued_after_a_run(new_session: Sessions) -> None:
     model = ScriptedModel(
         [
             Reply("", (call(1, "write_file", path="a.txt", content="a"),)),
@@ -86,9 +71,9 @@ async def test_no_turn_is_left_queued_after_a_run(new_session: MakeSession) -> N
         ]
     )
     session = new_session(model)
-    await events_of(session, "write a")
+    await finish(session, "write a")
     assert queued(session) == []
-    await events_of(session, "anything else?")
+    await finish(session, "anything else?")
     assert queued(session) == []
     assert session.summary == "Nothing else to do."
     assert session.outcome is not None
@@ -96,7 +81,7 @@ async def test_no_turn_is_left_queued_after_a_run(new_session: MakeSession) -> N
 
 
 async def test_the_follow_up_sees_the_whole_conversation_with_every_call_answered(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = ScriptedModel(
         [
@@ -105,8 +90,8 @@ async def test_the_follow_up_sees_the_whole_conversation_with_every_call_answere
         ]
     )
     session = new_session(model)
-    await events_of(session, "what is there?")
-    await events_of(session, "and now?")
+    await finish(session, "what is there?")
+    await finish(session, "and now?")
     messages, _tools = model.calls[1]
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert [m.content for m in messages if m.role == "user"] == ["what is there?", "and now?"]
@@ -119,22 +104,22 @@ async def test_the_follow_up_sees_the_whole_conversation_with_every_call_answere
 
 
 async def test_a_failed_model_call_ends_the_run_with_its_error_and_the_session_goes_on(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = FailingModel(ConnectionError("endpoint down"), [Reply("Back again.")])
     session = new_session(model)
     with pytest.raises(ConnectionError, match="endpoint down"):
-        await events_of(session, "first")
+        await finish(session, "first")
     assert session.outcome is not None
     assert session.outcome.reason == "error"
     assert queued(session) == []
-    events = await events_of(session, "second")
+    events = await finish(session, "second")
     assert events[-1].text == "Back again."
     assert [m.role for m in conversation(session)] == ["user", "user", "assistant"]
 
 
 async def test_cancelling_a_run_while_a_tool_runs_answers_its_calls_and_queues_nothing(
-    new_session: MakeSession,
+    new_session: Sessions,
     recorder: RecordingSubscriber,
 ) -> None:
     model = ScriptedModel(
@@ -144,7 +129,7 @@ async def test_cancelling_a_run_while_a_tool_runs_answers_its_calls_and_queues_n
         ]
     )
     session = new_session(model)
-    task = asyncio.create_task(events_of(session, "wait a while"))
+    task = asyncio.create_task(finish(session, "wait a while"))
 
     def bash_runs(rec: RecordingSubscriber) -> bool:
         return any(scope.target.name == "bash" for scope in rec.started(ScopeKind.TOOL))
@@ -160,13 +145,13 @@ async def test_cancelling_a_run_while_a_tool_runs_answers_its_calls_and_queues_n
     answers = {m.tool_call_id: m.content for m in conversation(session) if m.role == "tool"}
     assert answers["c1"].startswith("not run: the run was cancelled")
     assert answers["c2"].startswith("not run: the run was cancelled")
-    events = await events_of(session, "never mind")
+    events = await finish(session, "never mind")
     assert events[-1].text == "Fine."
     assert_well_formed(model.calls[1][0][1:])
 
 
 async def test_leaving_a_run_early_answers_the_calls_left_and_queues_nothing(
-    new_session: MakeSession,
+    new_session: Sessions,
     tmp_path: Path,
 ) -> None:
     model = ScriptedModel(
@@ -191,12 +176,12 @@ async def test_leaving_a_run_early_answers_the_calls_left_and_queues_nothing(
     answers = {m.tool_call_id: m.content for m in conversation(session) if m.role == "tool"}
     assert answers["c1"] == "wrote 1 characters to one.txt"
     assert answers["c2"].startswith("not run:")
-    assert (await events_of(session, "go on"))[-1].text == "Alright."
+    assert (await finish(session, "go on"))[-1].text == "Alright."
     assert await session.runtime.list_files() == ["one.txt"]
 
 
 async def test_a_turn_queued_by_a_run_cancelled_during_a_pause_never_runs(
-    new_session: MakeSession,
+    new_session: Sessions,
     recorder: RecordingSubscriber,
 ) -> None:
     release = asyncio.Event()
@@ -204,7 +189,7 @@ async def test_a_turn_queued_by_a_run_cancelled_during_a_pause_never_runs(
     model = SteppedModel([first, Reply("Nothing written.")])
     session = new_session(model)
     old_agent = session.agent
-    task = asyncio.create_task(events_of(session, "write a file"))
+    task = asyncio.create_task(finish(session, "write a file"))
     async with asyncio.timeout(30):
         await first.streamed.wait()
         session.agent.pause()  # the agent holds before its next turn: the write
@@ -218,27 +203,27 @@ async def test_a_turn_queued_by_a_run_cancelled_during_a_pause_never_runs(
     assert session.agent is not old_agent
     assert AgentRegistry.get(session.name) is session.agent
     assert queued(session) == []
-    assert (await events_of(session, "then do nothing"))[-1].text == "Nothing written."
+    assert (await finish(session, "then do nothing"))[-1].text == "Nothing written."
     assert await session.runtime.list_files() == []
     assert_well_formed(conversation(session))
 
 
-async def test_a_second_run_while_one_is_going_is_refused(new_session: MakeSession) -> None:
+async def test_a_second_run_while_one_is_going_is_refused(new_session: Sessions) -> None:
     release = asyncio.Event()
     step = Step(Reply("Slow answer."), release)
     session = new_session(SteppedModel([step]))
-    task = asyncio.create_task(events_of(session, "first"))
+    task = asyncio.create_task(finish(session, "first"))
     async with asyncio.timeout(30):
         await step.entered.wait()
     with pytest.raises(RuntimeError, match="already working on a message"):
-        await events_of(session, "second")
+        await finish(session, "second")
     release.set()
     assert (await task)[-1].text == "Slow answer."
     assert [m.content for m in conversation(session) if m.role == "user"] == ["first"]
 
 
 async def test_token_usage_is_totalled_on_the_session_and_kept_out_of_the_conversation(
-    new_session: MakeSession,
+    new_session: Sessions,
 ) -> None:
     model = SteppedModel(
         [
@@ -247,7 +232,7 @@ async def test_token_usage_is_totalled_on_the_session_and_kept_out_of_the_conver
         ]
     )
     session = new_session(model)
-    events = await events_of(session, "look")
+    events = await finish(session, "look")
     assert (session.usage.input_tokens, session.usage.output_tokens) == (270, 7)
     assert [e.kind for e in events] == ["tool", "text", "done"]
     assert [m.role for m in conversation(session)] == ["user", "assistant", "tool", "assistant"]
