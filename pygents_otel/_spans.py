@@ -133,33 +133,44 @@ def error_type(error: object) -> str:
 # -- spans -------------------------------------------------------------------------------
 
 
+def of_agent(agent: Agent | None) -> dict[str, AttributeValue]:
+    """``gen_ai.agent.name`` and ``gen_ai.agent.id``, when there is an agent.
+
+    On turn and tool spans too: span names stay one per tool (``execute_tool bash``),
+    and these say which agent ran it, so many agents sharing tools stay apart in a
+    backend without multiplying operation names.
+    """
+    if agent is None:
+        return {}
+    return {AGENT_NAME: bounded(agent.name), AGENT_ID: agent.uuid}
+
+
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
-    name = bounded(agent.name)
     attributes: dict[str, AttributeValue] = {
         OPERATION: INVOKE_AGENT,
         PROVIDER: "pygents",
-        AGENT_NAME: name,
-        AGENT_ID: agent.uuid,
+        **of_agent(agent),
         **tags(agent),
     }
     if agent.description:
         attributes[AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
-    return f"{INVOKE_AGENT} {name}", attributes
+    return f"{INVOKE_AGENT} {bounded(agent.name)}", attributes
 
 
-def turn_span(turn: Turn) -> tuple[str, dict[str, AttributeValue]]:
+def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, AttributeValue]]:
     name = bounded(turn.tool.name)
     attributes: dict[str, AttributeValue] = {
         TURN_UUID: turn.uuid,
         TURN_TIMEOUT: float(turn.timeout),
         PYGENTS_TOOL: name,
+        **of_agent(agent),
         **tags(turn),
     }
     return f"turn {name}", attributes
 
 
 def tool_span(
-    tool: DecoratedTool[..., Any], turn: Turn | None
+    tool: DecoratedTool[..., Any], turn: Turn | None, agent: Agent | None = None
 ) -> tuple[str, dict[str, AttributeValue]]:
     name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
@@ -167,6 +178,7 @@ def tool_span(
         PROVIDER: "pygents",
         TOOL_NAME: name,
         TOOL_TYPE: "function",
+        **of_agent(agent),
         **tags(tool),
     }
     if tool.metadata.description:

@@ -107,12 +107,12 @@ class TelemetrySubscriber(Subscriber):
         if scope.kind is ScopeKind.AGENT_RUN:
             name, attributes = s.agent_span(scope.target)
         elif scope.kind is ScopeKind.TURN:
-            name, attributes = s.turn_span(scope.target)
+            name, attributes = s.turn_span(scope.target, scope.agent)
             origin = _origin(scope.target)
             if origin is not None:
                 links.append(Link(origin, {"pygents.link.type": "queued_from"}))
         else:
-            name, attributes = s.tool_span(scope.target, scope.turn)
+            name, attributes = s.tool_span(scope.target, scope.turn, scope.agent)
         span = self.tracer.start_span(
             name, context=ctx, kind=SpanKind.INTERNAL, attributes=attributes, links=links
         )

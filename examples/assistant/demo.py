@@ -12,7 +12,7 @@ def _call(n: int, name: str, **arguments: object) -> ToolCall:
 
 
 def demo_model() -> ScriptedModel:
-    """Writes notes, delegates two word counts, checks them, and stops."""
+    """Writes notes, delegates two word counts, looks in on them, collects them, stops."""
     return ScriptedModel(
         [
             Reply(
@@ -35,8 +35,11 @@ def demo_model() -> ScriptedModel:
                     _call(6, "bash", command="cat notes/*.txt | wc -w"),
                 ),
             ),
-            Reply("Collecting their results.", (_call(7, "wait_for_tasks"),)),
-            Reply("All done.", (_call(8, "stop", summary="notes written, words counted"),)),
+            Reply(
+                "Checking on them, then collecting their results.",
+                (_call(7, "check_tasks"), _call(8, "wait_for_tasks")),
+            ),
+            Reply("All done.", (_call(9, "stop", summary="notes written, words counted"),)),
         ]
     )
 

@@ -26,6 +26,8 @@ import redis.asyncio
 import redis.exceptions
 import requests
 from aiohttp import web
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import relevance
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
@@ -241,3 +243,26 @@ async def test_the_listen_extra_serves_otlp_grpc_with_the_grpc_asyncio_server() 
     finally:
         await server.stop(None)
     assert collector.names == ["run"]
+
+
+def test_the_assistant_extra_checks_tool_arguments_against_a_draft_2020_12_schema() -> None:
+    """As the assistant checks a model's tool call: the schema is checked once, then each
+    call's arguments, the most relevant error first."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+        "$defs": {"unused": {"$ref": "#/properties/command"}},
+    }
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    assert not list(validator.iter_errors({"command": "ls", "timeout": 5}))
+    errors = sorted(validator.iter_errors({"timeout": -1, "extra": 1}), key=relevance)
+    messages = [error.message for error in errors]
+    assert any("'command' is a required property" in m for m in messages)
+    assert any("Additional properties" in m for m in messages)
+    assert any("less than or equal to the minimum" in m for m in messages)
