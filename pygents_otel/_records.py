@@ -112,13 +112,6 @@ PROCESS_AGENTS: Final = "pygents.process.agents"
 Attributes = dict[str, AttributeValue]
 
 
-def of_agent(agent: Agent | None) -> Attributes:
-    """The attributes every record about an agent starts with."""
-    if agent is None:
-        return {}
-    return {s.AGENT_NAME: bounded(agent.name), s.AGENT_ID: agent.uuid}
-
-
 def _ended(attributes: Attributes, key: str, reason: StopReason | None, error: object) -> None:
     if reason is not None:
         attributes[key] = reason.value
@@ -132,13 +125,13 @@ def _ended(attributes: Attributes, key: str, reason: StopReason | None, error: o
 
 
 def run_start(agent: Agent) -> Attributes:
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.QUEUE_DEPTH] = agent.queue_depth
     return attributes
 
 
 def run_end(agent: Agent, reason: StopReason | None, error: object) -> Attributes:
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     _ended(attributes, RUN_STOP_REASON, reason, error)
     return attributes
 
@@ -146,7 +139,7 @@ def run_end(agent: Agent, reason: StopReason | None, error: object) -> Attribute
 def turn_start(turn: Turn, agent: Agent | None, content: s.Content) -> Attributes:
     """The turn, its timeout, and the agent's queue depth now that the turn has left
     the queue (``before_turn`` is sent while it is still in it)."""
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     if agent is not None:
         attributes[s.QUEUE_DEPTH] = agent.queue_depth
     attributes[s.TURN_UUID] = turn.uuid
@@ -167,7 +160,7 @@ def turn_end(
     values: int,
     content: s.Content,
 ) -> Attributes:
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.TURN_UUID] = turn.uuid
     attributes[s.TOOL_NAME] = bounded(turn.tool.name)
     attributes[TURN_VALUES] = values
@@ -178,7 +171,7 @@ def turn_end(
 
 
 def tool_start(tool: DecoratedTool[..., Any], turn: Turn | None, agent: Agent | None) -> Attributes:
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.TOOL_NAME] = bounded(tool.name)
     if turn is not None:
         attributes[s.TURN_UUID] = turn.uuid
@@ -202,7 +195,7 @@ def tool_end(
 
 def value(turn: Turn, agent: Agent | None, count: int, content: s.Content, item: Any) -> Attributes:
     """A streamed value: the running count, and a preview only with capture on."""
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.TURN_UUID] = turn.uuid
     attributes[s.TOOL_NAME] = bounded(turn.tool.name)
     attributes[TURN_VALUES] = count
@@ -214,7 +207,7 @@ def value(turn: Turn, agent: Agent | None, count: int, content: s.Content, item:
 def agent_event(event: Event) -> Attributes:
     """A hook event of an agent (puts, pauses, turn errors): depth and pause state."""
     agent: Agent = event["agent"]
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.QUEUE_DEPTH] = agent.queue_depth
     attributes[PAUSED] = agent.is_paused
     turn: Turn | None = event.get("turn")  # BEFORE_TURN, pauses: none
@@ -237,7 +230,7 @@ def context_event(event: Event, agent: Agent, content: s.Content) -> Attributes:
     item's id and description, and its content only with capture on."""
     store = event.source
     assert isinstance(store, (ContextQueue, ContextPool))
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     attributes[s.STORE_SIZE] = len(store)
     attributes.update(_limit(store))
     item = event.get("item")
@@ -259,7 +252,7 @@ def context_event(event: Event, agent: Agent, content: s.Content) -> Attributes:
 def snapshot(agent: Agent) -> Attributes:
     """An agent's whole live state, read without changing anything (and from another
     thread: every read is of one attribute or a length)."""
-    attributes = of_agent(agent)
+    attributes = s.of_agent(agent)
     paused = agent.is_paused
     current = agent.current_turn
     state = "paused" if paused else "running" if agent.is_running else "idle"
