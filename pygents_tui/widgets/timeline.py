@@ -59,7 +59,8 @@ class TimelineTable(NavigableTable[object]):
         self.tooltip = legend(self.LEGEND)
         self._version = -1
         self._agent: str | None = None
-        self._running = False
+        # Not ``_running``: that is Textual's flag for "this widget's message pump runs".
+        self._turns_running = False
 
     def column_width(self, key: str, width: int) -> int:
         return self.agent_width if key == "agent" else width
@@ -69,11 +70,11 @@ class TimelineTable(NavigableTable[object]):
         run, since their bars grow."""
         model = self.model
         unchanged = model.version == self._version and agent == self._agent
-        if unchanged and not self._running:
+        if unchanged and not self._turns_running:
             return
         self._version, self._agent = model.version, agent
         running = model.running_turns(agent)
-        self._running = bool(running)
+        self._turns_running = bool(running)
         records: list[TurnRow] = [*model.recent_turns(agent), *running][-60:]
         now = model.clock()
         selected = self.selected_uuid

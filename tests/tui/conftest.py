@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 from fake_clock import FakeClock
+from on_screen import screen_text
+from textual.app import App
 from textual.pilot import Pilot
 
 from pygents import subscribe
@@ -50,12 +53,7 @@ def until() -> Until:
     return _until
 
 
-def screen_text(app: object) -> str:
-    """The active screen as plain text (what a terminal would show)."""
-    screen = app.screen  # type: ignore[attr-defined]
-    return "\n".join(strip.text for strip in screen._compositor.render_strips())
-
-
 @pytest.fixture
-def text_of() -> Callable[[object], str]:
+def text_of() -> Callable[[App[Any]], str]:
+    """The active screen as plain text (what a terminal would show)."""
     return screen_text

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import pytest
+from on_screen import screen_text
 from pilot import Notes, dashboard, numbered
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -325,16 +326,12 @@ async def test_running_panel_bars_remaining_time_and_timeouts(until: Any, clock:
 
         app.refresh_view()
         await pilot.pause()
-        screen = text_of_app(app)
+        screen = screen_text(app)
         assert "0.5s left" in screen
         assert "timed out at 0.05s" in screen
         gate.set()
         await until(pilot, lambda: not model.running_turns("worker"))
-        assert "no turn is running" not in text_of_app(app)  # the timeout stays listed
-
-
-def text_of_app(app: Dashboard) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "no turn is running" not in screen_text(app)  # the timeout stays listed
 
 
 async def test_values_panel_tails_and_follows(until: Any) -> None:
@@ -677,19 +674,19 @@ async def test_space_freezes_the_view_while_the_model_keeps_draining(until: Any)
 
         await pilot.press("space")
         assert app.frozen
-        screen = text_of_app(app)
+        screen = screen_text(app)
         assert "FROZEN · +0 new record(s)" in status(screen)
         cells_before = row(app, "frozen")
         processed = model.processed
         gates[1].set()
         gates[2].set()
         await until(pilot, lambda: model.agent("frozen").completed == 3)
-        await until(pilot, lambda: "+0 new" not in status(text_of_app(app)))
+        await until(pilot, lambda: "+0 new" not in status(screen_text(app)))
         assert model.processed > processed  # the model kept draining
         assert model.agent("frozen").values == 3
         assert values.line_count == 1  # ...but the widgets did not change
         assert row(app, "frozen") == cells_before
-        line = status(text_of_app(app))
+        line = status(screen_text(app))
         assert "FROZEN" in line
         assert f"+{model.processed - processed} new record(s)" in line
         assert "space to resume" in line
@@ -698,7 +695,7 @@ async def test_space_freezes_the_view_while_the_model_keeps_draining(until: Any)
         assert not app.frozen
         await until(pilot, lambda: values.line_count == 3)
         assert row(app, "frozen")["counts"] == "3/0/0"
-        assert "FROZEN" not in status(text_of_app(app))
+        assert "FROZEN" not in status(screen_text(app))
         gates[3].set()
 
 
@@ -821,7 +818,7 @@ async def test_failing_workload_stays_open_and_quits_with_one(until: Any) -> Non
         assert app.return_code is None
         assert isinstance(app.workload_error, RuntimeError)
         assert "RuntimeError: the workload broke" in notes
-        screen = text_of_app(app)
+        screen = screen_text(app)
         assert "workload failed" in status(screen)
         assert row(app, "before-failure")["counts"] == "1/0/0"  # the final state is shown
         await pilot.press("q")
@@ -844,7 +841,7 @@ async def test_finished_workload_stays_open_with_the_final_state(until: Any) -> 
         assert "done" in final["state"]
         assert final["counts"] == "4/0/0"
         assert final["values"] == "4"
-        assert "0 turn(s) running · 4 done" in status(text_of_app(app))
+        assert "0 turn(s) running · 4 done" in status(screen_text(app))
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
@@ -940,7 +937,7 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
                 # the footer keeps the bottom line however little room there is, led by
                 # the quit key (its label may be cut short, differently across Textual
                 # versions), with the palette that reaches the rest
-                footer = text_of_app(app).splitlines()[-1]
+                footer = screen_text(app).splitlines()[-1]
                 assert footer.split()[0] == "q", footer
                 assert "^p palette" in footer, footer
             assert app.view_error is None

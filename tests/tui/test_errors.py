@@ -11,10 +11,11 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from on_screen import screen_lines
 from pilot import Notes, dashboard
 
 from pygents import Agent, Turn, tool
-from pygents_tui import Dashboard, DashboardModel
+from pygents_tui import DashboardModel
 from pygents_tui._errors import FRAMES, Traceback, describe, leaves, summary
 from pygents_tui._preview import preview
 from pygents_tui.cli import last_words
@@ -49,10 +50,6 @@ async def group_error() -> BaseExceptionGroup[Any]:
     except BaseExceptionGroup as exc:
         return exc
     raise AssertionError("no group")
-
-
-def screen_lines(app: Dashboard) -> list[str]:
-    return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
 # -- the helpers ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import weakref
 from typing import Any
 
 import pytest
+from on_screen import screen_lines
 
 from pygents import Agent, AgentRegistry, Turn, subscribe, tool
 from pygents_tui import Dashboard, DashboardModel
@@ -122,11 +123,11 @@ def test_a_negative_bound_is_refused() -> None:
 
 
 def status(app: Dashboard) -> str:
-    return [strip.text for strip in app.screen._compositor.render_strips()][1]
+    return screen_lines(app)[1]
 
 
 def footer(app: Dashboard) -> str:
-    return [strip.text for strip in app.screen._compositor.render_strips()][-1]
+    return screen_lines(app)[-1]
 
 
 async def test_finished_agents_stay_listed_dimmed_until_c_clears_them(until: Any) -> None:

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from on_screen import screen_text
 from textual.message import Message
 from textual.notifications import Notification, Notify
 
@@ -33,10 +34,6 @@ class Toasts:
     def __call__(self, message: Message) -> None:
         if isinstance(message, Notify):
             self.sent.append(message.notification)
-
-
-def shown(app: Dashboard) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until: Any) -> None:
@@ -114,7 +111,7 @@ async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until
     app.animation_level = "none"
     async with app.run_test(size=SIZE, message_hook=toasts, notifications=True) as pilot:
         await until(pilot, lambda: finished.is_set() and waiting.current_turn is not None)
-        assert "[/title] [bold" in shown(app)  # the header's subtitle
+        assert "[/title] [bold" in screen_text(app)  # the header's subtitle
 
         table = app._main.query_one(AgentsTable)
         expected = {
@@ -129,7 +126,7 @@ async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until
                 await pilot.press(key)
                 app.refresh_view()
                 await pilot.pause()
-                seen += shown(app)
+                seen += screen_text(app)
             for text in [name, *expected[name]]:
                 assert text in seen, (name, text)
             assert app.view_error is None
@@ -142,7 +139,7 @@ async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until
         for uuid in uuids:
             app.action_inspect(uuid)
             await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
-            inspected += shown(app)
+            inspected += screen_text(app)
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app._main)
         for text in (
@@ -170,11 +167,11 @@ async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until
         table.move_cursor(row=table.get_row_index("[/x]"))
         await until(pilot, lambda: app.selected_agent == "[/x]")
         await pilot.press("p")
-        await until(pilot, lambda: "[/x] will pause before its next turn" in shown(app))
+        await until(pilot, lambda: "[/x] will pause before its next turn" in screen_text(app))
         await pilot.press("p")
         gate.set()
-        await until(pilot, lambda: "RuntimeError: [/boom] [bold" in shown(app))
-        screen = shown(app)
+        await until(pilot, lambda: "RuntimeError: [/boom] [bold" in screen_text(app))
+        screen = screen_text(app)
         assert "[/x] resumed" in screen
         assert "RuntimeError: [/boom] [bold" in screen
         assert toasts.sent

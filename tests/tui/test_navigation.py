@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from on_screen import screen_strips
 from pilot import dashboard, numbered
 from rich.style import Style
 from rich.text import Text
@@ -68,7 +69,7 @@ async def test_the_trace_url_is_a_link_to_itself_never_markup(until: Any) -> Non
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         rendered = [
             segment
-            for strip in app.screen._compositor.render_strips()
+            for strip in screen_strips(app)
             for segment in strip
             if segment.style is not None and segment.style.link
         ]

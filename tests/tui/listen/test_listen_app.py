@@ -25,7 +25,7 @@ from pygents_tui.listen.serve import listen_app
 from pygents_tui.screens import HelpScreen, InspectorScreen
 
 SIZE = (130, 40)
-TextOf = Callable[[object], str]
+TextOf = Callable[[Dashboard], str]
 
 
 @pytest.fixture
