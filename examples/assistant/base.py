@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Self
@@ -30,22 +31,45 @@ ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 NOBODY = (65534, 65534)
 
 
+def _unreachable(root: Path, uid: int, gid: int) -> Path | None:
+    """The first directory above ``root`` that ``uid``/``gid`` may not enter, if any."""
+    for parent in reversed(root.parents):
+        info = os.stat(parent)
+        if info.st_uid == uid:
+            allowed = info.st_mode & stat.S_IXUSR
+        elif info.st_gid == gid:
+            allowed = info.st_mode & stat.S_IXGRP
+        else:
+            allowed = info.st_mode & stat.S_IXOTH
+        if not allowed:
+            return parent
+    return None
+
+
 def sandbox_owner(root: Path) -> tuple[int, int] | None:
     """The host user sandboxed commands in ``root`` run as; ``None``: this process's.
 
     Only when this process is root does the answer differ from "this user": then it is
     the owner of ``root``, or :data:`NOBODY`, to whom a root-owned ``root`` is given.
+    That user must be able to reach ``root``: a :class:`PermissionError` says so if not.
     """
     if os.geteuid() != 0:
         return None
     info = os.stat(root)
-    if info.st_uid != 0:
-        return info.st_uid, info.st_gid
-    for _top, dirs, files, fd in os.fwalk(root, follow_symlinks=False):
-        os.fchown(fd, *NOBODY)
-        for name in (*dirs, *files):
-            os.chown(name, *NOBODY, dir_fd=fd, follow_symlinks=False)
-    return NOBODY
+    owner = (info.st_uid, info.st_gid) if info.st_uid != 0 else NOBODY
+    blocked = _unreachable(root, *owner)
+    if blocked is not None:
+        raise PermissionError(
+            f"sandboxed commands run as uid {owner[0]}, which cannot enter {blocked} "
+            f"(mode {stat.S_IMODE(os.stat(blocked).st_mode):o}) to reach {root}: choose a "
+            "working directory that user can reach, or none (a fresh one in /tmp)"
+        )
+    if info.st_uid == 0:
+        for _top, dirs, files, fd in os.fwalk(root, follow_symlinks=False):
+            os.fchown(fd, *NOBODY)
+            for name in (*dirs, *files):
+                os.chown(name, *NOBODY, dir_fd=fd, follow_symlinks=False)
+    return owner
 
 
 class RuntimeBase:
@@ -69,7 +93,12 @@ class RuntimeBase:
             self._owns_root = False
         self.max_output = max_output
         self.name = name
-        self.owner = sandbox_owner(self.root) if sandboxed else None
+        try:
+            self.owner = sandbox_owner(self.root) if sandboxed else None
+        except BaseException:
+            if self._owns_root:
+                shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self.files = Workdir(self.root, owner=self.owner)
         self._closed = False
 

@@ -199,6 +199,21 @@ class Workdir:
                     "while it was opened; use a plain path"
                 )
 
+        def follow(name: str, here: int) -> bool:
+            """Queue the target of symlink ``name``; False if it is not one (any more)."""
+            detour()
+            try:
+                target = os.readlink(name, dir_fd=here)
+            except OSError as exc:
+                if exc.errno in (errno.EINVAL, errno.ENOENT):  # replaced meanwhile, or not a link
+                    return False
+                raise
+            if target.startswith("/"):  # walk it again from the root
+                while fds:
+                    os.close(fds.pop())
+            pending.extend(reversed(self._parts(target, path, relative_ok=True)))
+            return True
+
         try:
             while pending:
                 name = pending.pop()
@@ -207,56 +222,57 @@ class Workdir:
                     if not fds:
                         raise self._escape(path)
                     os.close(fds.pop())
-                    continue
-                made = False
-                try:
-                    info = os.stat(name, dir_fd=here, follow_symlinks=False)
-                except FileNotFoundError:
-                    if not pending:
+                elif not pending:  # the target itself: a symlink is followed, else it is it
+                    try:
+                        info = os.stat(name, dir_fd=here, follow_symlinks=False)
+                    except FileNotFoundError:
                         return fds, name, None
-                    if not create:
-                        raise MissingFileError(
-                            f"{bounded(path)}: the directory {bounded(name)} does not exist"
-                            " (list_files shows what is there)"
-                        ) from None
-                    try:
-                        os.mkdir(name, dir_fd=here)
-                        made = True
-                    except FileExistsError:
-                        pass
-                    info = os.stat(name, dir_fd=here, follow_symlinks=False)
-                if stat.S_ISLNK(info.st_mode):
-                    detour()
-                    try:
-                        target = os.readlink(name, dir_fd=here)
-                    except OSError:  # replaced since the lstat: look again
+                    if not stat.S_ISLNK(info.st_mode):
+                        return fds, name, info
+                    if not follow(name, here):
                         pending.append(name)
-                        continue
-                    if target.startswith("/"):  # walk it again from the root
-                        while fds:
-                            os.close(fds.pop())
-                    pending.extend(reversed(self._parts(target, path, relative_ok=True)))
-                    continue
-                if not pending:
-                    return fds, name, info
-                if not stat.S_ISDIR(info.st_mode):
-                    raise MissingFileError(f"{bounded(path)}: {bounded(name)} is not a directory")
-                try:
-                    fd = os.open(name, _DIR_FLAGS, dir_fd=here)
-                except OSError as exc:
-                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-                        raise
-                    detour()
-                    pending.append(name)  # swapped since the lstat: look again
-                    continue
-                fds.append(fd)
-                if made and self.owner is not None:
-                    os.fchown(fd, *self.owner)
+                else:  # a directory on the way: open it first, ask what it is only if that fails
+                    fd = self._open_dir(path, name, here, create=create)
+                    if fd is not None:
+                        fds.append(fd)
+                    elif not follow(name, here):
+                        mode = os.stat(name, dir_fd=here, follow_symlinks=False).st_mode
+                        if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                            raise MissingFileError(
+                                f"{bounded(path)}: {bounded(name)} is not a directory"
+                            )
+                        pending.append(name)  # it changed meanwhile: look again
             return fds, None, None
         except BaseException:
             for fd in fds:
                 os.close(fd)
             raise
+
+    def _open_dir(self, path: str, name: str, here: int, *, create: bool) -> int | None:
+        """A descriptor of directory ``name`` in ``here``; ``None`` if it is not a directory.
+
+        A missing directory is created when ``create`` (and given to ``owner``).
+        """
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=here)
+        except FileNotFoundError:
+            if not create:
+                raise MissingFileError(
+                    f"{bounded(path)}: the directory {bounded(name)} does not exist"
+                    " (list_files shows what is there)"
+                ) from None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink, or not a directory
+                return None
+            raise
+        try:
+            os.mkdir(name, dir_fd=here)
+        except FileExistsError:  # made meanwhile: whatever it is, look again
+            return self._open_dir(path, name, here, create=False)
+        fd = os.open(name, _DIR_FLAGS, dir_fd=here)
+        if self.owner is not None:
+            os.fchown(fd, *self.owner)
+        return fd
 
     def _check_file(self, path: str, info: os.stat_result) -> None:
         if stat.S_ISDIR(info.st_mode):

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -314,3 +316,24 @@ async def test_commands_do_not_run_as_root_on_the_host(sandbox: BubblewrapRuntim
         await held.gone()
         await run
     assert host_uids == {os.getuid() if os.getuid() != 0 else 65534}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root process hands directories over")
+async def test_as_root_a_given_directory_is_handed_to_nobody_or_refused() -> None:
+    base = Path(tempfile.mkdtemp(prefix="pygents-given-"))
+    try:
+        os.chmod(base, 0o755)
+        (base / "open" / "sub").mkdir(parents=True)
+        (base / "open" / "sub" / "kept.txt").write_text("kept\n")
+        async with BubblewrapRuntime(base / "open") as runtime:
+            result = await runtime.run("echo more >> sub/kept.txt && cat sub/kept.txt")
+            assert result.output == "kept\nmore\n"
+        assert os.stat(base / "open" / "sub" / "kept.txt").st_uid == 65534
+        (base / "locked" / "root").mkdir(parents=True)
+        os.chmod(base / "locked", 0o700)
+        message = f"cannot enter {base / 'locked'} (mode 700)"
+        with pytest.raises(PermissionError, match=re.escape(message)):
+            BubblewrapRuntime(base / "locked" / "root")
+        assert os.stat(base / "locked" / "root").st_uid == 0  # refused before handing over
+    finally:
+        shutil.rmtree(base)
