@@ -125,6 +125,7 @@ def container_spec(
         "labels": {"pygents.runtime": name},
         "stdin_open": False,
         "tty": False,
+        "detach": True,
     }
 
 
@@ -180,6 +181,13 @@ class DockerRuntime(RuntimeBase):
             self._api.remove_container(container, force=True)
         self._containers.discard(container)
 
+    def _exit_code(self, container: str) -> int:
+        try:
+            status = self._api.wait(container, timeout=60)
+        except docker.errors.NotFound:  # removed by close() while it ran: it was killed
+            return 137
+        return int(status["StatusCode"])
+
     def _kill(self, container: str) -> None:
         with contextlib.suppress(docker.errors.APIError):
             self._api.kill(container)
@@ -224,8 +232,7 @@ class DockerRuntime(RuntimeBase):
                     pump.add_done_callback(lambda done: done.cancelled() or done.exception())
             exit_code = None
             if not timed_out:
-                status = await asyncio.to_thread(self._api.wait, container, timeout=60)
-                exit_code = int(status["StatusCode"])
+                exit_code = await asyncio.to_thread(self._exit_code, container)
         finally:
             await asyncio.to_thread(self._remove, container)
         return CommandResult(command, exit_code, collector.text(), timed_out, collector.truncated)
