@@ -37,7 +37,7 @@ from typing import Any
 import docker  # type: ignore[import-untyped]
 
 from .base import RuntimeBase
-from .output import CappedText, CommandResult, check_timeout, supervise
+from .output import CappedText, CommandResult, check_command, check_timeout, supervise
 from .sandbox import sandbox_env
 
 __all__ = [
@@ -195,6 +195,7 @@ class DockerRuntime(RuntimeBase):
     async def run(self, command: str, *, timeout: float = 30.0) -> CommandResult:  # noqa: ASYNC109
         """Run ``command`` with ``/bin/sh`` in a new container; as :class:`~.local.LocalRuntime`."""
         self._check_open()
+        command = check_command(command)
         seconds = check_timeout(timeout)
         await asyncio.to_thread(self._ensure_image)
         spec = container_spec(

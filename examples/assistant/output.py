@@ -22,7 +22,14 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["CappedText", "CommandResult", "bounded", "check_timeout", "supervise"]
+__all__ = [
+    "CappedText",
+    "CommandResult",
+    "bounded",
+    "check_command",
+    "check_timeout",
+    "supervise",
+]
 
 #: How long to keep reading output after killing a command that timed out.
 DRAIN_AFTER_KILL = 1.0
@@ -34,6 +41,15 @@ def bounded(value: object, limit: int = 80) -> str:
     """``repr(value)``, cut to ``limit`` characters: user values never flood a message."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+def check_command(command: object) -> str:
+    """``command`` if it is a shell command line, or a :class:`ValueError` for the model."""
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError(f"command must be a non-empty string, got {bounded(command)}")
+    if "\0" in command:
+        raise ValueError("command must not contain NUL bytes")
+    return command
 
 
 def check_timeout(timeout: object) -> float:

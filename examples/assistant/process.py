@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import RuntimeBase
-from .output import CappedText, CommandResult, check_timeout, supervise
+from .output import CappedText, CommandResult, check_command, check_timeout, supervise
 
 __all__ = ["ProcessRuntime", "Spawn", "kill_group"]
 
@@ -68,6 +68,7 @@ class ProcessRuntime(RuntimeBase):
         the same happens before the cancellation propagates.
         """
         self._check_open()
+        command = check_command(command)
         seconds = check_timeout(timeout)
         run = next(self._runs)
         spawn = self._spawn(command, run)

@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -254,3 +255,26 @@ async def test_list_files(runtime: ProcessRuntime) -> None:
     await runtime.write_file("a/b/c.txt", "")
     await runtime.run("mkdir -p empty/dir && touch .hidden")
     assert await runtime.list_files() == [".hidden", "a/b/c.txt", "a/z.txt", "b.txt"]
+
+
+@pytest.mark.parametrize(
+    ("command", "seconds", "message"),
+    [
+        (None, 1.0, "command must be a non-empty string, got None"),
+        ("  ", 1.0, "command must be a non-empty string"),
+        ("echo a\0b", 1.0, "NUL"),
+        ("true", "abc", "timeout must be a number of seconds, got 'abc'"),
+        ("true", True, "timeout must be a number"),
+        ("true", float("nan"), "positive, finite"),
+        ("true", float("inf"), "positive, finite"),
+        ("true", -100, "positive, finite"),
+        ("true", 0, "positive, finite"),
+    ],
+)
+async def test_bad_arguments_are_value_errors_for_the_model(
+    runtime: ProcessRuntime, command: Any, seconds: Any, message: str
+) -> None:
+    """What a model may send: the runtime refuses it with a message, and stays usable."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        await runtime.run(command, timeout=seconds)
+    assert (await runtime.run("echo still fine")).output == "still fine\n"
