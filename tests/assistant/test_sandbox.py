@@ -34,6 +34,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 SECRET = "sk-secret-" + secrets.token_hex(8)
+#: The timeout of the commands that must time out: long enough for the command to have
+#: started its background process first, even on a loaded machine.
+EXPIRES = 5.0
 
 
 @pytest.fixture
@@ -120,7 +123,7 @@ async def any_runtime(request: pytest.FixtureRequest) -> AsyncIterator[Runtime]:
 async def test_a_setsid_background_process_is_gone_after_a_timeout(any_runtime: Runtime) -> None:
     marker = f"pygents-held-{secrets.token_hex(6)}"
     async with Held(any_runtime.root) as held:
-        run = asyncio.create_task(any_runtime.run(_background(marker), timeout=2.0))
+        run = asyncio.create_task(any_runtime.run(_background(marker), timeout=EXPIRES))
         assert await held.readline() == b"ready\n", "the background process never started"
         assert _marked(marker), "the background process is not visible from outside"
         result = await run
@@ -283,7 +286,7 @@ async def test_output_is_capped_in_the_sandbox(sandbox: BubblewrapRuntime) -> No
 async def test_a_timeout_is_reported_with_the_output_so_far(sandbox: BubblewrapRuntime) -> None:
     async with Held(sandbox.root) as held:
         command = "echo started; echo ready > held; sleep 1000"
-        run = asyncio.create_task(sandbox.run(command, timeout=2))
+        run = asyncio.create_task(sandbox.run(command, timeout=EXPIRES))
         assert await held.readline() == b"ready\n"
         result = await run
     assert result.timed_out
