@@ -29,7 +29,7 @@ from .events import Event, Outcome, TokenUsage
 from .limits import Budget, Limits
 from .model import Message, Model, Reply, TextDelta, ToolCall
 from .persona import ASSISTANT, TASK_TOOLS, Persona
-from .runtime import LocalRuntime, Runtime
+from .runtime import Runtime, default_runtime
 from .tools import RESPOND_TIMEOUT, Conversation, Toolset, check_arguments, clip, toolset
 
 if TYPE_CHECKING:
@@ -358,10 +358,11 @@ def build_session(
 ) -> Session:
     """A new session (its agent registered under ``name``, default ``assistant-<n>``).
 
-    Without a runtime it gets a :class:`~runtime.LocalRuntime` of its own.
+    Without a runtime it gets its own from :func:`~runtime.default_runtime`: a
+    sandbox (bubblewrap, else Docker), or ``LocalRuntime`` only when asked for.
     """
     name = name or f"assistant-{next(_ids)}"
-    runtime = runtime if runtime is not None else LocalRuntime(name=name)
+    runtime = runtime if runtime is not None else default_runtime(name)
     return Session(name, model, runtime, persona, limits or Limits(), clock)
 
 
