@@ -227,7 +227,8 @@ async def test_too_many_failed_calls_end_the_run(new_session: Sessions) -> None:
     assert session.outcome is not None
     assert session.outcome.limit == "errors"
     assert len(model.calls) == 3
-    assert all("FileNotFoundError" in answer for answer in answers(session).values())
+    # The runtime reports a missing file as MissingFileError (a FileNotFoundError).
+    assert all("MissingFileError" in answer for answer in answers(session).values())
 
 
 @pytest.mark.parametrize(
