@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -20,13 +20,6 @@ from pygents import ScopeKind
 from pygents.testing import RecordingSubscriber
 
 from .session_models import Clock, Sessions, answers, assert_well_formed, call, finish
-
-
-@pytest.fixture
-async def new_session() -> AsyncIterator[Sessions]:
-    sessions = Sessions()
-    yield sessions
-    await sessions.close()
 
 
 def looping(

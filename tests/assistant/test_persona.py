@@ -4,7 +4,6 @@ allowed and enabled, helpers' own persona, and watching delegated tasks work."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -24,13 +23,6 @@ from pygents import Turn
 from .session_models import Sessions, Step, SteppedModel, answers, assert_well_formed, call, finish
 
 READER = Persona("reader", "You only read.", tools=("read_file", "list_files"))
-
-
-@pytest.fixture
-async def new_session() -> AsyncIterator[Sessions]:
-    sessions = Sessions()
-    yield sessions
-    await sessions.close()
 
 
 def offered(tools: tuple[dict[str, Any], ...]) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,6 @@ from .session_models import (
     call,
     finish,
 )
-
-
-@pytest.fixture
-async def new_session() -> AsyncIterator[Sessions]:
-    sessions = Sessions()
-    yield sessions
-    await sessions.close()
 
 
 def conversation(session: Session) -> list[Message]:
