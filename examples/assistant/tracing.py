@@ -75,7 +75,8 @@ def start_tracing() -> Tracing | None:
     telemetry = pygents_otel.configure(
         service_name=_set(env, "OTEL_SERVICE_NAME") or SERVICE_NAME, metrics_exporter=metrics
     )
-    instrumentor = OpenAIInstrumentor()
+    # The instrumentation package ships without type hints for its constructor.
+    instrumentor = OpenAIInstrumentor()  # type: ignore[no-untyped-call]
     instrumentor.instrument(
         tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
     )
