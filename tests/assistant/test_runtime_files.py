@@ -13,7 +13,8 @@ import shutil
 import socket
 import stat
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,11 +53,19 @@ async def runtime(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         await made.close()
 
 
-def _hard_link(source: Path, link: Path) -> None:
+@pytest.fixture
+def linked_secret(runtime: Runtime) -> Iterator[Path]:
+    """A secret file outside the runtime's directory, hard-linked into it as
+    ``linked.txt``. It lives beside the directory (the same file system, so the link
+    can always be made) and is removed after the test."""
+    outside = Path(tempfile.mkdtemp(prefix="outside-", dir=runtime.root.parent))
+    secret = outside / "secret.txt"
+    secret.write_text("secret")
+    os.link(secret, runtime.root / "linked.txt")
     try:
-        os.link(source, link)
-    except OSError as exc:  # the test's tmp_path and the runtime's are on different disks
-        pytest.skip(f"cannot hard-link {source} into the runtime's directory: {exc}")
+        yield secret
+    finally:
+        shutil.rmtree(outside)
 
 
 async def test_every_refusal_is_a_value_error_with_a_bounded_message(runtime: Runtime) -> None:
@@ -71,18 +80,17 @@ async def test_every_refusal_is_a_value_error_with_a_bounded_message(runtime: Ru
             await runtime.read_file(path)
 
 
-async def test_a_hard_link_to_a_file_outside_is_not_read(runtime: Runtime, tmp_path: Path) -> None:
-    secret = tmp_path / "outside" / "secret.txt"
-    _hard_link(secret, runtime.root / "linked.txt")
+async def test_a_hard_link_to_a_file_outside_is_not_read(
+    runtime: Runtime, linked_secret: Path
+) -> None:
     with pytest.raises(LinkedFileError, match=re.escape("'linked.txt' has 2 hard links")):
         await runtime.read_file("linked.txt")
 
 
 async def test_writing_to_a_hard_link_replaces_it_and_leaves_the_outside_file_alone(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, linked_secret: Path
 ) -> None:
-    secret = tmp_path / "outside" / "secret.txt"
-    _hard_link(secret, runtime.root / "linked.txt")
+    secret = linked_secret
     assert await runtime.write_file("linked.txt", "mine") == "wrote 4 characters to linked.txt"
     assert secret.read_text() == "secret"
     assert secret.stat().st_nlink == 1
