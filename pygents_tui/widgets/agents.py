@@ -32,7 +32,7 @@ def _cell(column: str, value: str, finished: bool) -> Text:
     codes. A finished agent's cells are dimmed."""
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
-        return Text(label, style="dim" if finished else style)
+        return plain(label, style="dim" if finished else style)
     return plain(value, style="dim" if finished else "")
 
 
