@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any, Final
 
+from pygents_tui._visible import visible
+
 __all__ = ["preview"]
 
 _LONG: Final = 4096  # characters: a repr longer than this marks its type as costly
@@ -31,7 +33,6 @@ _SLOW: Final = 0.002  # seconds: a repr slower than this marks its type as costl
 _BIG_INT_BITS: Final = 10_000  # past this, an int's decimal digits cost too much
 _CONTAINERS: Final = (list, tuple, set, frozenset, dict, deque, array)
 _SCALARS: Final = frozenset((float, complex, bool, type(None), type(...)))
-_LAYOUT: Final = str.maketrans({"\n": "⏎", "\r": "⏎", "\t": " "})
 _REPR_FILES: Final = frozenset((dataclasses.__file__, reprlib.__file__))
 _EXCEPTION_REPR: Final[object] = BaseException.__repr__
 
@@ -204,8 +205,8 @@ def preview(value: Any, width: int = 80) -> str:
     except Exception as exc:
         text = f"<{type(value).__name__}: preview failed ({type(exc).__name__})>"
     if not text.isprintable():
-        text = text.replace("\r\n", "⏎").translate(_LAYOUT)
-        if not text.isprintable():
+        text = visible(text)  # control characters shown as ␛, ⏎, \x9b...
+        if not text.isprintable():  # the other unprintables (a bidi override): a dot
             text = "".join(ch if ch.isprintable() else "·" for ch in text)
     if len(text) > width:
         return text[: max(width - 1, 0)] + "…"

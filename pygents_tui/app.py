@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
@@ -26,6 +27,7 @@ from pygents import AgentRegistry, Scope, subscribe
 from pygents_tui._errors import summary
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
+from pygents_tui._visible import visible
 from pygents_tui.listen.view import DashboardView
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
@@ -186,6 +188,37 @@ class Dashboard(App[int]):
         first paint, and exiting while the screen still mounts breaks Textual's header."""
         self.exit_reason = reason
         self.call_after_refresh(self.exit, return_code=status)
+
+    # -- text the app shows itself: the header and the toasts --------------------------
+
+    def validate_title(self, title: Any) -> str:
+        """The header's title, with its control characters made visible (`visible`),
+        whoever sets it."""
+        return visible(super().validate_title(title))
+
+    def validate_sub_title(self, sub_title: Any) -> str:
+        """The header's subtitle (``run``'s target, ``listen``'s address), likewise."""
+        return visible(super().validate_sub_title(sub_title))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast: ``message`` and ``title`` are plain text, never markup, with
+        their control characters made visible. They name agents and quote exceptions,
+        and Textual's toasts drop only a few control codes (not ESC)."""
+        super().notify(
+            visible(message, lines=True),
+            title=visible(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def _alert(self, title: str, message: str) -> None:
         """An error toast that stays a while; ``message`` is plain text, never markup."""

@@ -18,6 +18,7 @@ from pygents_tui import __version__
 from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
+from pygents_tui._visible import visible
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
 from pygents_tui.listen import listen_module
@@ -32,8 +33,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _one_line(text: str) -> str:
-    """Messages go to a terminal the dashboard just left: one line each."""
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    """Messages go to a terminal the dashboard just left: one line each, with their
+    control characters made visible (an error's message is the program's text)."""
+    return visible("; ".join(line.strip() for line in text.splitlines() if line.strip()))
 
 
 def build_parser() -> argparse.ArgumentParser:

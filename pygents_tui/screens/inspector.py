@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pygents_tui._errors import Traceback, summary
+from pygents_tui._visible import visible
 from pygents_tui.listen.view import DashboardView, TraceTree, TurnRow
 from pygents_tui.widgets.trace import waterfall
 
@@ -23,7 +24,8 @@ _LABEL = 10  # the width of the label column
 
 class _Lines:
     """Builds the inspector's text. Labels are styled spans and user text is appended
-    as plain text: nothing a turn carries is ever parsed as markup."""
+    as plain text: nothing a turn carries is ever parsed as markup, and its control
+    characters are made visible (its line breaks and tabs are kept)."""
 
     def __init__(self) -> None:
         self.text = Text()
@@ -38,6 +40,7 @@ class _Lines:
             if value:
                 self.text.append(" " * max(_LABEL - len(label), 1))
         self.text.append(indent)
+        value = visible(value, lines=True)  # also the link: a terminal gets it raw
         self.text.append(value, style=Style(link=value, underline=True) if link else None)
 
 

@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from pygents_tui._output import ProgramOutput
+from pygents_tui._visible import plain
 from pygents_tui.listen.view import AgentRow, DashboardView
 from pygents_tui.listen.view import Panel as ViewPanel
 from pygents_tui.widgets import (
@@ -127,7 +128,7 @@ class MainScreen(Screen[None]):
             return
         status.remove_class("frozen")
         rows = model.agent_rows()
-        status.update(Text(status_line(model, rows, counts, workload_failed)), layout=False)
+        status.update(plain(status_line(model, rows, counts, workload_failed)), layout=False)
         with self.app.batch_update():
             self._note(self._agents_note, "agents")
             self._agents.refresh_from(None)
@@ -151,7 +152,7 @@ class MainScreen(Screen[None]):
         if self._shown_notes.get(panel, "") == line:
             return
         self._shown_notes[panel] = line
-        note.update(Text(f"ⓘ {line}" if line else ""), layout=False)
+        note.update(plain(f"ⓘ {line}" if line else ""), layout=False)
         note.display = line is not None
 
     def watch_selected(self) -> None:

@@ -3,12 +3,14 @@ model for the selected agent, and the bases that the panels share."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, TypeVar
+from collections.abc import Iterable
+from typing import ClassVar, Protocol, Self, TypeVar
 
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Log
 
+from pygents_tui._visible import visible
 from pygents_tui.listen.view import AgentRow, DashboardView
 
 __all__ = ["FollowingLog", "ModelPanel", "NavigableTable", "Panel", "find_row"]
@@ -82,8 +84,18 @@ def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
 
 class FollowingLog(Log):
     """A log that follows its newest line while scrolled to the bottom and stays put
-    when scrolled back; ``end`` jumps to the newest line and follows again."""
+    when scrolled back; ``end`` jumps to the newest line and follows again.
+
+    Every line is the program's or the network's text: it is written with its
+    control characters made visible (`visible`), one line each. Textual's ``Log``
+    itself replaces only U+0000..U+0014 and splits a line at a lone ``\r``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("end", "scroll_end", "Follow", show=False, tooltip="follow the newest line again"),
     ]
+
+    def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
+        return super().write_lines(map(visible, lines), scroll_end)
+
+    def write(self, data: str, scroll_end: bool | None = None) -> Self:
+        return super().write(visible(data, lines=True), scroll_end)

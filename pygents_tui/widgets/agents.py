@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
+from pygents_tui._visible import plain
 from pygents_tui.listen.view import AgentRow, Capacity, DashboardView
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend, sparkline
@@ -27,12 +28,12 @@ _GONE = "—"  # what a finished agent no longer has: a queue, a context
 
 
 def _cell(column: str, value: str, finished: bool) -> Text:
-    """A cell as plain text: agent and tool names are data, never markup. A finished
-    agent's cells are dimmed."""
+    """A cell as plain text: agent and tool names are data, never markup nor control
+    codes. A finished agent's cells are dimmed."""
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
-        return Text(label, style="dim" if finished else style)
-    return Text(value, style="dim" if finished else "")
+        return plain(label, style="dim" if finished else style)
+    return plain(value, style="dim" if finished else "")
 
 
 def _capacity(capacity: Capacity | None) -> str:

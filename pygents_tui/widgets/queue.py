@@ -9,6 +9,7 @@ from rich.text import Text
 
 from pygents import AgentRegistry
 from pygents_tui._preview import preview
+from pygents_tui._visible import plain
 from pygents_tui.listen.view import DashboardView
 from pygents_tui.widgets._panel import NavigableTable, find_row
 
@@ -44,7 +45,7 @@ class QueueTable(NavigableTable[Text]):
             return
         self.clear()
         for index, row in enumerate(rows):
-            self.add_row(*map(Text, row), key=str(index))  # data, never markup
+            self.add_row(*map(plain, row), key=str(index))  # data, never markup
         self._shown = rows
 
     def _depth(self, agent: str | None) -> list[tuple[str, ...]]:

@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pygents import StopReason
+from pygents_tui._visible import plain
 from pygents_tui.widgets._panel import ModelPanel
 from pygents_tui.widgets._text import bar, seconds
 
@@ -50,15 +51,15 @@ class RunningPanel(ModelPanel):
             else:
                 status = Text(f"{seconds(elapsed)} {seconds(remaining)} left", style=colour)
             table.add_row(
-                Text(record.agent_label, style="bold" if record.agent == self.agent else ""),
-                Text(record.tool),
+                plain(record.agent_label, style="bold" if record.agent == self.agent else ""),
+                plain(record.tool),
                 Text(bar(fraction, width), style=colour),
                 status,
             )
         for record in reversed(timed_out):
             table.add_row(
-                Text(record.agent_label),
-                Text(record.tool),
+                plain(record.agent_label),
+                plain(record.tool),
                 Text(bar(1.0, width), style="red dim"),
                 Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),
             )

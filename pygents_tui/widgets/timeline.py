@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from pygents import StopReason
+from pygents_tui._visible import plain
 from pygents_tui.listen.view import DashboardView, TurnRow
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend
@@ -81,8 +82,8 @@ class TimelineTable(NavigableTable[object]):
         self.clear()
         for record in records:
             self.add_row(
-                Text(record.agent_label),  # names are data, never markup
-                Text(record.tool),
+                plain(record.agent_label),  # names are data, never markup
+                plain(record.tool),
                 f"{record.elapsed_at(now):.2f}s",
                 self._bar(record, now),
                 key=record.key,

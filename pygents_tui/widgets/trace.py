@@ -4,7 +4,8 @@ Every span of the trace is drawn, pygents' own and the others (an HTTP call or a
 database query inside a tool, a model's ``chat``): indented under its parent, with
 a bar placing it in the trace's time and its duration. Span names and attributes
 come from the program or from the network: they are appended as plain text, never
-parsed as markup, and cut to a bound; so is the number of rows.
+parsed as markup, with their control characters made visible, and cut to a bound; so
+is the number of rows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Final
 
 from rich.text import Text
 
+from pygents_tui._visible import visible
 from pygents_tui.listen.values import cut
 from pygents_tui.listen.view import SpanNode, TraceTree
 
@@ -51,6 +53,11 @@ def _bar(node: SpanNode, total: float, width: int) -> str:
     return (" " * left + "█" * (right - left)).ljust(width)
 
 
+def _shown(text: str, limit: int) -> str:
+    """Received text on one line, cut to ``limit`` characters once made visible."""
+    return cut(visible(text), limit)
+
+
 def _notable(node: SpanNode) -> str | None:
     attributes = dict(node.attributes)
     for key in _NOTABLE:
@@ -74,7 +81,7 @@ def waterfall(tree: TraceTree, width: int = 28) -> Text:
         if index:
             text.append("\n")
         indent = "  " * min(depth, _DEEPEST)
-        name = cut(node.name, max(_NAME - len(indent) - 1, 8))
+        name = _shown(node.name, max(_NAME - len(indent) - 1, 8))
         marker = "↳ " if node.orphan else ""
         text.append(f"{indent}{marker}")
         style = "red" if node.status == "error" else ("bold" if depth == 0 else "")
@@ -86,13 +93,13 @@ def waterfall(tree: TraceTree, width: int = 28) -> Text:
         if node.kind not in ("internal", "unspecified"):
             text.append(f" {node.kind}", style="dim")
         if len(services) > 1 and node.service != first_service:
-            text.append(f" [{cut(node.service, 24)}]", style="dim")
+            text.append(f" [{_shown(node.service, 24)}]", style="dim")
         under = "\n" + indent + "  " + " " * len(marker)
         notable = _notable(node)
         if notable is not None:
-            text.append(under + cut(notable, 100), style="dim")
+            text.append(under + _shown(notable, 100), style="dim")
         if node.status == "error" and node.status_message:
-            text.append(under + cut(node.status_message, 100), style="red")
+            text.append(under + _shown(node.status_message, 100), style="red")
     left = len(rows) - len(shown)
     if left > 0:
         text.append(f"\n… {left} more span(s)", style="dim")

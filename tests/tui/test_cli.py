@@ -199,6 +199,24 @@ def test_run_file_that_raises_at_import(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.usefixtures("drawable")
+def test_a_load_error_says_its_control_characters_visibly_not_to_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = write(
+        tmp_path / "hostile_app.py",
+        """
+        raise RuntimeError("bad\\x1b]0;T\\x07\\x9b\\r")
+
+        async def main():
+            pass
+        """,
+    )
+    line = run_error(["run", str(script)], capsys)
+    assert line.endswith("raised while loading: RuntimeError: bad␛]0;T␇\\x9b")
+    assert line.isprintable()
+
+
+@pytest.mark.usefixtures("drawable")
 def test_run_file_with_a_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = write(tmp_path / "typo_app.py", "async def main(:\n    pass\n")
     line = run_error(["run", str(script)], capsys)

@@ -577,7 +577,7 @@ async def test_hostile_values_never_raise(model: DashboardModel) -> None:
         assert text.isprintable()
     assert tail[0] == "x" * 199 + "…"
     assert tail[1].startswith("<7000 bytes> b'")
-    assert tail[3] == "line one⏎line two⏎line three tabbed·[2J"
+    assert tail[3] == "line one⏎line two⏎line three tabbed␛[2J"
     assert tail[4] == "<BadRepr: repr failed (RuntimeError)>"
     assert tail[5] == "[<BadRepr: repr failed (RuntimeError)>]"  # the list is walked
     assert tail[-1] == "<BadRepr: repr failed (RuntimeError)>"

@@ -1,6 +1,6 @@
 """Send one agent's run and a running turn to a listener, as a separate process:
-``python send_once.py HOST:PORT`` (OTLP/gRPC, through the real SDK and exporter).
-The real-terminal test runs it against ``pygents-tui listen``."""
+``python send_once.py HOST:PORT [SERVICE]`` (OTLP/gRPC, through the real SDK and
+exporter). The real-terminal tests run it against ``pygents-tui listen``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 from otlp_sender import Sender
 
 
-async def send(endpoint: str) -> None:
-    sender = Sender("grpc", endpoint, service="tmux-svc", instance="t-1")
+async def send(endpoint: str, service: str = "tmux-svc") -> None:
+    sender = Sender("grpc", endpoint, service=service, instance="t-1")
     agent = sender.agent("tmux-agent")
     run = sender.run_start(agent)
     sender.turn_start(agent, run, "wave", timeout=60.0)
@@ -20,4 +20,4 @@ async def send(endpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(send(sys.argv[1]))
+    asyncio.run(send(*sys.argv[1:3]))
