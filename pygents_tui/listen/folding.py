@@ -69,13 +69,16 @@ class Folding(Services):
             self.fold_record(record, mono, wall)
         for resource, points in batch.points:
             service = self.service(resource, mono)
-            if service is not None:
+            if service is None:
+                self.counts["replaced_dropped"] += points
+            else:
                 service.points += points
                 self.counts["points"] += points
 
     def fold_span(self, span: ReceivedSpan, mono: float, wall: int) -> None:
         service = self.service(span.resource, mono)
         if service is None:
+            self.counts["replaced_dropped"] += 1
             return
         service.spans += 1
         self.counts["spans"] += 1
@@ -90,6 +93,7 @@ class Folding(Services):
     def fold_record(self, record: ReceivedRecord, mono: float, wall: int) -> None:
         service = self.service(record.resource, mono)
         if service is None:
+            self.counts["replaced_dropped"] += 1
             return
         service.records += 1
         self.counts["records"] += 1

@@ -166,8 +166,8 @@ class Services:
 
     def service(self, resource: ResourceInfo, mono: float) -> ServiceState | None:
         """The service that sent ``resource``'s items, created on first sight;
-        ``None`` (the items dropped, counted) when they come from a run of its
-        process that a newer run replaced (see `_check_run`)."""
+        ``None`` when they come from a run of its process that a newer run replaced
+        (see `_check_run`): the caller drops them, counted as ``replaced_dropped``."""
         last_resource, last_service = self._last
         if last_resource is resource and last_service is not None:
             service = last_service  # a batch's items share one resource object
@@ -175,7 +175,6 @@ class Services:
             found = self.services.get(resource.key)
             service = found if found is not None else self._new_service(resource, mono)
             if not self._check_run(service, resource, mono):
-                self.counts["replaced_dropped"] += 1
                 return None
             self._last = (resource, service)
         if mono > service.last_seen:
