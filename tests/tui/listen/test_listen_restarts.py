@@ -33,7 +33,7 @@ def waiting_turns(fleet: FleetModel) -> list[str]:
     return [t.key for t in fleet.running_turns() if t.tool == "wait_for_go"]
 
 
-async def test_a_process_killed_and_restarted_with_its_instance_id_loses_its_turn_and_shows_its_agent_once(
+async def test_a_process_killed_and_restarted_loses_its_turn_and_shows_its_agent_once(
     fleet: FleetModel,
     receiver: Receiver,
     spawn: Spawn,
@@ -74,7 +74,7 @@ async def test_a_process_killed_and_restarted_with_its_instance_id_loses_its_tur
         assert (agent.completed, agent.failed) == (2, 0), "the new run's own turns only"
 
 
-async def test_a_restart_under_the_same_pid_is_told_by_its_creation_time_and_the_old_runs_late_items_are_dropped(
+async def test_a_restart_with_the_same_pid_is_told_by_its_creation_time(
     fleet: FleetModel, senders: MakeSender
 ) -> None:
     def run(created: str) -> Any:
