@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from pygents import StopReason
 from pygents_tui.listen import schema as k
-from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
-from pygents_tui.listen.services import (
-    PHASES,
-    RUN_PHASE,
-    Handler,
-    Services,
+from pygents_tui.listen.coerce import (
     as_capacity,
     as_float,
     as_int,
@@ -27,6 +22,8 @@ from pygents_tui.listen.services import (
     stop_reason,
     tool_of,
 )
+from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
+from pygents_tui.listen.services import PHASES, RUN_PHASE, Handler, Services
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
 
 __all__ = ["Folding"]

@@ -8,12 +8,12 @@ two rows. Both are bounded; the least recently heard of is evicted first, counte
 
 from __future__ import annotations
 
-import math
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 
 from pygents import StopReason
 from pygents_tui.listen import schema as k
+from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
 from pygents_tui.listen.state import (
     AgentEntry,
@@ -25,83 +25,12 @@ from pygents_tui.listen.state import (
     TurnEntry,
 )
 from pygents_tui.listen.traces import TraceStore
-from pygents_tui.listen.view import Capacity
 
-__all__ = [
-    "PHASES",
-    "RUN_PHASE",
-    "Handler",
-    "Services",
-    "as_capacity",
-    "as_float",
-    "as_int",
-    "as_tags",
-    "as_text",
-    "run_of",
-    "stop_reason",
-    "tool_of",
-]
+__all__ = ["PHASES", "RUN_PHASE", "Handler", "Services"]
 
 Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 
 PHASES = frozenset(("idle", "running", "paused"))
-
-
-def as_text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value)
-    return None
-
-
-def as_float(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    return None
-
-
-def as_tags(value: Value | None) -> tuple[str, ...]:
-    if isinstance(value, tuple):
-        return tuple(str(v) for v in value)
-    return (value,) if isinstance(value, str) else ()
-
-
-def tool_of(attributes: Mapping[str, Value]) -> str | None:
-    return as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL))
-
-
-def as_capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capacity | None:
-    """A store's size and limit (no limit: unbounded), if its size was sent."""
-    found = as_int(attributes.get(size))
-    return Capacity(found, as_int(attributes.get(limit))) if found is not None else None
-
-
-def run_of(resource: ResourceInfo) -> Run:
-    created = resource.attributes.get(k.PROCESS_CREATION_TIME)
-    return resource.pid, created if isinstance(created, str) and created else None
-
-
-def stop_reason(value: object, error_type: str | None, failed: bool = False) -> StopReason:
-    """The stop reason sent, else the one the error implies."""
-    if isinstance(value, str):
-        try:
-            return StopReason(value)
-        except ValueError:
-            pass
-    if error_type == "TurnTimeoutError":
-        return StopReason.TIMEOUT
-    if error_type or failed:
-        return StopReason.ERROR
-    return StopReason.COMPLETED
-
 
 RUN_PHASE = {
     StopReason.COMPLETED: "finished",
@@ -203,7 +132,10 @@ class Services:
         return True
 
     def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
-        lost = [turn for turn in self.running.values() if turn.service is service]
+        running = self.running
+        lost = sorted(
+            (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
+        )
         for turn in lost:
             self.lose(turn, at)
         self._retire_agents(service)
