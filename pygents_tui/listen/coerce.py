@@ -62,8 +62,7 @@ def as_capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capac
 
 
 def run_of(resource: ResourceInfo) -> Run:
-    created = resource.attributes.get(k.PROCESS_CREATION_TIME)
-    return resource.pid, created if isinstance(created, str) and created else None
+    return resource.pid, resource.created
 
 
 def stop_reason(value: object, error_type: str | None, failed: bool = False) -> StopReason:
