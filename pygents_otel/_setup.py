@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from opentelemetry import _logs, metrics, trace
@@ -46,6 +47,10 @@ _DEFAULT_METRIC_INTERVAL_SECONDS = 10.0
 # How long live records wait to be batched: short, so a running turn shows within a
 # second and a half at the listener (the SDK's own default is a second).
 LIVE_SCHEDULE_DELAY_MILLIS = 200
+PROCESS_STARTED = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+"""When this process started, as near as Python can tell without reading ``/proc``:
+when pygents_otel was first imported. Fixed for the process's life, so every
+provider of one process, configured once or twice, reports the same run."""
 # After the exporters were stopped, how long the shutdown thread gets to wind down.
 _GRACE_SECONDS = 1.0
 
@@ -340,7 +345,10 @@ def configure(
 
 def _resource(service_name: str) -> Resource:
     """The service, and what tells its processes apart: ``service.instance.id`` (random
-    per process), ``host.name`` and ``process.pid``, each unless the variables set it."""
+    per process), ``host.name``, ``process.pid`` and ``process.creation.time``, each
+    unless the variables set it. The creation time tells a restarted process from the
+    one it replaces when a deployment keeps the instance id across restarts and the
+    pid repeats (a container's first process is always pid 1)."""
     detected = Resource.create({"service.name": service_name})
     missing = {
         key: value
@@ -348,6 +356,7 @@ def _resource(service_name: str) -> Resource:
             ("service.instance.id", str(uuid.uuid4())),
             ("host.name", socket.gethostname()),
             ("process.pid", os.getpid()),
+            ("process.creation.time", PROCESS_STARTED),
         )
         if key not in detected.attributes
     }

@@ -77,6 +77,7 @@ class ResourceInfo:
     host: str | None
     pid: int | None
     attributes: Mapping[str, Value]
+    created: str | None = None  # process.creation.time: tells a restart from its predecessor
 
     @property
     def key(self) -> tuple[str, str]:
@@ -235,6 +236,7 @@ def _resource(resource: Any, limits: Limits) -> ResourceInfo:
     instance = attributes.get(k.SERVICE_INSTANCE)
     host = attributes.get(k.HOST_NAME)
     pid = attributes.get(k.PROCESS_PID)
+    created = attributes.get(k.PROCESS_CREATION_TIME)
     host_name = name_of(host, limits) if host is not None and host != "" else None
     pid_number = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
     if instance is not None and instance != "":
@@ -249,6 +251,7 @@ def _resource(resource: Any, limits: Limits) -> ResourceInfo:
         host=host_name,
         pid=pid_number,
         attributes=attributes,
+        created=name_of(created, limits) if isinstance(created, str) and created else None,
     )
 
 

@@ -112,13 +112,7 @@ class FleetModel(Folding):
         while inbox:
             batch, mono, wall = inbox.popleft()
             self._pending -= batch.size
-            for span in batch.spans:
-                self.fold_span(span, mono, wall)
-            for record in batch.records:
-                self.fold_record(record, mono, wall)
-            for resource, points in batch.points:
-                self.service(resource, mono).points += points
-                self.counts["points"] += points
+            self.fold_batch(batch, mono, wall)
         now = self._clock()
         if self._check_stale(now):
             changed = True

@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from pygents import StopReason
 from pygents_tui.listen import schema as k
-from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan
-from pygents_tui.listen.services import (
-    PHASES,
-    RUN_PHASE,
-    Handler,
-    Services,
+from pygents_tui.listen.coerce import (
     as_capacity,
     as_float,
     as_int,
@@ -27,6 +22,8 @@ from pygents_tui.listen.services import (
     stop_reason,
     tool_of,
 )
+from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
+from pygents_tui.listen.services import PHASES, RUN_PHASE, Handler, Services
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
 
 __all__ = ["Folding"]
@@ -60,8 +57,26 @@ class Folding(Services):
 
     # -- entry points -------------------------------------------------------------------------
 
+    def fold_batch(self, batch: Batch, mono: float, wall: int) -> None:
+        """Fold one received request, which arrived at ``mono`` (``wall``)."""
+        self.observe_clocks(batch, mono, wall)
+        for span in batch.spans:
+            self.fold_span(span, mono, wall)
+        for record in batch.records:
+            self.fold_record(record, mono, wall)
+        for resource, points in batch.points:
+            service = self.service(resource, mono)
+            if service is None:
+                self.counts["replaced_dropped"] += points
+            else:
+                service.points += points
+                self.counts["points"] += points
+
     def fold_span(self, span: ReceivedSpan, mono: float, wall: int) -> None:
         service = self.service(span.resource, mono)
+        if service is None:
+            self.counts["replaced_dropped"] += 1
+            return
         service.spans += 1
         self.counts["spans"] += 1
         self.traces.add(span)
@@ -74,6 +89,9 @@ class Folding(Services):
 
     def fold_record(self, record: ReceivedRecord, mono: float, wall: int) -> None:
         service = self.service(record.resource, mono)
+        if service is None:
+            self.counts["replaced_dropped"] += 1
+            return
         service.records += 1
         self.counts["records"] += 1
         name = record.event_name
@@ -82,7 +100,7 @@ class Folding(Services):
             handler = self._context
         if handler is not None:
             self.live_seen = True
-            handler(service, record, self.local_time(record.time_ns, mono, wall))
+            handler(service, record, self.local_time(service, record.time_ns, mono, wall))
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -103,20 +121,8 @@ class Folding(Services):
             )
         elif agent is not None and turn.agent is None:
             self._adopt(turn, agent)
-        if key not in self.turns:
-            self.turns[key] = turn
-            while len(self.turns) > self.limits.turns:
-                self.turns.popitem(last=False)
+        self.index_turn(turn)
         return turn
-
-    def _run(self, turn: TurnEntry) -> None:
-        running = self.running
-        if turn.key in running:
-            return
-        while len(running) >= self.limits.running:
-            del running[next(iter(running))]
-            self.counts["running_evicted"] += 1
-        running[turn.key] = turn
 
     def _values(self, turn: TurnEntry, count: int | None) -> None:
         """Take a sender's running count of a turn's values (counts may arrive out of
@@ -138,12 +144,17 @@ class Folding(Services):
         turn.ended, turn.stop_reason = ended, reason
         if error and reason is not StopReason.COMPLETED:
             turn.error = error
-        self.running.pop(turn.key, None)
+        self.stop_running(turn)
         self.recent.append(turn)
         turn.service.turns.append(turn)
         agent = self.agents.get(turn.agent) if turn.agent is not None else None
         if agent is not None:
             self._count(agent, turn)
+
+    def lose(self, turn: TurnEntry, at: float) -> None:
+        """A turn of a process that was replaced by a new run of it: it cannot end
+        now, so it ends here, failed, as lost."""
+        self._finish(turn, StopReason.ERROR, "lost: its process restarted", max(at, turn.started))
 
     def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
         if agent.current_turn == turn.key:
@@ -190,7 +201,7 @@ class Folding(Services):
         turn.tags = as_tags(attributes.get(k.TAGS))
         turn.trace_id = turn.trace_id or record.trace_id
         turn.span_id = turn.span_id or record.span_id
-        self._run(turn)
+        self.start_running(turn)
         if agent is not None:
             agent.current_turn, agent.current_tool = turn.key, tool
             depth = as_int(attributes.get(k.QUEUE_DEPTH))  # the turn has left the queue
@@ -228,7 +239,7 @@ class Folding(Services):
         tool = as_text(attributes.get(k.TOOL_NAME)) or "?"
         turn = self._open(service, uuid, agent, tool, at)
         if turn.ended is None:
-            self._run(turn)  # its start was lost, but it evidently runs
+            self.start_running(turn)  # its start was lost, but it evidently runs
         count = as_int(attributes.get(k.TURN_VALUES))
         self._values(turn, count if count is not None else turn.values + 1)
         preview = as_text(attributes.get(k.VALUE_PREVIEW))
@@ -245,7 +256,8 @@ class Folding(Services):
             owner = self._agent_spans.get(span.parent_id)
             agent = self.agents.get(owner) if owner is not None else None
         tool = as_text(attributes.get(k.PYGENTS_TOOL)) or span.name[len(k.TURN_SPAN_PREFIX) :]
-        turn = self._open(service, uuid, agent, tool, self.local_time(span.start_ns, mono, wall))
+        started = self.local_time(service, span.start_ns, mono, wall)
+        turn = self._open(service, uuid, agent, tool, started)
         turn.trace_id, turn.span_id, turn.parent_id = span.trace_id, span.span_id, span.parent_id
         if not turn.start_ns:
             turn.start_ns = span.start_ns
@@ -256,7 +268,7 @@ class Folding(Services):
             return  # its end record closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error, span.status == "error")
-        ended = self._end_time(turn, span.end_ns, self.local_time(span.end_ns, mono, wall))
+        ended = self._end_time(turn, span.end_ns, self.local_time(service, span.end_ns, mono, wall))
         self._finish(turn, reason, span.status_message or error, ended)
 
     # -- snapshots -------------------------------------------------------------------------------
@@ -302,7 +314,7 @@ class Folding(Services):
             turn.start_ns = started
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
         turn.trace_id = record.trace_id  # the agent run's trace, which the turn shares
-        self._run(turn)
+        self.start_running(turn)
         return turn
 
     # -- agent spans ----------------------------------------------------------------------------

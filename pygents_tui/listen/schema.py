@@ -15,6 +15,7 @@ SERVICE_NAME: Final = "service.name"
 SERVICE_INSTANCE: Final = "service.instance.id"
 HOST_NAME: Final = "host.name"
 PROCESS_PID: Final = "process.pid"
+PROCESS_CREATION_TIME: Final = "process.creation.time"  # ISO 8601: tells restarts apart
 UNKNOWN_SERVICE: Final = "unknown_service"
 
 # Attributes (common to records, and on pygents' spans).

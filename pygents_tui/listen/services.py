@@ -8,93 +8,29 @@ two rows. Both are bounded; the least recently heard of is evicted first, counte
 
 from __future__ import annotations
 
-import math
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 
 from pygents import StopReason
 from pygents_tui.listen import schema as k
-from pygents_tui.listen.decode import ReceivedRecord, ResourceInfo, Value, cut
+from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
+from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
 from pygents_tui.listen.state import (
     AgentEntry,
     FleetLimits,
     LogEntry,
     Ring,
+    Run,
     ServiceState,
     TurnEntry,
 )
 from pygents_tui.listen.traces import TraceStore
-from pygents_tui.listen.view import Capacity
 
-__all__ = [
-    "PHASES",
-    "RUN_PHASE",
-    "Handler",
-    "Services",
-    "as_capacity",
-    "as_float",
-    "as_int",
-    "as_tags",
-    "as_text",
-    "stop_reason",
-    "tool_of",
-]
+__all__ = ["PHASES", "RUN_PHASE", "Handler", "Services"]
 
 Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 
 PHASES = frozenset(("idle", "running", "paused"))
-
-
-def as_text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value)
-    return None
-
-
-def as_float(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    return None
-
-
-def as_tags(value: Value | None) -> tuple[str, ...]:
-    if isinstance(value, tuple):
-        return tuple(str(v) for v in value)
-    return (value,) if isinstance(value, str) else ()
-
-
-def tool_of(attributes: Mapping[str, Value]) -> str | None:
-    return as_text(attributes.get(k.TOOL_NAME)) or as_text(attributes.get(k.PYGENTS_TOOL))
-
-
-def as_capacity(attributes: Mapping[str, Value], size: str, limit: str) -> Capacity | None:
-    """A store's size and limit (no limit: unbounded), if its size was sent."""
-    found = as_int(attributes.get(size))
-    return Capacity(found, as_int(attributes.get(limit))) if found is not None else None
-
-
-def stop_reason(value: object, error_type: str | None, failed: bool = False) -> StopReason:
-    """The stop reason sent, else the one the error implies."""
-    if isinstance(value, str):
-        try:
-            return StopReason(value)
-        except ValueError:
-            pass
-    if error_type == "TurnTimeoutError":
-        return StopReason.TIMEOUT
-    if error_type or failed:
-        return StopReason.ERROR
-    return StopReason.COMPLETED
-
 
 RUN_PHASE = {
     StopReason.COMPLETED: "finished",
@@ -122,24 +58,53 @@ class Services:
         self._service_ids = 0
         self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
 
-    def local_time(self, sent_ns: int, mono: float, wall: int) -> float:
+    def local_time(self, service: ServiceState, sent_ns: int, mono: float, wall: int) -> float:
         """A sender's timestamp on the model's clock: the arrival time moved back by
-        how long ago the sender says it happened, within ``clock_lag`` (a sender whose
-        clock runs ahead of ours counts as no delay)."""
+        how long ago the sender says it happened, within ``clock_lag``.
+
+        A sender's clock is used as it is while it agrees with ours to within
+        ``clock_trust`` seconds (a record may well be seconds late: batching,
+        retries). Past that, it is wrong, not late, and its offset is taken out
+        first (see `SenderClock`): a clock an hour behind must not make a turn
+        that just started look half a minute old."""
         if not sent_ns:
             return mono
         lag = (wall - sent_ns) / 1e9
+        offset = service.clock.offset
+        if abs(offset) > self.limits.clock_trust:
+            lag -= offset
         return mono - min(max(lag, 0.0), self.limits.clock_lag)
+
+    def observe_clocks(self, batch: Batch, mono: float, wall: int) -> None:
+        """Feed each sender's `SenderClock` with a batch's newest times (a record's,
+        a span's end) before any of the batch is folded, so that its first items
+        are placed with what the whole batch says about the clock."""
+        for record in batch.records:
+            if record.time_ns:
+                self._observe(record.resource, record.time_ns, mono, wall)
+        for span in batch.spans:
+            if span.end_ns:
+                self._observe(span.resource, span.end_ns, mono, wall)
+
+    def _observe(self, resource: ResourceInfo, sent_ns: int, mono: float, wall: int) -> None:
+        service = self.service(resource, mono)
+        if service is not None:
+            service.clock.observe((wall - sent_ns) / 1e9, mono)
 
     # -- services and agents --------------------------------------------------------------------
 
-    def service(self, resource: ResourceInfo, mono: float) -> ServiceState:
+    def service(self, resource: ResourceInfo, mono: float) -> ServiceState | None:
+        """The service that sent ``resource``'s items, created on first sight;
+        ``None`` when they come from a run of its process that a newer run replaced
+        (see `_check_run`): the caller drops them, counted as ``replaced_dropped``."""
         last_resource, last_service = self._last
         if last_resource is resource and last_service is not None:
             service = last_service  # a batch's items share one resource object
         else:
             found = self.services.get(resource.key)
             service = found if found is not None else self._new_service(resource, mono)
+            if not self._check_run(service, resource, mono):
+                return None
             self._last = (resource, service)
         if mono > service.last_seen:
             service.last_seen = mono
@@ -147,6 +112,42 @@ class Services:
             service.stale = False
             self.note(service, mono, service.label, "service", "sending again")
         return service
+
+    def _check_run(self, service: ServiceState, resource: ResourceInfo, mono: float) -> bool:
+        """Tell a restarted process from the one it replaces: the same service and
+        ``service.instance.id`` (set by the deployment, kept across restarts) with
+        another pid or creation time is a new run. The old run's running turns
+        can never end now: they end as lost, and its agents go (the new run's,
+        with new ids, would otherwise show beside them under the same names).
+        False for items of a run already replaced (a late flush of the old
+        process): folding them would bring its agents back."""
+        run = run_of(resource)
+        if run == service.run or run == (None, None):
+            return True
+        if run in service.retired:
+            return False
+        if service.run != (None, None):
+            self._restarted(service, run, mono)
+        service.run, service.pid = run, resource.pid
+        return True
+
+    def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
+        running = self.running
+        lost = sorted(
+            (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
+        )
+        for turn in lost:
+            self.lose(turn, at)
+        self._retire_agents(service)
+        service.retired.append(service.run)
+        self.counts["restarts"] += 1
+        pid = f" as pid {run[0]}" if run[0] is not None else ""
+        text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
+        self.note(service, at, service.label, "service", text)
+
+    def lose(self, turn: TurnEntry, at: float) -> None:
+        """End a turn whose process is gone (`Folding` ends it as it ends turns)."""
+        raise NotImplementedError
 
     def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
         limits = self.limits
@@ -164,6 +165,7 @@ class Services:
             instance=instance,
             host=resource.host,
             pid=resource.pid,
+            run=run_of(resource),
             label=f"{resource.service}@{short}" if short else resource.service,
             first_seen=mono,
             last_seen=mono,
@@ -175,13 +177,54 @@ class Services:
         return service
 
     def remove_service(self, service: ServiceState) -> None:
+        """Remove a service with its agents and turns, in time proportional to what
+        it holds (a flood of new services evicts thousands in one drain)."""
         del self.services[(service.name, service.instance)]
+        self._retire_agents(service)
+        for key in service.turn_keys:
+            self.turns.pop(key, None)
+            self.running.pop(key, None)
+        service.turn_keys.clear()
+        self._last = (None, None)
+
+    def _retire_agents(self, service: ServiceState) -> None:
         for agent in service.agents.values():
             self.agents.pop(agent.key, None)
-        for table in (self.running, self.turns):
-            for key in [key for key, turn in table.items() if turn.service is service]:
-                del table[key]
-        self._last = (None, None)
+        service.agents.clear()
+
+    # -- the turn index and the running table -------------------------------------------------
+    # Every insertion and removal goes through these, which keep each service's
+    # ``turn_keys`` (the keys it has in either table) exact.
+
+    def index_turn(self, turn: TurnEntry) -> None:
+        """Make ``turn`` findable by key; the oldest indexed turn leaves past the bound."""
+        turns = self.turns
+        if turn.key in turns:
+            return
+        turns[turn.key] = turn
+        turn.service.turn_keys.add(turn.key)
+        while len(turns) > self.limits.turns:
+            _, old = turns.popitem(last=False)
+            self._unkeyed(old)
+
+    def start_running(self, turn: TurnEntry) -> None:
+        running = self.running
+        if turn.key in running:
+            return
+        while len(running) >= self.limits.running:
+            old = running.pop(next(iter(running)))
+            self._unkeyed(old)
+            self.counts["running_evicted"] += 1
+        running[turn.key] = turn
+        turn.service.turn_keys.add(turn.key)
+
+    def stop_running(self, turn: TurnEntry) -> None:
+        if self.running.pop(turn.key, None) is not None:
+            self._unkeyed(turn)
+
+    def _unkeyed(self, turn: TurnEntry) -> None:
+        if turn.key not in self.turns and turn.key not in self.running:
+            turn.service.turn_keys.discard(turn.key)
 
     def agent_of(self, service: ServiceState, attributes: Mapping[str, Value]) -> AgentEntry | None:
         """The agent named by ``gen_ai.agent.id`` (else ``gen_ai.agent.name``), created

@@ -8,6 +8,7 @@ alone writes them; panels read them through the protocols of
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ __all__ = [
     "FleetLimits",
     "LogEntry",
     "Ring",
+    "Run",
+    "SenderClock",
     "ServiceState",
     "Throughput",
     "TurnEntry",
@@ -28,7 +31,13 @@ __all__ = [
 ]
 
 THROUGHPUT_SECONDS: Final = 60
+CLOCK_WINDOW: Final = 30.0  # seconds per window of a sender's apparent delays
+RETIRED_RUNS: Final = 8  # process runs of a service remembered as replaced
 T = TypeVar("T")
+
+Run = tuple[int | None, str | None]
+"""One run of a process: its ``process.pid`` and ``process.creation.time`` (either
+may be unknown; a run with neither is never told apart from another)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +58,7 @@ class FleetLimits:
     trace_spans: int = 2000  # spans per trace
     agent_spans: int = 4096  # agent-run span ids remembered, to find a turn span's agent
     clock_lag: float = 30.0  # the most a sender's timestamps may move a time back
+    clock_trust: float = 5.0  # how far a sender's clock may be off ours and still be used
 
 
 class Ring(Generic[T]):
@@ -103,6 +113,36 @@ class Throughput:
         self.buckets[-1] += 1
 
 
+class SenderClock:
+    """How far a sender's clock is off the listener's: the smallest apparent delay
+    (arrival wall time minus the time the sender stamped) seen over the last one to
+    two windows of `CLOCK_WINDOW` seconds.
+
+    Every record is stamped before it is sent, so no true delay is negative and the
+    freshest records have almost none: their apparent delay is the clock's offset
+    (plus a transport delay of milliseconds). Two windows, rotated, let the estimate
+    follow a clock that is stepped (or one bogus timestamp) within a minute."""
+
+    __slots__ = ("_current", "_previous", "_since")
+
+    def __init__(self) -> None:
+        self._current = math.inf
+        self._previous = math.inf
+        self._since: float | None = None  # when the current window opened (mono)
+
+    def observe(self, delay: float, mono: float) -> None:
+        if self._since is None or mono - self._since >= CLOCK_WINDOW:
+            self._previous, self._current, self._since = self._current, math.inf, mono
+        if delay < self._current:
+            self._current = delay
+
+    @property
+    def offset(self) -> float:
+        """Seconds the sender's clock is behind ours (negative: ahead); 0 when unknown."""
+        smallest = min(self._current, self._previous)
+        return smallest if math.isfinite(smallest) else 0.0
+
+
 @dataclass(slots=True)
 class ValueEntry:
     at: float
@@ -132,11 +172,17 @@ class ServiceState:
     last_seen: float
     log: Ring[LogEntry] = field(repr=False)
     turns: Ring[TurnEntry] = field(repr=False)
+    run: Run = (None, None)
     stale: bool = False
     spans: int = 0
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
     agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
+    # The keys of its turns in the model's turn index or running table, so that
+    # removing the service costs its own turns, not a scan of every table.
+    turn_keys: set[str] = field(default_factory=set, repr=False)
+    clock: SenderClock = field(default_factory=SenderClock, repr=False)
+    retired: deque[Run] = field(default_factory=lambda: deque(maxlen=RETIRED_RUNS), repr=False)
 
 
 @dataclass(slots=True, eq=False)

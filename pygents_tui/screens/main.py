@@ -46,6 +46,8 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("rejected", "rejected"),
     ("malformed", "malformed"),
     ("too_large", "too large"),
+    ("unsupported", "refused (content type or encoding)"),
+    ("replaced_dropped", "from a replaced process run"),
 )
 
 TABS: tuple[tuple[ViewPanel, str], ...] = (

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -536,6 +537,29 @@ def test_configure_keeps_an_instance_id_the_variables_set_and_without_live_makes
     assert seen["resource"] is None
     assert seen["traced"]["service.instance.id"] == "blue-7"
     assert "pygents.turn.start" not in done.stdout
+
+
+CONFIGURE_TWICE = """
+import pygents_otel
+
+created = []
+for _ in range(2):
+    telemetry = pygents_otel.configure(
+        service_name="twice", traces_exporter="none", metrics_exporter="none"
+    )
+    created.append(telemetry.tracer_provider.resource.attributes["process.creation.time"])
+    telemetry.shutdown()
+report(created=created)
+"""
+
+
+def test_the_resource_says_when_its_process_started_the_same_for_every_configure() -> None:
+    first = report_of(run_python(CONFIGURE_TWICE))["created"]
+    second = report_of(run_python(CONFIGURE_TWICE))["created"]
+
+    assert first[0] == first[1], "one process: one creation time, however often configured"
+    assert datetime.fromisoformat(first[0]).utcoffset() == timedelta(0), "ISO 8601, in UTC"
+    assert second[0] != first[0], "a new process (the same instance id) is told apart"
 
 
 DORMANT_LIVE = """

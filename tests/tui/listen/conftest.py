@@ -1,14 +1,17 @@
 """Fixtures for the listener's tests: a fleet model, a receiver on loopback with
 system-chosen ports, and senders made of the real OpenTelemetry SDK and OTLP
-exporters (see ``otlp_sender.py``)."""
+exporters (see ``otlp_sender.py``), and worker processes traced by ``pygents_otel``
+(see ``worker_processes.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from otlp_sender import MakeSender, Sender
+from worker_processes import Spawn, Workers
 
 from pygents_tui.listen import FleetModel, Receiver
 
@@ -39,3 +42,12 @@ async def senders(receiver: Receiver) -> AsyncIterator[MakeSender]:
     yield make
     for sender in made:
         await sender.close()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Spawn]:
+    """``spawn(setup, service, agent, endpoint, protocol, env=None)``: a worker process
+    (``live_worker.py``); every one is killed at the end, whatever happened."""
+    workers = Workers(tmp_path)
+    yield workers.start
+    workers.close()

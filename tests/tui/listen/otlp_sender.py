@@ -85,7 +85,11 @@ class Sender:
         instance: str | None = None,
         extra: Mapping[str, Any] | None = None,
         gzip: bool = False,
+        clock_offset: float = 0.0,
     ) -> None:
+        """``clock_offset``: seconds the sender's clock is off (negative: behind); every
+        record's and span's time is stamped from that clock."""
+        self.clock_offset_ns = int(clock_offset * 1e9)
         assert endpoint is not None, "that transport of the receiver is off"
         attributes: dict[str, Any] = {
             "service.name": service,
@@ -113,12 +117,16 @@ class Sender:
 
     # -- plumbing ----------------------------------------------------------------------------
 
+    def now_ns(self) -> int:
+        """The time on this sender's clock."""
+        return time.time_ns() + self.clock_offset_ns
+
     def event(self, name: str, attributes: Mapping[str, Any], span: Span | None = None) -> None:
         """A live record: the OTel event form (``event_name``) plus the ``event.name``
         attribute older back ends read, in the context of ``span``."""
         context = trace.set_span_in_context(span) if span is not None else None
         self.logger.emit(
-            timestamp=time.time_ns(),
+            timestamp=self.now_ns(),
             context=context,
             event_name=name,
             attributes={"event.name": name, **attributes},
@@ -144,6 +152,7 @@ class Sender:
         span = self.tracer.start_span(
             f"invoke_agent {agent.name}",
             attributes={"gen_ai.operation.name": "invoke_agent", **agent.common},
+            start_time=self.now_ns(),
         )
         self.event("pygents.agent_run.start", agent.common, span)
         return span
@@ -151,7 +160,7 @@ class Sender:
     def run_end(self, agent: FakeAgent, span: Span, reason: str = "completed") -> None:
         self.event("pygents.agent_run.end", {**agent.common, "pygents.stop_reason": reason}, span)
         span.set_attribute("pygents.agent.stop_reason", reason)
-        span.end()
+        span.end(end_time=self.now_ns())
 
     def turn_start(
         self,
@@ -163,7 +172,9 @@ class Sender:
         streaming: bool = False,
         args_preview: str | None = None,
     ) -> FakeTurn:
-        span = self.tracer.start_span(f"turn {tool}", context=trace.set_span_in_context(run))
+        span = self.tracer.start_span(
+            f"turn {tool}", context=trace.set_span_in_context(run), start_time=self.now_ns()
+        )
         turn = FakeTurn(agent, tool, span)
         span.set_attributes(
             {
@@ -222,18 +233,21 @@ class Sender:
             if error_type is not None:
                 turn.span.set_attribute("error.type", error_type)
                 turn.span.set_status(Status(StatusCode.ERROR, error_type))
-            turn.span.end()
+            turn.span.end(end_time=self.now_ns())
 
     def tool_span(self, turn: FakeTurn) -> Span:
         return self.tracer.start_span(
             f"execute_tool {turn.tool}",
             context=trace.set_span_in_context(turn.span),
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": turn.tool},
+            start_time=self.now_ns(),
         )
 
     def foreign_span(self, name: str, parent: Span, kind: SpanKind = SpanKind.CLIENT) -> Span:
         """A span pygents does not make (an HTTP call, a model's ``chat``)."""
-        return self.tracer.start_span(name, context=trace.set_span_in_context(parent), kind=kind)
+        return self.tracer.start_span(
+            name, context=trace.set_span_in_context(parent), kind=kind, start_time=self.now_ns()
+        )
 
     def snapshot(self, agent: FakeAgent, state: str, **attributes: Any) -> None:
         self.event(

@@ -12,72 +12,16 @@ for the model to say so, on the model's own arrival signal, within a bounded tim
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
+from collections.abc import Callable
 
 import pytest
+from worker_processes import VALUES, Spawn, Worker
 
 from pygents import StopReason
 from pygents_tui.listen import FleetModel, Receiver
 
-WORKER = Path(__file__).with_name("live_worker.py")
 DEADLINE = 90.0  # seconds for the whole scenario: only a broken pipeline waits this long
-VALUES = 50
-
-
-@dataclass
-class Worker:
-    service: str
-    agent: str
-    process: subprocess.Popen[str]
-    stderr: IO[str]
-
-    def log(self) -> str:
-        self.stderr.seek(0)
-        return self.stderr.read()[-3000:]
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
-    """Start worker processes; every one is killed at the end, whatever happened."""
-    started: list[Worker] = []
-
-    def start(setup: str, service: str, agent: str, endpoint: str, protocol: str) -> Worker:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYGENTS_"))}
-        env |= {
-            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
-            "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
-            "OTEL_INSTRUMENTATION_PYGENTS_LIVE": "true",
-            "OTEL_METRICS_EXPORTER": "none",
-            "OTEL_BSP_SCHEDULE_DELAY": "200",
-        }
-        stderr = (tmp_path / f"{service}.err").open("w+")
-        process = subprocess.Popen(
-            [sys.executable, str(WORKER), setup, service, agent, str(VALUES)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            text=True,
-            env=env,
-        )
-        worker = Worker(service, agent, process, stderr)
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        if worker.process.poll() is None:
-            worker.process.kill()
-        worker.process.wait(timeout=30)
-        if worker.process.stdin is not None:
-            worker.process.stdin.close()
-        worker.stderr.close()
 
 
 async def until(
@@ -101,7 +45,7 @@ async def until(
 
 
 async def test_three_worker_processes_show_live_in_the_fleet_model(
-    fleet: FleetModel, receiver: Receiver, spawn: Callable[..., Worker]
+    fleet: FleetModel, receiver: Receiver, spawn: Spawn
 ) -> None:
     grpc = f"http://{receiver.grpc_endpoint}"
     http = receiver.http_endpoint
@@ -142,9 +86,7 @@ async def test_three_worker_processes_show_live_in_the_fleet_model(
     assert all(t.stop_reason is StopReason.COMPLETED for t in streamed)
 
     for worker in workers:
-        assert worker.process.stdin is not None
-        worker.process.stdin.write("go\n")
-        worker.process.stdin.flush()
+        worker.go()
 
     def finished() -> bool:
         done = [t for t in fleet.recent_turns() if t.tool == "wait_for_go"]
