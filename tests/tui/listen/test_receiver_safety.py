@@ -1,0 +1,200 @@
+"""The receiver's resource bounds under hostile traffic, in one place: memory kept,
+work per request, stalled calls, bodies in flight and open connections.
+
+Every test sends real traffic (aiohttp, grpcio, the OTel exporters) to a real
+receiver on 127.0.0.1, in loops bounded in count and time, and asserts the bound
+holds and that the receiver still serves afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import gzip
+import time
+import tracemalloc
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import aiohttp
+import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from pygents_tui.listen import FleetLimits, FleetModel, Limits, Receiver
+
+PROTOBUF = "application/x-protobuf"
+
+
+# -- building hostile requests -----------------------------------------------------------------
+
+
+def array_of_text(items: int, length: int, tag: str) -> AnyValue:
+    return AnyValue(
+        array_value=ArrayValue(
+            values=[AnyValue(string_value=f"{tag}{n:06d}".ljust(length, "x")) for n in range(items)]
+        )
+    )
+
+
+def traces_request(
+    spans: list[Span], resource: list[KeyValue] | None = None, service: str = "hostile"
+) -> bytes:
+    message = trace_service_pb2.ExportTraceServiceRequest()
+    group = message.resource_spans.add()
+    group.resource.attributes.add(key="service.name", value=AnyValue(string_value=service))
+    group.resource.attributes.extend(resource or [])
+    group.scope_spans.add().spans.extend(spans)
+    return bytes(message.SerializeToString())
+
+
+def empty_span(number: int, attributes: list[KeyValue] | None = None) -> Span:
+    return Span(
+        trace_id=number.to_bytes(16, "big"),
+        span_id=(number + 1).to_bytes(8, "big"),
+        name="",
+        attributes=attributes or [],
+    )
+
+
+def raw_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field; a request of two million attributes is
+    too slow to build with the generated classes, so its repeats are spliced in."""
+    size, length = bytearray(), len(payload)
+    while True:
+        size.append((length & 0x7F) | (0x80 if length > 0x7F else 0))
+        length >>= 7
+        if not length:
+            break
+    return bytes([number << 3 | 2]) + bytes(size) + payload
+
+
+def request_of_spans(raw_spans: list[bytes]) -> bytes:
+    """Request > resource spans (1) > scope spans (2) > spans (2)."""
+    return raw_field(1, raw_field(2, b"".join(raw_field(2, s) for s in raw_spans)))
+
+
+EMPTY_ATTRIBUTE = raw_field(9, b"")  # Span.attributes = 9: a KeyValue with key "" and no value
+
+
+# -- fixtures and helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
+        yield session
+
+
+async def post(
+    session: aiohttp.ClientSession, receiver: Receiver, body: bytes, *, gzipped: bool = False
+) -> int:
+    headers = {"Content-Type": PROTOBUF}
+    if gzipped:
+        body = gzip.compress(body)
+        headers["Content-Encoding"] = "gzip"
+    url = f"{receiver.http_endpoint}/v1/traces"
+    async with session.post(url, data=body, headers=headers) as reply:
+        await reply.read()
+        return reply.status
+
+
+async def longest_stall(work: Callable[[], Coroutine[Any, Any, Any]]) -> tuple[Any, float]:
+    """Run ``work`` while a heartbeat ticks on the same loop; its result and the
+    longest the loop went without running the heartbeat."""
+    done = asyncio.Event()
+    longest = 0.0
+
+    async def heartbeat() -> None:
+        nonlocal longest
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.005)
+            now = time.perf_counter()
+            longest = max(longest, now - last)
+            last = now
+
+    beating = asyncio.create_task(heartbeat())
+    try:
+        result = await work()
+    finally:
+        done.set()
+        await beating
+    return result, longest
+
+
+# -- 10: memory kept -------------------------------------------------------------------------
+
+
+async def test_hostile_resources_and_array_values_stay_within_the_stores_byte_budget(
+    http: aiohttp.ClientSession,
+) -> None:
+    """Array-valued resource and span attributes on otherwise empty spans: each span
+    kept holds its resource and its arrays, and both are paid for in bytes."""
+    limits = FleetLimits(trace_bytes=1024 * 1024, pending_bytes=1024 * 1024)
+    budget = limits.trace_bytes + limits.pending_bytes
+    fleet = FleetModel(stale_after=3600.0, limits=limits)
+    heavy_resource = [KeyValue(key=f"r{n}", value=array_of_text(32, 1000, "r")) for n in range(8)]
+    heavy_attributes = [KeyValue(key=f"a{n}", value=array_of_text(32, 1000, "a")) for n in range(8)]
+
+    async with Receiver(fleet, grpc_port=None, http_port=0) as receiver:
+        tracemalloc.start()
+        try:
+            for number in range(40):
+                spans = [empty_span(number * 4 + 1), empty_span(number * 4 + 2, heavy_attributes)]
+                body = traces_request(spans, heavy_resource, service=f"svc-{number % 4}")
+                assert await post(http, receiver, body) == 200
+                fleet.drain()
+                if number == 3:
+                    gc.collect()
+                    start, _ = tracemalloc.get_traced_memory()
+            gc.collect()
+            end, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+
+    assert fleet.counters()["spans"] == 80
+    assert fleet.traces.size <= limits.trace_bytes
+    assert fleet.traces.evicted > 0
+    growth = end - start
+    assert growth < budget, f"kept memory grew by {growth:,} bytes, over the {budget:,} budget"
+
+
+# -- 11: work per request ---------------------------------------------------------------------
+
+
+async def test_two_million_copies_of_one_key_cost_only_the_attributes_a_span_may_keep(
+    http: aiohttp.ClientSession, fleet: FleetModel, receiver: Receiver
+) -> None:
+    copies = 2_000_000
+    one_span = empty_span(7).SerializeToString() + EMPTY_ATTRIBUTE * copies
+    body = request_of_spans([one_span])
+    assert len(gzip.compress(body)) < 8 * 1024  # what the sender sends is tiny
+
+    status, stall = await longest_stall(lambda: post(http, receiver, body, gzipped=True))
+
+    assert status == 200
+    fleet.drain()
+    [kept] = fleet.traces.spans((7).to_bytes(16, "big").hex())
+    assert len(kept.attributes) == 1
+    assert kept.dropped_attributes == copies - 1
+    assert stall < 0.5, f"the event loop stalled {stall:.2f} s on one request"
+
+
+async def test_a_request_that_reads_more_values_than_its_budget_is_refused_as_too_large(
+    http: aiohttp.ClientSession, fleet: FleetModel, receiver: Receiver
+) -> None:
+    """Duplicates spread over many spans, each under the per-span bound: the
+    request's reading budget refuses it, counted, after a bounded amount of work."""
+    spans = [empty_span(n).SerializeToString() + EMPTY_ATTRIBUTE * 60 for n in range(1, 15_001)]
+    body = request_of_spans(spans)
+
+    status, stall = await longest_stall(lambda: post(http, receiver, body, gzipped=True))
+
+    assert status == 413
+    assert fleet.counts["too_large"] == 1
+    assert "attribute values" in (fleet.last_rejection or "")
+    assert stall < 0.5, f"the event loop stalled {stall:.2f} s on one request"
+    good = traces_request([empty_span(99)])
+    assert await post(http, receiver, good) == 200
