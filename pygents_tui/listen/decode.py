@@ -257,9 +257,7 @@ def _hex_ids_to_base64(document: Any) -> Any:
     return document
 
 
-_RESOURCE_KEYS: Final = frozenset(
-    (k.SERVICE_NAME, k.SERVICE_INSTANCE, k.HOST_NAME, k.PROCESS_PID)
-)
+_RESOURCE_KEYS: Final = frozenset((k.SERVICE_NAME, k.SERVICE_INSTANCE, k.HOST_NAME, k.PROCESS_PID))
 
 
 def _resource(resource: Any, limits: Limits, reads: Reads) -> ResourceInfo:

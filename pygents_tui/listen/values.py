@@ -37,8 +37,9 @@ _getsizeof: Final = sys.getsizeof
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How much of a request is kept. Strings longer than their limit are cut in the
-    middle (head … tail), as ``reprlib`` does, so both ends stay readable."""
+    """How much of a request is kept, and how much the receiver takes on at once.
+    Strings longer than their limit are cut in the middle (head … tail), as
+    ``reprlib`` does, so both ends stay readable."""
 
     max_message_bytes: int = 4 * 1024 * 1024
     max_name: int = 256  # names, keys, ids of services and agents
@@ -53,6 +54,16 @@ class Limits:
     # ones not kept included: each costs about a microsecond on the event loop.
     # Pygents' own batches read a few thousand; past this the request is refused.
     max_reads_per_request: int = 50_000
+    # The receiver's admission (see `pygents_tui.listen.admission`): how long a
+    # request's message or body may take to arrive once its call or headers have; how
+    # long a connection may sit idle; the bytes of bodies received at once, across
+    # both transports (each gRPC call reserves max_message_bytes, since its size is
+    # not known before it arrives); connections per transport (None: from the
+    # process's open-files limit).
+    receive_timeout: float = 10.0
+    idle_timeout: float = 30.0
+    max_in_flight_bytes: int = 64 * 1024 * 1024
+    max_connections: int | None = None
 
 
 class OverBudget(Exception):

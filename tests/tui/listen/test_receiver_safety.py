@@ -17,10 +17,15 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import aiohttp
+import grpc
 import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SpanExportResult
 
 from pygents_tui.listen import FleetLimits, FleetModel, Limits, Receiver
 
@@ -198,3 +203,78 @@ async def test_a_request_that_reads_more_values_than_its_budget_is_refused_as_to
     assert stall < 0.5, f"the event loop stalled {stall:.2f} s on one request"
     good = traces_request([empty_span(99)])
     assert await post(http, receiver, good) == 200
+
+
+# -- 12: calls and bodies that never arrive ---------------------------------------------------
+
+TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def export_one_span(endpoint: str) -> tuple[SpanExportResult, str]:
+    """One span through the real OTLP/gRPC exporter, retries and all (blocking): the
+    export's result, and the span's trace id."""
+    tracer = TracerProvider(resource=Resource.create({"service.name": "real"})).get_tracer("t")
+    span = tracer.start_span("after the stall")
+    span.end()
+    exporter = OTLPSpanExporter(endpoint=endpoint, insecure=True, timeout=15)
+    try:
+        result = exporter.export([span])  # type: ignore[list-item]  # an SDK span is readable
+    finally:
+        exporter.shutdown()
+    return result, format(span.get_span_context().trace_id, "032x")
+
+
+async def test_grpc_calls_that_never_send_their_message_are_ended_and_real_exporters_get_through(
+    fleet: FleetModel,
+) -> None:
+    limits = Limits(receive_timeout=1.0)
+    async with Receiver(fleet, grpc_port=0, http_port=None, limits=limits) as receiver:
+        channel = grpc.aio.insecure_channel(receiver.grpc_endpoint)
+        try:
+            opener = channel.stream_unary(TRACE_EXPORT)
+            stalled = [opener() for _ in range(20)]  # each opened, none sends its message
+            await asyncio.wait_for(asyncio.gather(*(c.wait_for_connection() for c in stalled)), 10)
+
+            started = time.monotonic()
+            result, trace_id = await asyncio.wait_for(
+                asyncio.to_thread(export_one_span, str(receiver.grpc_endpoint)), 30
+            )
+            took = time.monotonic() - started
+            codes = await asyncio.wait_for(asyncio.gather(*(c.code() for c in stalled)), 10)
+        finally:
+            await channel.close()
+
+    assert result is SpanExportResult.SUCCESS, f"the real exporter failed after {took:.1f} s"
+    assert took < 10
+    busy = limits.max_in_flight_bytes // limits.max_message_bytes
+    assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) == busy
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - busy
+    assert fleet.counts["refused"] >= 20
+    fleet.drain()
+    assert [span.name for span in fleet.traces.spans(trace_id)] == ["after the stall"]
+
+
+async def test_an_http_body_that_stops_arriving_is_answered_408_within_the_receive_timeout(
+    http: aiohttp.ClientSession, fleet: FleetModel
+) -> None:
+    never = asyncio.Event()
+
+    async def stalls() -> AsyncIterator[bytes]:
+        yield traces_request([empty_span(5)])[:10]
+        await never.wait()
+
+    limits = Limits(receive_timeout=1.0)
+    async with Receiver(fleet, grpc_port=None, http_port=0, limits=limits) as receiver:
+        url = f"{receiver.http_endpoint}/v1/traces"
+        started = time.monotonic()
+        headers = {"Content-Type": PROTOBUF}
+        async with asyncio.timeout(10):
+            async with http.post(url, data=stalls(), headers=headers) as reply:
+                status = reply.status
+        took = time.monotonic() - started
+        assert await post(http, receiver, traces_request([empty_span(6)])) == 200
+
+    assert status == 408
+    assert took < 5
+    assert fleet.counts["refused"] == 1
+    assert "did not arrive within 1 s" in (fleet.last_rejection or "")
