@@ -23,10 +23,13 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["ConnectionGate", "InFlight", "connection_limit"]
+__all__ = ["ACCEPT_BURST", "ConnectionGate", "InFlight", "connection_limit"]
 
 _UNLIMITED_FILES: Final = 65_536  # what an unlimited RLIMIT_NOFILE is taken for
-_MIN_HEADROOM: Final = 64
+_MIN_HEADROOM: Final = 96
+# Connections the HTTP server accepts per wake-up (asyncio takes the listen backlog
+# for it): all are accepted before the gate has seen any, so the headroom covers it.
+ACCEPT_BURST: Final = 32
 
 
 class InFlight:
@@ -51,15 +54,17 @@ class InFlight:
 
 def connection_limit() -> int:
     """Connections each of the two transports may hold: half of what the open-files
-    limit leaves once the descriptors already open and a headroom (an eighth of the
-    limit, at least 64) are set aside. At least 8, so a tiny limit still serves."""
+    limit leaves once the descriptors already open and a headroom (a quarter of the
+    limit, at least 96: a burst of accepts, gRPC's and the terminal's descriptors,
+    the output capture's file) are set aside. At least 8, so a tiny limit still
+    serves."""
     try:
         import resource
     except ImportError:  # not a Unix: no limit to read, and a modest default
         return 512
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     files = _UNLIMITED_FILES if soft == resource.RLIM_INFINITY else soft
-    headroom = max(_MIN_HEADROOM, files // 8)
+    headroom = max(_MIN_HEADROOM, files // 4)
     return max(8, (files - headroom - _open_files()) // 2)
 
 

@@ -38,7 +38,12 @@ from aiohttp import web
 from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs installed
 
 from pygents_tui.listen import otlp_grpc
-from pygents_tui.listen.admission import ConnectionGate, InFlight, connection_limit
+from pygents_tui.listen.admission import (
+    ACCEPT_BURST,
+    ConnectionGate,
+    InFlight,
+    connection_limit,
+)
 from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
 
 __all__ = ["ListenError", "PortInUseError", "Receiver", "Sink"]
@@ -255,7 +260,7 @@ class Receiver:
         gate = ConnectionGate(runner.server, self.max_connections, self._too_many_connections)
         try:
             listening = await asyncio.get_running_loop().create_server(
-                gate, self.host, port, reuse_port=False
+                gate, self.host, port, reuse_port=False, backlog=ACCEPT_BURST
             )
         except OSError as exc:
             await runner.cleanup()
