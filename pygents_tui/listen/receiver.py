@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import socket
-import zlib
 from collections import Counter
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any, Final, Literal, Protocol, Self
+from typing import Any, Literal, Protocol, Self
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
 from aiohttp import web
@@ -45,11 +43,10 @@ from pygents_tui.listen.admission import (
     connection_limit,
 )
 from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
+from pygents_tui.listen.otlp_http import JSON, PROTOBUF, gunzip, status
 
 __all__ = ["ListenError", "PortInUseError", "Receiver", "Sink"]
 
-PROTOBUF: Final = "application/x-protobuf"
-JSON: Final = "application/json"
 Transport = Literal["grpc", "http"]
 
 
@@ -293,7 +290,7 @@ class Receiver:
             return self._too_large(signal, json_body)
         size = limit if size is None else size  # chunked: as large as it may be
         if not self._in_flight.reserve(size):
-            return _status(503, self._busy("http", signal), json_body, retry_after=1)
+            return status(503, self._busy("http", signal), json_body, retry_after=1)
         try:
             return await self._http_receive(signal, request, encoding, json_body)
         finally:
@@ -302,7 +299,7 @@ class Receiver:
     def _too_large(self, signal: Signal, json_body: bool) -> web.Response:
         limit = self.limits.max_message_bytes
         self.sink.reject(signal, "too_large", f"http: body over the {limit:,}-byte limit")
-        return _status(413, f"body over the {limit:,}-byte limit", json_body)
+        return status(413, f"body over the {limit:,}-byte limit", json_body)
 
     async def _http_receive(
         self, signal: Signal, request: web.Request, encoding: str, json_body: bool
@@ -314,75 +311,25 @@ class Receiver:
         except web.HTTPRequestEntityTooLarge:
             return self._too_large(signal, json_body)
         except TimeoutError:
-            return _status(408, self._late("http", signal), json_body)
+            return status(408, self._late("http", signal), json_body)
         try:
             if encoding == "gzip":
                 try:
-                    body = _gunzip(body, limit)
+                    body = gunzip(body, limit)
                 except Malformed as exc:
                     self._count("http", signal, exc)
                     raise
             batch = self._accept("http", signal, body, json_body)
         except Malformed as exc:
-            return _status(413 if exc.status == "too_large" else 400, str(exc), json_body)
+            return status(413 if exc.status == "too_large" else 400, str(exc), json_body)
         answer = response(signal, batch.rejected, batch.reason)
         if json_body:
             return web.Response(body=json_format.MessageToJson(answer).encode(), content_type=JSON)
         return web.Response(body=answer.SerializeToString(), content_type=PROTOBUF)
 
-    def _refuse(self, signal: Signal, status: int, message: str) -> web.Response:
+    def _refuse(self, signal: Signal, code: int, message: str) -> web.Response:
         self.sink.reject(signal, "unsupported", f"http: {message}")
-        return _status(status, message, False)
-
-
-def _gunzip(body: bytes, limit: int) -> bytes:
-    """Inflate at most ``limit`` bytes: a small bomb cannot take more memory than a
-    plain body could."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        data = inflater.decompress(body, limit + 1)
-    except zlib.error:
-        raise Malformed("the gzip body is corrupt") from None
-    if len(data) > limit:
-        raise Malformed(f"the gzip body inflates beyond the {limit:,}-byte limit", "too_large")
-    if not inflater.eof:
-        raise Malformed("the gzip body is truncated")
-    return data
-
-
-# google.rpc.Code of each HTTP status answered: INVALID_ARGUMENT, DEADLINE_EXCEEDED,
-# RESOURCE_EXHAUSTED, UNAVAILABLE.
-_RPC_CODES: Final = {400: 3, 408: 4, 413: 8, 503: 14}
-
-
-def _status(
-    code: int, message: str, json_body: bool, retry_after: int | None = None
-) -> web.Response:
-    """An OTLP error answer: a ``google.rpc.Status`` (code and message) in the
-    request's encoding. Its two fields are written by hand rather than pulling in
-    the googleapis protos for them. The connection is closed after it: the body
-    may not have been read, and a refused sender should come back afresh."""
-    rpc_code = _RPC_CODES.get(code, 3)
-    headers = {"Connection": "close"}
-    if retry_after is not None:
-        headers["Retry-After"] = str(retry_after)
-    if json_body:
-        text = json.dumps({"code": rpc_code, "message": message})
-        return web.Response(status=code, body=text.encode(), content_type=JSON, headers=headers)
-    raw = message.encode()
-    body = b"\x08" + _varint(rpc_code) + b"\x12" + _varint(len(raw)) + raw
-    return web.Response(status=code, body=body, content_type=PROTOBUF, headers=headers)
-
-
-def _varint(number: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, number = number & 0x7F, number >> 7
-        if number:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+        return status(code, message, False)
 
 
 def _bracket(host: str) -> str:
