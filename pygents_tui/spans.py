@@ -161,7 +161,6 @@ class SpanCapture(SpanProcessor):
             instance=cut(_text(attributes.get(k.SERVICE_INSTANCE)) or "", _LIMITS.max_name),
             host=_text(attributes.get(k.HOST_NAME)),
             pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-            attributes={},
         )
         if len(self._resources) > 16:
             self._resources.clear()

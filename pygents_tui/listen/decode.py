@@ -7,12 +7,18 @@ transport turns into its status code. Everything kept is cut to a bounded size
 here, once, so that nothing downstream ever holds a 10 MB string or a deeply
 nested value: a hostile or broken sender costs at most the message-size limit, and
 only while its request is being decoded.
+
+Each span and record carries ``size``: every byte it keeps alive, its share of the
+resource included, so the byte-bounded stores downstream bound real memory. The
+work of decoding is bounded too: at most ``Limits.max_reads_per_request`` values
+are read per request, whatever the sender repeats (see `values.Reads`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -24,7 +30,16 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from pygents_tui.listen import schema as k
-from pygents_tui.listen.values import Limits, Value, attributes_of, cut, name_of, value_of
+from pygents_tui.listen.values import (
+    Limits,
+    OverBudget,
+    Reads,
+    Value,
+    attributes_of,
+    cut,
+    name_of,
+    value_of,
+)
 
 __all__ = [
     "Batch",
@@ -50,10 +65,15 @@ _REQUESTS: Final[dict[str, type[Message]]] = {
 _KINDS: Final = ("unspecified", "internal", "server", "client", "producer", "consumer")
 _STATUS: Final = ("unset", "ok", "error")
 _SEVERITY: Final = ("", "trace", "debug", "info", "warn", "error", "fatal")
-# What a decoded span or record costs in memory beyond its strings (measured with
-# tracemalloc on pygents-shaped spans), so the byte-bounded stores bound real memory.
-_SPAN_BYTES: Final = 600
-_RECORD_BYTES: Final = 500
+# What a decoded span or record costs beyond the objects counted one by one (its
+# name, attributes, resource...): the object itself, its ids and times. Measured with
+# tracemalloc, so the byte-bounded stores bound real memory; the estimate errs high
+# (about 1.05x for array-heavy items, up to 2x for small ones, since a resource shared
+# by a batch is counted in each of its items: it may outlive any one of them).
+_SPAN_BYTES: Final = 400
+_RECORD_BYTES: Final = 250
+_RESOURCE_BYTES: Final = 100  # a ResourceInfo beyond its strings
+_getsizeof: Final = sys.getsizeof
 _JSON_IDS: Final = frozenset(
     ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
 )
@@ -70,14 +90,18 @@ class Malformed(Exception):
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
     """Who sent it: the service and its instance (``service.instance.id``, else
-    host and pid), which key the fleet's services."""
+    host and pid), which key the fleet's services.
+
+    Only these five are kept of a resource's attributes: every span holds its
+    resource, and a resource of large attributes would otherwise be kept alive by
+    each span. ``size`` is the bytes it holds, part of each span's and record's."""
 
     service: str
     instance: str
     host: str | None
     pid: int | None
-    attributes: Mapping[str, Value]
     created: str | None = None  # process.creation.time: tells a restart from its predecessor
+    size: int = 0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -159,7 +183,14 @@ def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> B
         kind = "OTLP/JSON" if json_body else "protobuf"
         raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
     _check_count(signal, message, limits.max_items_per_request)
-    return _BUILDERS[signal](message, limits)
+    try:
+        return _BUILDERS[signal](message, limits, Reads(limits.max_reads_per_request))
+    except OverBudget:
+        raise Malformed(
+            f"more than {limits.max_reads_per_request:,} attribute values in one request;"
+            " export smaller batches",
+            "too_large",
+        ) from None
 
 
 _PATHS: Final = {
@@ -230,8 +261,19 @@ def _hex_ids_to_base64(document: Any) -> Any:
     return document
 
 
-def _resource(resource: Any, limits: Limits) -> ResourceInfo:
-    attributes, _, _ = attributes_of(resource.attributes, limits)
+_RESOURCE_KEYS: Final = frozenset(
+    (k.SERVICE_NAME, k.SERVICE_INSTANCE, k.HOST_NAME, k.PROCESS_PID, k.PROCESS_CREATION_TIME)
+)
+
+
+def _resource(resource: Any, limits: Limits, reads: Reads) -> ResourceInfo:
+    pairs = resource.attributes
+    reads.spend(len(pairs))  # every key is looked at, to find the five kept
+    attributes = {
+        pair.key: value_of(pair.value, limits, reads)
+        for pair in pairs
+        if pair.key in _RESOURCE_KEYS
+    }
     service = attributes.get(k.SERVICE_NAME)
     instance = attributes.get(k.SERVICE_INSTANCE)
     host = attributes.get(k.HOST_NAME)
@@ -245,27 +287,25 @@ def _resource(resource: Any, limits: Limits) -> ResourceInfo:
         instance_id = f"{host_name or '?'}:{pid_number if pid_number is not None else '?'}"
     else:
         instance_id = ""
-    return ResourceInfo(
-        service=name_of(service, limits) if service else k.UNKNOWN_SERVICE,
-        instance=instance_id,
-        host=host_name,
-        pid=pid_number,
-        attributes=attributes,
-        created=name_of(created, limits) if isinstance(created, str) and created else None,
-    )
+    service_name = name_of(service, limits) if service else k.UNKNOWN_SERVICE
+    size = _RESOURCE_BYTES + _getsizeof(service_name) + _getsizeof(instance_id)
+    created_at = name_of(created, limits) if isinstance(created, str) and created else None
+    size += _getsizeof(host_name) + _getsizeof(pid_number) + _getsizeof(created_at)
+    return ResourceInfo(service_name, instance_id, host_name, pid_number, created_at, size)
 
 
 # -- signals ---------------------------------------------------------------------------
 
 
-def _spans(request: Any, limits: Limits) -> Batch:
+def _spans(request: Any, limits: Limits, reads: Reads) -> Batch:
     spans: list[ReceivedSpan] = []
     rejected = 0
     total = 0
     for resource_spans in request.resource_spans:
-        resource = _resource(resource_spans.resource, limits)
+        resource = _resource(resource_spans.resource, limits, reads)
         for scope_spans in resource_spans.scope_spans:
             scope = name_of(scope_spans.scope.name, limits)
+            shared = resource.size + _getsizeof(scope)  # counted in each span holding them
             for span in scope_spans.spans:
                 trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
                 if (
@@ -277,12 +317,12 @@ def _spans(request: Any, limits: Limits) -> Batch:
                 ):
                     rejected += 1
                     continue
-                attributes, dropped, size = attributes_of(span.attributes, limits)
+                attributes, dropped, size = attributes_of(span.attributes, limits, reads)
                 name = name_of(span.name, limits)
                 status = span.status
                 start, end = span.start_time_unix_nano, span.end_time_unix_nano
                 message = cut(status.message, limits.max_value)
-                size += _SPAN_BYTES + len(name) + len(message)
+                size += _SPAN_BYTES + shared + _getsizeof(name) + _getsizeof(message)
                 total += size
                 spans.append(
                     ReceivedSpan(
@@ -306,33 +346,35 @@ def _spans(request: Any, limits: Limits) -> Batch:
     return Batch("traces", spans=tuple(spans), rejected=rejected, reason=reason, size=total)
 
 
-def _records(request: Any, limits: Limits) -> Batch:
+def _records(request: Any, limits: Limits, reads: Reads) -> Batch:
     records: list[ReceivedRecord] = []
     rejected = 0
     total = 0
     for resource_logs in request.resource_logs:
-        resource = _resource(resource_logs.resource, limits)
+        resource = _resource(resource_logs.resource, limits, reads)
         for scope_logs in resource_logs.scope_logs:
             scope = name_of(scope_logs.scope.name, limits)
+            shared = resource.size + _getsizeof(scope)  # counted in each record holding them
             for record in scope_logs.log_records:
                 trace_id, span_id = record.trace_id, record.span_id
                 if len(trace_id) not in (0, 16) or len(span_id) not in (0, 8):
                     rejected += 1
                     continue
-                attributes, dropped, size = attributes_of(record.attributes, limits)
-                event_name = record.event_name or attributes.get(k.EVENT_NAME, "")
-                body = value_of(record.body, limits) if record.HasField("body") else None
+                attributes, dropped, size = attributes_of(record.attributes, limits, reads)
+                event_name = name_of(record.event_name or attributes.get(k.EVENT_NAME, ""), limits)
+                value = value_of(record.body, limits, reads) if record.HasField("body") else None
+                body = None if value is None else str(value)
                 severity = record.severity_number
-                size += _RECORD_BYTES + (len(body) if isinstance(body, str) else 16)
+                size += _RECORD_BYTES + shared + _getsizeof(event_name) + _getsizeof(body)
                 total += size
                 records.append(
                     ReceivedRecord(
                         resource=resource,
                         scope=scope,
-                        event_name=name_of(event_name, limits),
+                        event_name=event_name,
                         time_ns=record.time_unix_nano or record.observed_time_unix_nano,
                         severity=_SEVERITY[(severity + 3) // 4] if 0 < severity <= 24 else "",
-                        body=None if body is None else str(body),
+                        body=body,
                         trace_id=trace_id.hex() if any(trace_id) else None,
                         span_id=span_id.hex() if any(span_id) else None,
                         attributes=attributes,
@@ -344,7 +386,7 @@ def _records(request: Any, limits: Limits) -> Batch:
     return Batch("logs", records=tuple(records), rejected=rejected, reason=reason, size=total)
 
 
-def _metrics(request: Any, limits: Limits) -> Batch:
+def _metrics(request: Any, limits: Limits, reads: Reads) -> Batch:
     """Metrics are accepted and counted per service (they show a process is alive);
     the dashboard takes its live numbers from the records instead."""
     points: list[tuple[ResourceInfo, int]] = []
@@ -355,8 +397,9 @@ def _metrics(request: Any, limits: Limits) -> Batch:
                 data = metric.WhichOneof("data")
                 if data:
                     count += len(getattr(metric, data).data_points)
-        points.append((_resource(resource_metrics.resource, limits), count))
-    return Batch("metrics", points=tuple(points), size=400 * len(points))
+        points.append((_resource(resource_metrics.resource, limits, reads), count))
+    size = sum(400 + resource.size for resource, _ in points)
+    return Batch("metrics", points=tuple(points), size=size)
 
 
 _BUILDERS: Final = {"traces": _spans, "logs": _records, "metrics": _metrics}

@@ -1,9 +1,7 @@
 """The OTLP receiver of ``pygents-tui listen``: gRPC and HTTP, on the caller's loop.
 
 * OTLP/gRPC: ``grpc.aio`` servicers for the trace, logs and metrics services
-  generated in ``opentelemetry-proto``. They are registered with a pass-through
-  request deserializer, so that malformed bytes reach the shared decoder (and are
-  counted) instead of failing inside gRPC before any code of ours runs.
+  generated in ``opentelemetry-proto`` (see `pygents_tui.listen.otlp_grpc`).
 * OTLP/HTTP: ``aiohttp.web`` on ``/v1/traces``, ``/v1/logs`` and ``/v1/metrics``;
   ``application/x-protobuf`` or ``application/json`` bodies, optionally gzipped,
   answered in the request's own encoding with the OTLP status codes (400 for a
@@ -13,31 +11,42 @@
 Both hand the raw bytes to `decode` and the
 resulting batch to a `Sink` (the fleet model). The receiver stores nothing,
 runs nothing it receives, and binds ``127.0.0.1`` unless told otherwise.
+
+What it takes on at once is bounded (`Limits`, `pygents_tui.listen.admission`):
+connections per transport, below the open-files limit; the bytes of bodies being
+received; the time a message or body may take to arrive, and a connection may
+idle. Past a bound a request is refused with a status the exporters retry on
+(HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``) and
+counted as ``refused``; a connection past the limit is closed at once, counted
+on HTTP (gRPC refuses those itself, uncounted).
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
-import json
 import socket
-import zlib
 from collections import Counter
+from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any, Final, Literal, Protocol, Self
+from typing import Any, Literal, Protocol, Self
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
 from aiohttp import web
 from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs installed
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
-from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from pygents_tui.listen import otlp_grpc
+from pygents_tui.listen.admission import (
+    ACCEPT_BURST,
+    ConnectionGate,
+    InFlight,
+    connection_limit,
+)
 from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
+from pygents_tui.listen.otlp_http import JSON, PROTOBUF, gunzip, status
 
 __all__ = ["ListenError", "PortInUseError", "Receiver", "Sink"]
 
-PROTOBUF: Final = "application/x-protobuf"
-JSON: Final = "application/json"
 Transport = Literal["grpc", "http"]
 
 
@@ -87,6 +96,13 @@ class Receiver:
         self.http_port: int | None = None
         self._grpc: Any = None
         self._runner: web.AppRunner | None = None
+        self._http: asyncio.AbstractServer | None = None
+        self._in_flight = InFlight(self.limits.max_in_flight_bytes)
+        self.max_connections = (
+            self.limits.max_connections
+            if self.limits.max_connections is not None
+            else connection_limit()
+        )
 
     @property
     def grpc_endpoint(self) -> str | None:
@@ -114,6 +130,9 @@ class Receiver:
         if self._grpc is not None:
             server, self._grpc = self._grpc, None
             await server.stop(grace)
+        if self._http is not None:
+            listening, self._http = self._http, None
+            listening.close()
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
@@ -148,6 +167,21 @@ class Receiver:
         kind = "too_large" if exc.status == "too_large" else "malformed"
         self.sink.reject(signal, kind, f"{transport}: {exc}")
 
+    def _refused(self, transport: Transport, signal: str, reason: str) -> str:
+        """Count a request or connection refused by a bound; the reason, to answer."""
+        self.sink.reject(signal, "refused", f"{transport}: {reason}")
+        return reason
+
+    def _busy(self, transport: Transport, signal: Signal) -> str:
+        budget = self.limits.max_in_flight_bytes
+        return self._refused(
+            transport, signal, f"busy: {budget:,} bytes of requests are being received; retry"
+        )
+
+    def _late(self, transport: Transport, signal: Signal) -> str:
+        seconds = self.limits.receive_timeout
+        return self._refused(transport, signal, f"the request did not arrive within {seconds:g} s")
+
     # -- gRPC ------------------------------------------------------------------------------
 
     async def _start_grpc(self, port: int) -> None:
@@ -160,11 +194,13 @@ class Receiver:
                 # Oversized messages must reach the decoder to be counted: gRPC itself
                 # refuses only those far beyond the limit.
                 ("grpc.max_receive_message_length", 4 * limit),
+                ("grpc.max_allowed_incoming_connections", self.max_connections),
+                ("grpc.max_connection_idle_ms", int(self.limits.idle_timeout * 1000)),
             ],
-            maximum_concurrent_rpcs=16,  # each may hold a message in memory
+            # A backstop only: the byte budget refuses (and counts) calls long before.
+            maximum_concurrent_rpcs=4 * (self.limits.max_in_flight_bytes // limit + 1),
         )
-        for servicer in (_Traces(self), _Logs(self), _Metrics(self)):
-            server.add_generic_rpc_handlers((servicer.handler(),))
+        server.add_generic_rpc_handlers(otlp_grpc.handlers(self))
         try:
             bound = server.add_insecure_port(f"{_bracket(self.host)}:{port}")
         except RuntimeError:
@@ -174,16 +210,33 @@ class Receiver:
         await server.start()
         self._grpc, self.grpc_port = server, bound
 
-    async def export_grpc(self, signal: Signal, body: bytes, context: Any) -> Any:
-        """One gRPC ``Export`` call: the OTLP response, or the call aborted with
-        INVALID_ARGUMENT. Too large counts as invalid too: exporters retry on
-        RESOURCE_EXHAUSTED, and the same request would only fail again."""
+    async def export_grpc(
+        self, signal: Signal, requests: AsyncIterator[bytes], context: Any
+    ) -> Any:
+        """One gRPC ``Export`` call, from when it opens: the OTLP response, or the
+        call aborted. Busy (the byte budget spent) is RESOURCE_EXHAUSTED and a
+        message that does not arrive in time DEADLINE_EXCEEDED, both retried by the
+        exporters; a message that cannot be decoded is INVALID_ARGUMENT, too large
+        included, since the same request would only fail again."""
+        size = self.limits.max_message_bytes  # unknown until it has arrived
+        if not self._in_flight.reserve(size):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._busy("grpc", signal))
         try:
-            batch = self._accept("grpc", signal, body, json_body=False)
-        except Malformed as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-            raise AssertionError("unreachable: abort() raises") from None
-        return response(signal, batch.rejected, batch.reason)
+            try:
+                async with asyncio.timeout(self.limits.receive_timeout):
+                    body = await anext(aiter(requests))
+            except TimeoutError:
+                await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, self._late("grpc", signal))
+            except StopAsyncIteration:
+                body = b""  # a call closed without a message: an empty request
+            try:
+                batch = self._accept("grpc", signal, body, json_body=False)
+            except Malformed as exc:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+                raise AssertionError("unreachable: abort() raises") from None
+            return response(signal, batch.rejected, batch.reason)
+        finally:
+            self._in_flight.release(size)
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -191,19 +244,31 @@ class Receiver:
         app = web.Application(client_max_size=self.limits.max_message_bytes)
         for signal in ("traces", "logs", "metrics"):
             app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
-        # Bodies are decompressed here, against the limit, not by the server.
-        runner = web.AppRunner(app, access_log=None, auto_decompress=False, handle_signals=False)
+        # Bodies are decompressed here, against the limit, not by the server. Idle
+        # connections (a fresh one too, in aiohttp) close after the idle timeout.
+        runner = web.AppRunner(
+            app,
+            access_log=None,
+            auto_decompress=False,
+            handle_signals=False,
+            keepalive_timeout=self.limits.idle_timeout,
+        )
         await runner.setup()
-        site = web.TCPSite(runner, self.host, port, reuse_port=False)
+        gate = ConnectionGate(runner.server, self.max_connections, self._too_many_connections)
         try:
-            await site.start()
+            listening = await asyncio.get_running_loop().create_server(
+                gate, self.host, port, reuse_port=False, backlog=ACCEPT_BURST
+            )
         except OSError as exc:
             await runner.cleanup()
             if exc.errno in (errno.EADDRINUSE, errno.EACCES):
                 raise PortInUseError("HTTP", self.host, port) from None
             raise ListenError(f"cannot listen for OTLP/HTTP on {self.host}:{port}: {exc}") from None
-        self._runner = runner
-        self.http_port = int(runner.addresses[0][1])
+        self._runner, self._http = runner, listening
+        self.http_port = int(listening.sockets[0].getsockname()[1])
+
+    def _too_many_connections(self, open_now: int) -> None:
+        self._refused("http", "connections", f"connection closed: {open_now} already open")
 
     def _http_handler(self, signal: Signal) -> Any:
         async def handle(request: web.Request) -> web.Response:
@@ -220,68 +285,51 @@ class Receiver:
         if encoding not in ("identity", "gzip", ""):
             return self._refuse(signal, 415, "content encoding must be gzip or none")
         limit = self.limits.max_message_bytes
+        size = request.content_length
+        if size is not None and size > limit:
+            return self._too_large(signal, json_body)
+        size = limit if size is None else size  # chunked: as large as it may be
+        if not self._in_flight.reserve(size):
+            return status(503, self._busy("http", signal), json_body, retry_after=1)
         try:
-            body = await request.read()
+            return await self._http_receive(signal, request, encoding, json_body)
+        finally:
+            self._in_flight.release(size)
+
+    def _too_large(self, signal: Signal, json_body: bool) -> web.Response:
+        limit = self.limits.max_message_bytes
+        self.sink.reject(signal, "too_large", f"http: body over the {limit:,}-byte limit")
+        return status(413, f"body over the {limit:,}-byte limit", json_body)
+
+    async def _http_receive(
+        self, signal: Signal, request: web.Request, encoding: str, json_body: bool
+    ) -> web.Response:
+        limit = self.limits.max_message_bytes
+        try:
+            async with asyncio.timeout(self.limits.receive_timeout):
+                body = await request.read()
         except web.HTTPRequestEntityTooLarge:
-            self.sink.reject(signal, "too_large", f"http: body over the {limit:,}-byte limit")
-            return _status(413, f"body over the {limit:,}-byte limit", json_body)
+            return self._too_large(signal, json_body)
+        except TimeoutError:
+            return status(408, self._late("http", signal), json_body)
         try:
             if encoding == "gzip":
                 try:
-                    body = _gunzip(body, limit)
+                    body = gunzip(body, limit)
                 except Malformed as exc:
                     self._count("http", signal, exc)
                     raise
             batch = self._accept("http", signal, body, json_body)
         except Malformed as exc:
-            return _status(413 if exc.status == "too_large" else 400, str(exc), json_body)
+            return status(413 if exc.status == "too_large" else 400, str(exc), json_body)
         answer = response(signal, batch.rejected, batch.reason)
         if json_body:
             return web.Response(body=json_format.MessageToJson(answer).encode(), content_type=JSON)
         return web.Response(body=answer.SerializeToString(), content_type=PROTOBUF)
 
-    def _refuse(self, signal: Signal, status: int, message: str) -> web.Response:
+    def _refuse(self, signal: Signal, code: int, message: str) -> web.Response:
         self.sink.reject(signal, "unsupported", f"http: {message}")
-        return _status(status, message, False)
-
-
-def _gunzip(body: bytes, limit: int) -> bytes:
-    """Inflate at most ``limit`` bytes: a small bomb cannot take more memory than a
-    plain body could."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        data = inflater.decompress(body, limit + 1)
-    except zlib.error:
-        raise Malformed("the gzip body is corrupt") from None
-    if len(data) > limit:
-        raise Malformed(f"the gzip body inflates beyond the {limit:,}-byte limit", "too_large")
-    if not inflater.eof:
-        raise Malformed("the gzip body is truncated")
-    return data
-
-
-def _status(code: int, message: str, json_body: bool) -> web.Response:
-    """An OTLP error answer: a ``google.rpc.Status`` (code and message) in the
-    request's encoding. Its two fields are written by hand rather than pulling in
-    the googleapis protos for them."""
-    rpc_code = {400: 3, 413: 8}.get(code, 3)  # INVALID_ARGUMENT, RESOURCE_EXHAUSTED
-    if json_body:
-        text = json.dumps({"code": rpc_code, "message": message})
-        return web.Response(status=code, body=text.encode(), content_type=JSON)
-    raw = message.encode()
-    body = b"\x08" + _varint(rpc_code) + b"\x12" + _varint(len(raw)) + raw
-    return web.Response(status=code, body=body, content_type=PROTOBUF)
-
-
-def _varint(number: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, number = number & 0x7F, number >> 7
-        if number:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+        return status(code, message, False)
 
 
 def _bracket(host: str) -> str:
@@ -301,47 +349,3 @@ def _check_free(host: str, port: int, transport: str) -> None:
             raise ListenError(
                 f"cannot listen for OTLP/{transport} on {host}:{port}: {exc}"
             ) from None
-
-
-class _Service:
-    """What the three servicers share: their registration, with raw-bytes requests."""
-
-    signal: Signal
-    response_type: Any
-    service: str
-
-    def __init__(self, receiver: Receiver) -> None:
-        self.receiver = receiver
-
-    def handler(self) -> Any:
-        export = grpc.unary_unary_rpc_method_handler(
-            self.Export,
-            request_deserializer=None,  # bytes: decoding (and counting failures) is ours
-            response_serializer=self.response_type.SerializeToString,
-        )
-        return grpc.method_handlers_generic_handler(self.service, {"Export": export})
-
-    async def Export(self, request: bytes, context: Any) -> Any:
-        return await self.receiver.export_grpc(self.signal, request, context)
-
-
-def _service_name(module: Any, name: str) -> str:
-    return str(module.DESCRIPTOR.services_by_name[name].full_name)
-
-
-class _Traces(_Service, trace_service_pb2_grpc.TraceServiceServicer):
-    signal = "traces"
-    response_type = trace_service_pb2.ExportTraceServiceResponse
-    service = _service_name(trace_service_pb2, "TraceService")
-
-
-class _Logs(_Service, logs_service_pb2_grpc.LogsServiceServicer):
-    signal = "logs"
-    response_type = logs_service_pb2.ExportLogsServiceResponse
-    service = _service_name(logs_service_pb2, "LogsService")
-
-
-class _Metrics(_Service, metrics_service_pb2_grpc.MetricsServiceServicer):
-    signal = "metrics"
-    response_type = metrics_service_pb2.ExportMetricsServiceResponse
-    service = _service_name(metrics_service_pb2, "MetricsService")

@@ -1,25 +1,45 @@
 """Bounded copies of OTLP values: every string cut to a limit, every nested value
-rendered as short text, never recursing however deep the sender nested it."""
+rendered as short text, never recursing however deep the sender nested it.
+
+Two things are bounded here, separately: what is *kept* (``Limits``) and the work
+spent *reading* a request (`Reads`). They differ because a sender can make reading
+expensive without anything being kept: two million copies of one attribute key keep
+one key. So every attribute entry and every nested value read is paid for, kept or
+not, and a request that would read more than its budget is refused.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["Limits", "Scalar", "Value", "attributes_of", "cut", "name_of", "value_of"]
+__all__ = [
+    "Limits",
+    "OverBudget",
+    "Reads",
+    "Scalar",
+    "Value",
+    "attributes_of",
+    "cut",
+    "name_of",
+    "size_of",
+    "value_of",
+]
 
 Scalar = str | bool | int | float
 Value = Scalar | tuple[Scalar, ...]
 
-_OVERHEAD: Final = 100  # bytes an attribute costs beyond its characters (key, value, slot)
+_SLOT: Final = 40  # a dict entry beyond its key and value objects (measured)
+_getsizeof: Final = sys.getsizeof
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How much of a request is kept. Strings longer than their limit are cut in the
-    middle (head … tail), as ``reprlib`` does, so both ends stay readable."""
+    """How much of a request is kept, and how much the receiver takes on at once.
+    Strings longer than their limit are cut in the middle (head … tail), as
+    ``reprlib`` does, so both ends stay readable."""
 
     max_message_bytes: int = 4 * 1024 * 1024
     max_name: int = 256  # names, keys, ids of services and agents
@@ -30,6 +50,48 @@ class Limits:
     # Spans, records or metrics (and the groups around them) in one request: each
     # costs decoding time on the event loop, and a request of empty items is tiny.
     max_items_per_request: int = 20_000
+    # Attribute entries and nested values read in one request, duplicates and the
+    # ones not kept included: each costs about a microsecond on the event loop.
+    # Pygents' own batches read a few thousand; past this the request is refused.
+    max_reads_per_request: int = 50_000
+    # The receiver's admission (see `pygents_tui.listen.admission`): how long a
+    # request's message or body may take to arrive once its call or headers have; how
+    # long a connection may sit idle; the bytes of bodies received at once, across
+    # both transports (each gRPC call reserves max_message_bytes, since its size is
+    # not known before it arrives); connections per transport (None: from the
+    # process's open-files limit).
+    receive_timeout: float = 10.0
+    idle_timeout: float = 30.0
+    max_in_flight_bytes: int = 64 * 1024 * 1024
+    max_connections: int | None = None
+
+
+class OverBudget(Exception):
+    """A request read more values than ``Limits.max_reads_per_request``."""
+
+
+class Reads:
+    """What is left of one request's reading budget; `spend` raises `OverBudget`
+    when it runs out."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def spend(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise OverBudget
+
+
+def size_of(value: Value) -> int:
+    """The bytes ``value`` holds: the object itself and, for an array, its items.
+    ``sys.getsizeof`` counts what the text really costs (four bytes a character
+    for some), where ``len`` would not."""
+    if isinstance(value, tuple):
+        return _getsizeof(value) + sum(map(_getsizeof, value))
+    return _getsizeof(value)
 
 
 def cut(text: str, limit: int) -> str:
@@ -55,9 +117,10 @@ def _scalar(value: Any, kind: str, limits: Limits) -> Scalar | None:
     return None
 
 
-def value_of(value: Any, limits: Limits) -> Value:
+def value_of(value: Any, limits: Limits, reads: Reads) -> Value:
     """An ``AnyValue``: scalars as they are, an array of scalars as a tuple, anything
-    nested as bounded text."""
+    nested as bounded text. Every value read is paid for from ``reads``."""
+    reads.spend(1)
     kind = value.WhichOneof("value")
     scalar = _scalar(value, kind, limits) if kind else ""
     if scalar is not None:
@@ -65,17 +128,18 @@ def value_of(value: Any, limits: Limits) -> Value:
     if kind == "array_value":
         items = value.array_value.values
         kept: list[Scalar] = []
+        reads.spend(min(len(items), limits.max_items))
         for item in items[: limits.max_items]:
             item_kind = item.WhichOneof("value")
             found = _scalar(item, item_kind, limits) if item_kind else ""
             if found is None:
-                return _text(value, limits)
+                return _text(value, limits, reads)
             kept.append(found)
         return tuple(kept)
-    return _text(value, limits)
+    return _text(value, limits, reads)
 
 
-def _text(value: Any, limits: Limits) -> str:
+def _text(value: Any, limits: Limits, reads: Reads) -> str:
     """A nested value as compact text, at most ``max_depth`` levels, ``max_items``
     items per level and ``max_value`` characters in all (iterative: no recursion)."""
     out: list[str] = []
@@ -94,6 +158,7 @@ def _text(value: Any, limits: Limits) -> str:
                 else:
                     opening, closing = ("[", "]") if kind == "array_value" else ("{", "}")
                     items = getattr(node, kind).values
+                    reads.spend(min(len(items), limits.max_items))
                     parts: list[tuple[Any, int] | str] = [opening]
                     for index, item in enumerate(items[: limits.max_items]):
                         if index:
@@ -116,22 +181,23 @@ def _text(value: Any, limits: Limits) -> str:
     return cut("".join(out), limits.max_value)
 
 
-def attributes_of(pairs: Iterable[Any], limits: Limits) -> tuple[dict[str, Value], int, int]:
-    """Bounded attributes, how many were left out, and their size estimate."""
+def attributes_of(pairs: Any, limits: Limits, reads: Reads) -> tuple[dict[str, Value], int, int]:
+    """Bounded attributes, how many were left out, and the bytes the kept ones hold.
+
+    Only the first ``max_attributes`` entries are read: the rest are counted as
+    dropped unread (``pairs`` is a protobuf repeated field, whose length costs
+    nothing). A key sent twice keeps its last value and counts once as dropped."""
+    sent = len(pairs)
     found: dict[str, Value] = {}
-    dropped = 0
-    size = 0
-    for pair in pairs:
-        if len(found) >= limits.max_attributes:
-            dropped += 1
-            continue
+    for pair in pairs[: limits.max_attributes]:
         key: str = pair.key
         if len(key) > limits.max_name:
             key = cut(key, limits.max_name)
-        value = value_of(pair.value, limits)
-        found[key] = value
-        size += len(key) + (len(value) if isinstance(value, str) else 16) + _OVERHEAD
-    return found, dropped, size
+        found[key] = value_of(pair.value, limits, reads)
+    size = _getsizeof(found) + sum(
+        _getsizeof(key) + size_of(value) + _SLOT for key, value in found.items()
+    )
+    return found, sent - len(found), size
 
 
 def name_of(value: object, limits: Limits) -> str:

@@ -43,6 +43,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("services_evicted", "service(s) evicted"),
     ("agents_evicted", "agent(s) evicted"),
     ("running_evicted", "running turn(s) evicted"),
+    ("refused", "refused (receiver busy or sender too slow)"),
     ("rejected", "rejected"),
     ("malformed", "malformed"),
     ("too_large", "too large"),

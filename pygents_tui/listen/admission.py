@@ -1,0 +1,103 @@
+"""What the receiver admits before it decodes anything: connections, and bytes in flight.
+
+Decoding is bounded per request (`values.Reads`) and what is kept per store; this
+module bounds what many requests at once can take:
+
+* `InFlight`: the bytes of bodies being received at once, across both transports.
+  A request is admitted only if its body (or, when its size is not known yet, the
+  largest body allowed) fits; past that it is refused with a status the OTLP
+  exporters retry on, and counted. Without it, hundreds of connections each holding
+  an almost complete body took gigabytes.
+* `connection_limit`: how many connections each transport may hold open, below the
+  process's open-files limit with headroom left for everything else (the terminal,
+  the output capture's temporary file, gRPC's own descriptors). Past it new
+  connections are closed at once instead of the process running out of descriptors
+  and failing somewhere unrelated.
+* `ConnectionGate`: that limit on the HTTP server, counting each refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = ["ACCEPT_BURST", "ConnectionGate", "InFlight", "connection_limit"]
+
+_UNLIMITED_FILES: Final = 65_536  # what an unlimited RLIMIT_NOFILE is taken for
+_MIN_HEADROOM: Final = 96
+# Connections the HTTP server accepts per wake-up (asyncio takes the listen backlog
+# for it): all are accepted before the gate has seen any, so the headroom covers it.
+ACCEPT_BURST: Final = 32
+
+
+class InFlight:
+    """A byte budget shared by every request being received."""
+
+    __slots__ = ("budget", "used")
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+
+    def reserve(self, size: int) -> bool:
+        """Take ``size`` bytes of the budget if they fit; `release` them after."""
+        if self.used + size > self.budget:
+            return False
+        self.used += size
+        return True
+
+    def release(self, size: int) -> None:
+        self.used -= size
+
+
+def connection_limit() -> int:
+    """Connections each of the two transports may hold: half of what the open-files
+    limit leaves once the descriptors already open and a headroom (a quarter of the
+    limit, at least 96: a burst of accepts, gRPC's and the terminal's descriptors,
+    the output capture's file) are set aside. At least 8, so a tiny limit still
+    serves."""
+    try:
+        import resource
+    except ImportError:  # not a Unix: no limit to read, and a modest default
+        return 512
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = _UNLIMITED_FILES if soft == resource.RLIM_INFINITY else soft
+    headroom = max(_MIN_HEADROOM, files // 4)
+    return max(8, (files - headroom - _open_files()) // 2)
+
+
+def _open_files() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # no /proc (macOS): assume few are open yet
+        return 16
+
+
+class ConnectionGate:
+    """A protocol factory in front of aiohttp's ``web.Server``: a connection beyond
+    ``limit`` open ones is closed as soon as it is accepted (its descriptor freed at
+    once), and ``refused`` is called. aiohttp's idle timeout closes the connections
+    that never send a request, so a burst of idle ones locks nobody out for long."""
+
+    def __init__(self, server: Any, limit: int, refused: Callable[[int], None]) -> None:
+        self.server = server
+        self.limit = limit
+        self.refused = refused
+
+    def __call__(self) -> asyncio.BaseProtocol:
+        open_now = len(self.server.connections)
+        if open_now >= self.limit:
+            self.refused(open_now)
+            return _Refuse()
+        protocol: asyncio.BaseProtocol = self.server()
+        return protocol
+
+
+class _Refuse(asyncio.Protocol):
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.abort()  # a reset, without waiting to flush: the descriptor goes now
+        else:
+            transport.close()
