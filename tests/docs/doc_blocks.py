@@ -6,6 +6,8 @@ an HTML comment that the rendered page does not show but that anyone editing the
 page does:
 
 * ``<!-- example: complete -->``: a whole program; the suite runs it as written.
+* ``<!-- example: pytest -->``: a test module; the suite runs it with pytest, beside
+  the page's own ``conftest.py`` block if it has one.
 * ``<!-- example: run by tests/<path>.py -->``: that test module runs it (a program
   with a file name in its first comment line, or a command that runs one).
 * ``<!-- example: fragment: <why> -->``: not meant to run on its own, on purpose,
@@ -31,7 +33,8 @@ RUNNABLE = frozenset({"python", "py", "console", "bash", "sh", "shell", "pycon"}
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)(?P<info>[^`\n]*)$")
 _MARKER = re.compile(
-    r"^\s*<!--\s*example:\s*(?P<kind>complete|fragment|run by)\b:?\s*(?P<detail>.*?)\s*-->\s*$"
+    r"^\s*<!--\s*example:\s*(?P<kind>complete|pytest|fragment|run by)\b:?\s*"
+    r"(?P<detail>.*?)\s*-->\s*$"
 )
 _FILE_NAME = re.compile(r"^#\s*(?P<name>[\w./-]+\.py)\b")
 
@@ -44,7 +47,7 @@ class Block:
     line: int  # of the opening fence, counted from 1
     language: str
     code: str
-    marker: str | None  # "complete", "fragment", "run by" or None
+    marker: str | None  # "complete", "pytest", "fragment", "run by" or None
     detail: str  # a fragment's reason, or the module that runs the block
 
     @property
