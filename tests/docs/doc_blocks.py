@@ -20,12 +20,23 @@ a fragment by the person who wrote it.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ROOT", "RUNNABLE", "Block", "blocks", "named_files", "pages", "shell_commands"]
+__all__ = [
+    "ROOT",
+    "RUNNABLE",
+    "Block",
+    "blocks",
+    "named_files",
+    "pages",
+    "reader_environment",
+    "shell_commands",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 # Languages whose blocks are programs or commands, as opposed to output or config.
@@ -135,3 +146,14 @@ def shell_commands(page: Path) -> list[str]:
             if command and not command.startswith("#"):
                 commands.append(command)
     return commands
+
+
+def reader_environment(**settings: str) -> dict[str, str]:
+    """The environment of a reader who runs a page's commands: this environment's
+    ``python`` and ``pygents-tui`` first on ``PATH`` (as in an activated virtual
+    environment), none of the caller's ``OTEL_*`` or ``PYGENTS_*`` settings, and then
+    ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYGENTS_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(settings)
+    return env

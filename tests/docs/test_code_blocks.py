@@ -13,17 +13,17 @@ declared a fragment on purpose (see ``doc_blocks`` for the markers).
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from doc_blocks import ROOT, RUNNABLE, Block, blocks, named_files, pages
+from doc_blocks import ROOT, RUNNABLE, Block, blocks, named_files, pages, reader_environment
 
 ALL = [block for page in pages() for block in blocks(page)]
 TIMEOUT = 60  # seconds: only bounds a program that would hang if broken
+# Where a program sets up telemetry, it prints it: the suite has no collector.
 
 
 def _of(marker: str) -> list[Block]:
@@ -32,16 +32,6 @@ def _of(marker: str) -> list[Block]:
 
 def _ids(found: list[Block]) -> list[str]:
     return [block.where for block in found]
-
-
-def _environment() -> dict[str, str]:
-    """A reader's environment, with this one's ``python`` and ``pygents-tui`` first on
-    ``PATH``. Telemetry, where a program sets it up, prints to the console: the
-    suite has no collector."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYGENTS_"))}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["OTEL_TRACES_EXPORTER"] = "console"
-    return env
 
 
 def test_every_block_that_could_run_is_run_or_marked_as_a_fragment() -> None:
@@ -83,7 +73,7 @@ def test_a_complete_example_runs_as_written(block: Block, tmp_path: Path) -> Non
     done = subprocess.run(
         [sys.executable, script.name],
         cwd=tmp_path,
-        env=_environment(),
+        env=reader_environment(OTEL_TRACES_EXPORTER="console"),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -107,7 +97,7 @@ def test_a_test_example_passes_under_pytest(block: Block, tmp_path: Path) -> Non
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
         cwd=tmp_path,
-        env=_environment(),
+        env=reader_environment(OTEL_TRACES_EXPORTER="console"),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doc_blocks import ROOT, blocks, named_files
+from doc_blocks import ROOT, blocks, named_files, reader_environment
 from terminal import WAIT, Terminal, terminal
 
 from pygents.redis import RedisServer
@@ -48,15 +48,6 @@ def folder(tmp_path: Path) -> Path:
     for name, code in files.items():
         (saved / name).write_text(code)
     return saved
-
-
-def _environment(redis_url: str) -> dict[str, str]:
-    """The reader's shell: this environment's ``python`` and ``pygents-tui`` first on
-    ``PATH``, and ``REDIS_URL`` set, as the guide says to when Redis is elsewhere."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYGENTS_"))}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["REDIS_URL"] = redis_url
-    return env
 
 
 def _console(*commands: str) -> list[str]:
@@ -99,7 +90,7 @@ class Background:
 
 def test_the_guides_worker_serves_the_guides_producer(folder: Path, redis_url: str) -> None:
     started, produce = _console("python clerk.py &", "python producer.py")
-    env = _environment(redis_url)
+    env = reader_environment(REDIS_URL=redis_url)  # as the guide says to set it
     worker = Background(started.removesuffix("&").strip(), folder, env)
     try:
         done = subprocess.run(
@@ -128,13 +119,19 @@ def test_the_dashboard_runs_the_guides_worker_and_shows_its_mailbox(
     folder: Path, redis_url: str
 ) -> None:
     (command,) = _console(RUN)
-    env = _environment(redis_url)
+    env = reader_environment(REDIS_URL=redis_url)  # as the guide says to set it
     with terminal("guide") as term:
+        # Exactly the reader's environment (the tmux server would pass on the test's
+        # own), but the pane's terminal type; COLUMNS and LINES, which would override
+        # the terminal's size, are left out.
+        settings = " ".join(
+            shlex.quote(f"{key}={value}")
+            for key, value in env.items()
+            if key not in ("COLUMNS", "LINES", "TERM")
+        )
         term.start(
-            # COLUMNS and LINES, if the test's caller set them, would override the
-            # terminal's own size.
-            f"cd {folder} && exec env -u COLUMNS -u LINES PATH={env['PATH']!r} "
-            f"REDIS_URL={redis_url} {command}",
+            f'cd {shlex.quote(str(folder))} && exec env -i TERM="$TERM" '
+            f"TEXTUAL_ANIMATIONS=none {settings} {command}",
             width=140,  # room for the Mailbox column after the 80-column layout
         )
         # The clerk's row, with its Mailbox cell: depth 0, one live worker (this one).
