@@ -15,10 +15,16 @@ standard variables the way ``opentelemetry-instrument`` reads them.
   per-signal ``..._ENDPOINT``, ``..._HEADERS``, ``..._TIMEOUT`` first, then the general
   ones), exactly as under ``opentelemetry-instrument``.
 
-Two differences, both deliberate: an unset *or empty* exporter variable means
-``otlp`` (what the OpenTelemetry distro does, and what the specification says of
-empty values), and a bad value raises ``ValueError`` naming the variable and the fix
-before anything is installed.
+Three differences, all deliberate:
+
+* an unset *or empty* exporter variable means ``otlp`` (what the OpenTelemetry distro
+  does, and what the specification says of empty values) — except for metrics and
+  logs when the traces were sent somewhere other than OTLP and no OTLP endpoint is
+  set (`fallback`): then they mean ``none``. ``OTEL_TRACES_EXPORTER=console`` alone
+  is someone looking at spans on a machine with no collector; metrics exported to
+  ``localhost:4317`` there would only print connection errors and hold up the exit;
+* a bad value raises ``ValueError`` naming the variable and the fix before anything
+  is installed.
 """
 
 from __future__ import annotations
@@ -47,6 +53,12 @@ PROTOCOL_VARIABLE: Final[dict[Signal, str]] = {
     "logs": "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
 }
 GENERAL_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
+ENDPOINT_VARIABLE: Final[dict[Signal, str]] = {
+    "traces": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "metrics": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "logs": "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+}
+GENERAL_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
 _GROUP: Final[dict[Signal, str]] = {
     "traces": "opentelemetry_traces_exporter",
     "metrics": "opentelemetry_metrics_exporter",
@@ -107,7 +119,22 @@ def _protocol(signal: Signal, protocol: str | None) -> str:
     return chosen
 
 
-def _names(signal: Signal, value: str | None) -> tuple[str, list[str]]:
+def fallback(signal: Signal, traces: list[ExporterChoice], endpoint: str | None) -> str:
+    """What an unset exporter variable means for ``signal`` (metrics or logs), given
+    the traces' exporters: ``otlp`` when the traces go over OTLP or an OTLP endpoint
+    is set (the argument, the general variable or the signal's own), else ``none``.
+
+    With no variables at all the traces go over OTLP, so everything does, as the
+    specification says. Only a traces choice that leaves OTLP out turns the others
+    off, and only until they are asked for by name or given an endpoint.
+    """
+    if endpoint or any(choice.name in _BY_PROTOCOL.values() for choice in traces):
+        return "otlp"
+    variables = (GENERAL_ENDPOINT, ENDPOINT_VARIABLE[signal])
+    return "otlp" if any(os.environ.get(v, "").strip() for v in variables) else "none"
+
+
+def _names(signal: Signal, value: str | None, default: str) -> tuple[str, list[str]]:
     """Where the list came from (for messages) and the names in it."""
     variable = EXPORTER_VARIABLE[signal]
     if value is not None:
@@ -115,7 +142,7 @@ def _names(signal: Signal, value: str | None) -> tuple[str, list[str]]:
     else:
         where, raw = variable, os.environ.get(variable, "")
     if not raw.strip():
-        return where, ["otlp"]
+        return where, [] if default == "none" else [default]
     if raw.strip().lower() == "none":
         return where, []
     names = [name.strip() for name in raw.split(",")]
@@ -127,15 +154,18 @@ def _names(signal: Signal, value: str | None) -> tuple[str, list[str]]:
     return where, names
 
 
-def choose(signal: Signal, value: str | None, protocol: str | None) -> list[ExporterChoice]:
-    """The exporters for ``signal``: from ``value`` (an argument) or the variable.
+def choose(
+    signal: Signal, value: str | None, protocol: str | None, default: str = "otlp"
+) -> list[ExporterChoice]:
+    """The exporters for ``signal``: from ``value`` (an argument) or the variable, or
+    ``default`` (``otlp`` or ``none``, see `fallback`) when neither names any.
 
     Every name is resolved and its class imported here, so that a typo fails before
     ``configure()`` installs anything.
     """
     if protocol is not None:
         _protocol(signal, protocol)  # an explicit argument is checked even if unused
-    where, names = _names(signal, value)
+    where, names = _names(signal, value, default)
     group = _GROUP[signal]
     chosen: list[ExporterChoice] = []
     for name in names:

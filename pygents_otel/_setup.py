@@ -33,7 +33,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from pygents_otel._exporters import ExporterChoice, choose
+from pygents_otel._exporters import ExporterChoice, choose, fallback
 from pygents_otel._instrumentor import PygentsInstrumentor, Settings
 from pygents_otel._tally import EndedSpans, SpanCounts, SpanTally, TallyingExporter
 from pygents_otel._text import bounded
@@ -239,6 +239,8 @@ def configure(
 
     Arguments win over variables. ``traces_exporter`` and ``metrics_exporter`` take
     what the variables take: a comma-separated list of exporter names, or ``"none"``.
+    Left unset, they mean OTLP; but metrics and logs mean none when the traces go
+    elsewhere and no OTLP endpoint is set (``_exporters.fallback``).
     A tracer or meter provider the application already installed is kept (and used);
     only missing ones are created. Every setting is checked before anything is
     installed, so a ``ValueError`` leaves the process as it was.
@@ -272,8 +274,10 @@ def configure(
     # Checks the instrumentor's variables before installing anything.
     live_on = Settings.of(instrumenting).live
     span_choices = choose("traces", traces_exporter, protocol)
-    metric_choices = choose("metrics", metrics_exporter, protocol)
-    log_choices = choose("logs", logs_exporter, protocol) if live_on else []
+    metric_default = fallback("metrics", span_choices, endpoint)
+    metric_choices = choose("metrics", metrics_exporter, protocol, metric_default)
+    log_default = fallback("logs", span_choices, endpoint)
+    log_choices = choose("logs", logs_exporter, protocol, log_default) if live_on else []
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "pygents"
     resource = _resource(name)
     owned: list[Any] = []

@@ -85,3 +85,12 @@ def test_the_guide_shows_the_compose_commands_of_the_compose_file() -> None:
     assert "docker compose -f examples/redis/compose.yaml up -d" in guide
     assert "docker compose -f examples/redis/compose.yaml up -d" in COMPOSE.read_text()
     assert "examples/scaling_out.py produce" in guide
+
+
+def test_the_guide_runs_the_demo_with_the_command_this_module_runs() -> None:
+    """The guide marks its ``uv run python examples/scaling_out.py`` block as run here:
+    `_run` is that command, with this environment's interpreter for ``uv run python``."""
+    assert "<!-- example: run by tests/examples/test_scaling_out.py -->\n```console\n" in (
+        GUIDE.read_text()
+    )
+    assert "\nuv run python examples/scaling_out.py\n" in GUIDE.read_text()

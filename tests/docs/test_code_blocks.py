@@ -1,0 +1,126 @@
+"""Every code block of the README and docs/ that a reader could run is run here, or
+declared a fragment on purpose (see ``doc_blocks`` for the markers).
+
+* a block in a language that runs carries a marker, and the marker is well formed;
+* ``complete`` programs run as written, in a directory of their own, and exit 0;
+* ``pytest`` modules pass under pytest, with the page's own ``conftest.py`` (the one
+  of testing.md, which that page marks as run here);
+* ``run by`` blocks name a test module that exists and reads that page;
+* fragments give their reason, and a Python fragment still compiles (top-level
+  ``await`` allowed: a fragment may be the body of a coroutine).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from doc_blocks import ROOT, RUNNABLE, Block, blocks, named_files, pages, reader_environment
+
+ALL = [block for page in pages() for block in blocks(page)]
+TIMEOUT = 60  # seconds: only bounds a program that would hang if broken
+# Where a program sets up telemetry, it prints it: the suite has no collector.
+
+
+def _of(marker: str) -> list[Block]:
+    return [block for block in ALL if block.marker == marker]
+
+
+def _ids(found: list[Block]) -> list[str]:
+    return [block.where for block in found]
+
+
+def test_every_block_that_could_run_is_run_or_marked_as_a_fragment() -> None:
+    unmarked = [b.where for b in ALL if b.language in RUNNABLE and b.marker is None]
+    assert not unmarked, (
+        "mark each of these blocks (on the line before its fence) with "
+        "<!-- example: complete -->, <!-- example: pytest -->, "
+        "<!-- example: run by tests/...py --> or <!-- example: fragment: why -->: "
+        f"{unmarked}"
+    )
+
+
+def test_every_marker_is_well_formed() -> None:
+    wrong: list[str] = []
+    for block in ALL:
+        if block.marker is None:
+            continue
+        if block.marker in ("complete", "pytest") and block.language != "python":
+            wrong.append(f"{block.where}: {block.marker} on a {block.language!r} block")
+        if block.marker == "fragment" and not block.detail:
+            wrong.append(f"{block.where}: a fragment must say why it does not run")
+        if block.marker == "fragment" and block.file_name is not None:
+            wrong.append(f"{block.where}: {block.file_name} is a program: run it")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("block", _of("run by"), ids=_ids(_of("run by")))
+def test_a_block_run_elsewhere_names_a_test_module_that_reads_its_page(block: Block) -> None:
+    runner = block.runner
+    assert runner is not None, f"{block.where}: name the module that runs it"
+    assert runner.is_file(), f"{block.where}: no module {block.detail}"
+    assert block.page.name in runner.read_text(), f"{runner.name} never reads {block.page.name}"
+
+
+@pytest.mark.parametrize("block", _of("complete"), ids=_ids(_of("complete")))
+def test_a_complete_example_runs_as_written(block: Block, tmp_path: Path) -> None:
+    script = tmp_path / (block.file_name or "example.py")
+    script.write_text(block.code)
+    done = subprocess.run(
+        [sys.executable, script.name],
+        cwd=tmp_path,
+        env=reader_environment(OTEL_TRACES_EXPORTER="console"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.where}:\n{done.stderr}"
+    assert "Traceback" not in done.stderr, f"{block.where}:\n{done.stderr}"
+
+
+@pytest.mark.parametrize("block", _of("pytest"), ids=_ids(_of("pytest")))
+def test_a_test_example_passes_under_pytest(block: Block, tmp_path: Path) -> None:
+    for name, code in named_files(block.page).items():
+        (tmp_path / name).write_text(code)
+    (tmp_path / "test_example.py").write_text(block.code)
+    # What the page assumes of the reader's project: pytest-asyncio in auto mode.
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+        "filterwarnings = error\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+        cwd=tmp_path,
+        env=reader_environment(OTEL_TRACES_EXPORTER="console"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.where}:\n{done.stdout}\n{done.stderr}"
+    assert re.search(r"\b[1-9]\d* passed\b", done.stdout), done.stdout
+
+
+PYTHON_FRAGMENTS = [b for b in _of("fragment") if b.language == "python"]
+
+
+@pytest.mark.parametrize("block", PYTHON_FRAGMENTS, ids=_ids(PYTHON_FRAGMENTS))
+def test_a_python_fragment_still_compiles(block: Block) -> None:
+    try:
+        compile(block.code, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError as error:
+        pytest.fail(f"{block.where}: line {error.lineno}: {error.msg}")
+
+
+def test_the_pages_have_blocks_to_check() -> None:
+    """A parser that found nothing would make every test above pass vacuously."""
+    assert len(_of("complete")) >= 5
+    assert {b.page.name for b in ALL} >= {"README.md", "scaling-out.md", "telemetry.md"}
+    assert ROOT / "README.md" in pages()
