@@ -7,8 +7,9 @@ other C0 codes, DEL and the C1 codes (U+0080..U+009F: U+009B is a one-byte CSI) 
 through to the terminal, which obeys them: ``ESC ] 0 ; … BEL`` renames the window,
 ``ESC ] 52 ; …`` writes the clipboard, ``ESC [ 2 J`` clears the screen. A name, a value
 or a message sent over OTLP (or made by a tool) must never do that, so every place that
-hands such text to a widget goes through `visible` (or `plain`, which builds the
-``Text``).
+hands such text to a widget goes through `visible` (or `pygents_tui._plain.plain`,
+which builds the Rich ``Text``). This module uses the standard library only: the
+dashboard's model, which runs without the 'tui' extra, cuts previews with it.
 
 How each is shown:
 
@@ -25,10 +26,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from rich.style import StyleType
-from rich.text import Text
-
-__all__ = ["plain", "visible"]
+__all__ = ["visible"]
 
 _PICTURES: Final = {code: chr(0x2400 + code) for code in range(0x20)} | {0x7F: "\u2421"}
 _C1: Final = {code: f"\\x{code:02x}" for code in range(0x80, 0xA0)}
@@ -45,9 +43,3 @@ def visible(text: str, *, lines: bool = False) -> str:
     if lines:
         return text.replace("\r\n", "\n").translate(_LINES).expandtabs(_TAB)
     return text.replace("\r\n", "⏎").translate(_ONE_LINE)
-
-
-def plain(text: str, style: StyleType = "", *, lines: bool = False) -> Text:
-    """A Rich ``Text`` of ``text`` as it is to be read: no markup is parsed, and every
-    control character is made visible (`visible`)."""
-    return Text(visible(text, lines=lines), style=style)

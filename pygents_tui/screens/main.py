@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from pygents_tui._output import ProgramOutput
-from pygents_tui._visible import plain
+from pygents_tui._plain import plain
 from pygents_tui.listen.view import AgentRow, DashboardView
 from pygents_tui.listen.view import Panel as ViewPanel
 from pygents_tui.widgets import (

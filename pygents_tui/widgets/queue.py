@@ -8,8 +8,8 @@ from typing import ClassVar
 from rich.text import Text
 
 from pygents import AgentRegistry
+from pygents_tui._plain import plain
 from pygents_tui._preview import preview
-from pygents_tui._visible import plain
 from pygents_tui.listen.view import DashboardView
 from pygents_tui.widgets._panel import NavigableTable, find_row
 

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pygents import StopReason
-from pygents_tui._visible import plain
+from pygents_tui._plain import plain
 from pygents_tui.widgets._panel import ModelPanel
 from pygents_tui.widgets._text import bar, seconds
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from pygents import StopReason
-from pygents_tui._visible import plain
+from pygents_tui._plain import plain
 from pygents_tui.listen.view import DashboardView, TurnRow
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend
