@@ -14,12 +14,13 @@ that went away leaves nothing behind for long.
 
 An outcome can fail to arrive: trimmed before it was read (the bound), or lost with
 Redis's data (a restart without persistence). Waiting for it would never end, so the
-reader *checks* the waiting turns — when it starts, after Redis comes back, and every
-``check_interval`` seconds — in one atomic script: a turn that is no longer in its
-mailbox has been recorded (its outcome was added in the same step that removed it),
-so once the reader has read the stream up to where it stood at the check, a handle
-still without an outcome will never get one. It fails with `RepliesLostError` if the
-stream was trimmed past what the reader had read, and `TurnLostError` otherwise.
+reader *checks* the waiting turns — every ``check_interval`` seconds while some
+handle waits, and as soon as Redis answers again after a failure — in one atomic
+script: a turn that is no longer in its mailbox has been recorded (its outcome was
+added in the same step that removed it), so once the reader has read the stream up
+to where it stood at the check, a handle still without an outcome will never get
+one. It fails with `RepliesLostError` if entries the reader never read were trimmed
+(and the turn is older than what is left), and `TurnLostError` otherwise.
 """
 
 from __future__ import annotations
@@ -56,12 +57,18 @@ _CHECK_BATCH: Final = 1000  # turns per check script call (each is one XRANGE)
 _END: Final = (2**64, 0)  # after every stream id
 _CLOSE_GRACE: Final = 0.25  # seconds a cancelled reader gets before its socket is closed
 
-# KEYS: the reply stream, then mailboxes. ARGV: pairs (index into KEYS, message id).
-# Returns {the reply stream's last id, its first entry's id, entries ever added to it,
-# its length, {positions of the pairs whose entry is no longer in its mailbox}} (ids
-# "0-0" and counts 0 for a stream that does not exist).
+# KEYS: the reply stream, then mailboxes. ARGV: the reader's position in the reply
+# stream, then pairs (index into KEYS, message id). First trims, exactly, what the
+# reader has read (so every entry left but one at its position is unread). Returns
+# {the stream's last id, its first entry's id, entries ever added to it, its length,
+# 1 if an entry at the position is left else 0, {positions of the pairs whose entry is
+# no longer in its mailbox}}; ids "0-0" and counts 0 for a stream that does not exist.
 CHECK: Final = """
-local last, first, added, length = '0-0', '0-0', 0, 0
+local last, first, added, length, at = '0-0', '0-0', 0, 0, 0
+if ARGV[1] ~= '0-0' and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
+  at = #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+end
 local info = redis.pcall('XINFO', 'STREAM', KEYS[1])
 if type(info) == 'table' and info['err'] == nil then
   for i = 1, #info, 2 do
@@ -73,13 +80,13 @@ if type(info) == 'table' and info['err'] == nil then
   end
 end
 local gone = {}
-for i = 1, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   local id = ARGV[i + 1]
   if #redis.call('XRANGE', KEYS[tonumber(ARGV[i])], id, id) == 0 then
-    gone[#gone + 1] = (i + 1) / 2
+    gone[#gone + 1] = i / 2
   end
 end
-return {last, first, added, length, gone}
+return {last, first, added, length, at, gone}
 """
 
 
@@ -184,7 +191,11 @@ class Replies:
         self._task: asyncio.Task[None] | None = None
         self._backoff = backoff
         self._check = client.register_script(CHECK)
-        self._check_at = 0.0  # loop time of the next check (0: at once)
+        # Loop time of the next check: 0 is at once (after a reconnection), None is one
+        # interval after the reader starts. Not at every start: a caller awaiting one
+        # turn after another restarts the reader each time, and a turn that is only
+        # just put needs no check.
+        self._check_at: float | None = None
         self._verdict: _Verdict | None = None
         self._closed = False
 
@@ -238,6 +249,8 @@ class Replies:
 
     async def _read(self) -> None:
         loop = asyncio.get_running_loop()
+        if self._check_at is None:
+            self._check_at = loop.time() + self.check_interval
         try:
             trimmed = self._last
             while self._handles and not self.closed:
@@ -271,6 +284,9 @@ class Replies:
                     self._verdict = None
                     self._judge(verdict)
         finally:
+            self._verdict = None
+            if self._check_at:
+                self._check_at = None  # nobody waits: the next reader starts afresh
             if self._task is asyncio.current_task():
                 self._task = None
 
@@ -280,7 +296,7 @@ class Replies:
         if not waiting:
             return None
         self.checks += 1
-        read, entries_read = stream_id(self._last), self._entries_read
+        entries_read = self._entries_read
         position = (0, 0)
         trimmed_before: tuple[int, int] | None = None
         gone: list[TurnHandle] = []
@@ -288,7 +304,7 @@ class Replies:
             chunk = waiting[start : start + _CHECK_BATCH]
             keys = [self.key]
             slots: dict[str, int] = {}
-            args: list[str | int] = []
+            args: list[str | int] = [self._last]
             for handle in chunk:
                 mailbox = self.mailbox_of(handle.agent)
                 slot = slots.get(mailbox)
@@ -297,17 +313,18 @@ class Replies:
                     slot = slots[mailbox] = len(keys)
                 args += [slot, handle.message_id]
             try:
-                last, first, added, length, found = await self._check(keys=keys, args=args)
+                last, first, added, length, at, found = await self._check(keys=keys, args=args)
             except ResponseError as exc:  # a key of another type under our prefix
                 _log.error("pygents.redis: checking waiting turns failed: %s", bounded(str(exc)))
                 return None
             position = max(position, stream_id(last))
-            # Trimming removes the oldest entries. When every entry left is one this
-            # reader has not read, the entries ever added that it neither read nor
-            # finds were trimmed unread: outcomes older than the first left may be lost.
-            first_left = stream_id(first) if length else _END
-            if first_left > read and int(added) - entries_read - int(length) > 0:
-                trimmed_before = first_left
+            # Every entry ever added was read by this reader, is still there unread,
+            # or was trimmed unread; trimming takes the oldest, so outcomes older than
+            # the first entry left may be among those. (After Redis lost the stream,
+            # fewer entries were added to the new one than were read: none trimmed.)
+            unread = int(length) - int(at)
+            if int(added) - entries_read - unread > 0:
+                trimmed_before = stream_id(first) if int(length) else _END
             gone += [chunk[int(i) - 1] for i in found]
         return _Verdict(position, trimmed_before, gone) if gone else None
 

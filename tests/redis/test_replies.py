@@ -115,7 +115,7 @@ async def test_outcomes_trimmed_before_they_were_read_fail_their_handles_with_re
     echo = echo_tool()
     url = redis_server.url
     async with (
-        Mailboxes(url, reply_maxlen=10) as producer,
+        Mailboxes(url, reply_maxlen=10, reply_check_interval=0.2) as producer,
         Mailboxes(url, reply_maxlen=10) as served,
         Serving() as serving,
     ):
