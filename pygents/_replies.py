@@ -55,7 +55,8 @@ __all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle"]
 _log = logging.getLogger("pygents.redis")
 _CHECK_BATCH: Final = 1000  # turns per check script call (each is one XRANGE)
 _END: Final = (2**64, 0)  # after every stream id
-_CLOSE_GRACE: Final = 0.25  # seconds a cancelled reader gets before its socket is closed
+_CLOSE_GRACE: Final = 0.05  # seconds a cancelled reader gets before its socket is closed
+_CLOSE_LIMIT: Final = 5.0  # seconds `close` keeps cancelling and disconnecting, at most
 
 # KEYS: the reply stream, then mailboxes. ARGV: the reader's position in the reply
 # stream, then pairs (index into KEYS, message id). First trims, exactly, what the
@@ -228,17 +229,19 @@ class Replies:
         The loop ends on a flag as well as by cancellation: the Redis client can absorb
         a cancellation (seen on Python 3.11 when it lands as the reader connects) and
         then wait on its socket for good. So a reader that has not ended shortly after
-        being cancelled gets its connections closed under it, which ends any read.
+        being cancelled gets its connections closed under it, which ends any read, and
+        is cancelled again — until it ends, for a few seconds at most.
         """
         self._closed = True
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
-            if not done:
-                await self.client.connection_pool.disconnect()
+            deadline = asyncio.get_running_loop().time() + _CLOSE_LIMIT
+            while not task.done() and asyncio.get_running_loop().time() < deadline:
+                task.cancel()
                 done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
-            if not done:
+                if not done:
+                    await self.client.connection_pool.disconnect()
+            if not task.done():
                 _log.error("pygents.redis: the reply reader of %s did not stop", self.key)
             elif not task.cancelled() and (error := task.exception()) is not None:
                 _log.error("pygents.redis: the reply reader failed", exc_info=error)
