@@ -26,6 +26,7 @@ one. It fails with `RepliesLostError` if entries the reader never read were trim
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -240,7 +241,8 @@ class Replies:
                 task.cancel()
                 done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
                 if not done:
-                    await self.client.connection_pool.disconnect()
+                    with contextlib.suppress(Exception):  # closing: a failure changes nothing
+                        await self.client.connection_pool.disconnect()
             if not task.done():
                 _log.error("pygents.redis: the reply reader of %s did not stop", self.key)
             elif not task.cancelled() and (error := task.exception()) is not None:

@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 from redis_helpers import Serving, eventually
 
-from pygents import Agent, Tool, Turn, tool
+from pygents import Agent, StopReason, Tool, Turn, tool
 from pygents.redis import (
     MailboxClosedError,
     Mailboxes,
+    Outcome,
     RedisServer,
     RepliesLostError,
     TurnHandle,
@@ -319,3 +320,52 @@ async def test_a_handle_whose_turn_is_still_queued_keeps_waiting_through_checks(
 
         await serving.start(Worker(mailboxes, echo_agent(echo)))
         assert await settle([waiting], within=10) == ["later"]
+
+
+# -- what the reader hands to a handle (no Redis: records given directly) ---------------
+
+
+async def test_result_takes_the_values_of_the_run_that_recorded_the_outcome() -> None:
+    """Two runs write values at once (the first worker was cut off, not dead); the
+    outcome names the run that won, and only its values make the result."""
+    async with Mailboxes("redis://localhost:1/0") as mailboxes:
+        replies = mailboxes.replies
+        handle = TurnHandle(replies, "relay", "u-1")
+        replies.expect(handle)
+        outcome = Outcome("u-1", "relay", StopReason.COMPLETED, values=2, streaming=True)
+        records = [
+            ["u-1", "v", 0, 1, "a1-0"],
+            ["u-1", "v", 0, 2, "a2-0"],
+            ["u-1", "v", 1, 1, "a1-1"],
+            ["u-1", "v", 1, 2, "a2-1"],
+            ["u-1", "v", 2, 2, "a2-2"],
+            ["u-1", "o", 0, 1, dict(outcome.to_dict(), deliveries=1)],
+        ]
+        replies._deliver(json.dumps(records))
+
+        assert await handle.result() == ["a1-0", "a1-1"]
+        assert [value async for value in handle] == ["a1-0", "a1-1"]
+
+
+async def test_malformed_reply_records_are_skipped_and_the_handle_still_resolves(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with Mailboxes("redis://localhost:1/0") as mailboxes:
+        replies = mailboxes.replies
+        handle = TurnHandle(replies, "relay", "u-1")
+        replies.expect(handle)
+        outcome = Outcome("u-1", "relay", StopReason.COMPLETED, output="fine")
+        junk: list[Any] = [
+            {"u-1": "v"},  # not a list
+            ["u-1", "v", "0", 1, "x"],  # index not a number
+            ["u-1", "o", 0, 1, "not an outcome"],
+            ["u-1", "x", 0, 1, {}],  # unknown kind
+            ["u-1", "v", 0],  # too short
+        ]
+        replies._deliver(json.dumps(junk))
+        replies._deliver('{"not": "a list"}')
+        assert not handle.done
+        replies._deliver(json.dumps([["u-1", "o", 0, 1, outcome.to_dict()]]))
+
+        assert await handle.result() == "fine"
+    assert caplog.text.count("a malformed reply record") == 6
