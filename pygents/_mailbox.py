@@ -4,8 +4,8 @@ Each agent name has a mailbox, a Redis stream read by a consumer group of worker
 An entry holds one JSON *envelope*, ``{"reply": <reply stream or null>, "turn":
 Turn.to_dict()}``, in the field ``turn``; with a reply stream, it also carries the
 producer's ``"reply_maxlen"`` and ``"reply_ttl_ms"`` for it (an envelope without them
-gets the worker's own). Finished turns are deleted from the stream,
-so its length is the number of turns not finished yet — the number ``maxlen`` bounds.
+gets the worker's own). Finished turns are deleted from the stream, so its length is
+the number of turns not finished yet — the number ``maxlen`` bounds.
 """
 
 from __future__ import annotations
