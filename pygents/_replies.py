@@ -201,13 +201,9 @@ class Replies:
         self._verdict: _Verdict | None = None
         self._closed = False
 
-    @property
-    def closed(self) -> bool:
-        """`close` was called: no reading any more, and new waits fail at once."""
-        return self._closed
-
     def _gone(self) -> bool:
-        # A method, not the attribute: the attribute changes while the reader awaits.
+        """`close` was called. A method, not the attribute, for the type checker: the
+        attribute changes while the reader awaits, which it cannot see."""
         return self._closed
 
     def expect(self, handle: TurnHandle) -> None:
@@ -258,7 +254,7 @@ class Replies:
             self._check_at = loop.time() + self.check_interval
         try:
             trimmed = self._last
-            while self._handles and not self.closed:
+            while self._handles and not self._gone():
                 try:
                     if self._verdict is None and loop.time() >= self._check_at:
                         self._verdict = await self._checked()
