@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 from pygents._mailbox_lua import DEAD, GROUP, RECORD
 from pygents._mailbox_types import Outcome, bounded
 from pygents._replies import CONNECTION_ERRORS, Backoff
+from pygents._serving import ReplyTo, reply_to
 
 if TYPE_CHECKING:
     from pygents._mailbox import Mailboxes
@@ -115,23 +116,23 @@ class Flusher:
     async def _write(self) -> None:
         batch = self._records[:_BATCH]
         errors = self._errors[:]
-        keys: dict[str, int] = {}
-        args: list[str | int] = [GROUP, self.mailboxes.reply_maxlen, self._ttl_ms()]
-        for mailbox, errors_key, message_id, _, reply, record in batch:
-            mk = 0
-            if mailbox:
-                mk = keys.get(mailbox, 0)
-                if not mk:
-                    mk = keys[mailbox] = len(keys) + 1
-                    keys[errors_key] = len(keys) + 1
-            rk = 0
-            if reply:
-                rk = keys.get(reply, 0) or keys.setdefault(reply, len(keys) + 1)
-            args.append(f"{mk} {rk} {message_id or '-'} {record}")
         pipe = self.mailboxes.client.pipeline(transaction=False)
         for errors_key, message_id, error in errors:
             pipe.hset(errors_key, message_id, error)
-        if batch:
+        for limits, run in self._by_limits(batch):
+            keys: dict[str, int] = {}
+            args: list[str | int] = [GROUP, *limits]
+            for mailbox, errors_key, message_id, _, reply, record in run:
+                mk = 0
+                if mailbox:
+                    mk = keys.get(mailbox, 0)
+                    if not mk:
+                        mk = keys[mailbox] = len(keys) + 1
+                        keys[errors_key] = len(keys) + 1
+                rk = 0
+                if reply:
+                    rk = keys.get(reply, 0) or keys.setdefault(reply, len(keys) + 1)
+                args.append(f"{mk} {rk} {message_id or '-'} {record}")
             await self._record(keys=list(keys), args=args, client=pipe)  # queued
         try:
             await pipe.execute()
@@ -147,8 +148,26 @@ class Flusher:
         if len(self._records) < _ROOM:
             self._drained.set()
 
-    def _ttl_ms(self) -> int:
-        return max(1, round(self.mailboxes.reply_ttl * 1000))
+    def _by_limits(self, batch: list[_Record]) -> list[tuple[tuple[int, int], list[_Record]]]:
+        """The batch in runs of records whose reply streams take the same limits, in
+        order (one ``RECORD`` call each; almost always a single run)."""
+        runs: list[tuple[tuple[int, int], list[_Record]]] = []
+        for record in batch:
+            limits = self._limits(record[4]) if record[4] else None  # None: no reply
+            if runs and (limits is None or limits == runs[-1][0]):
+                runs[-1][1].append(record)
+            else:
+                runs.append((limits or self._limits(None), [record]))
+        return runs
+
+    def _limits(self, reply: str | None) -> tuple[int, int]:
+        """The ``MAXLEN`` and TTL (ms) to write ``reply`` with: its producer's, carried
+        in the envelope (`ReplyTo`), else this worker's own."""
+        maxlen = ttl_ms = None
+        if isinstance(reply, ReplyTo):
+            maxlen, ttl_ms = reply.maxlen, reply.ttl_ms
+        own = self.mailboxes
+        return maxlen or own.reply_maxlen, ttl_ms or max(1, round(own.reply_ttl * 1000))
 
     # -- dead letters -----------------------------------------------------------------
 
@@ -194,8 +213,7 @@ class Flusher:
                     args=[
                         GROUP,
                         message_id,
-                        self.mailboxes.reply_maxlen,
-                        self._ttl_ms(),
+                        *self._limits(reply),
                         1 if reply and turn_uuid else 0,
                         record,
                         *flat,
@@ -222,9 +240,8 @@ def _envelope(fields: dict[str, str]) -> dict[str, object]:
     return envelope if isinstance(envelope, dict) else {}
 
 
-def _reply_of(fields: dict[str, str]) -> str | None:
-    reply = _envelope(fields).get("reply")
-    return reply if isinstance(reply, str) and reply else None
+def _reply_of(fields: dict[str, str]) -> ReplyTo | None:
+    return reply_to(_envelope(fields))
 
 
 def _uuid_of(fields: dict[str, str]) -> str:

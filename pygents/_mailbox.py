@@ -2,8 +2,10 @@
 
 Each agent name has a mailbox, a Redis stream read by a consumer group of workers.
 An entry holds one JSON *envelope*, ``{"reply": <reply stream or null>, "turn":
-Turn.to_dict()}``, in the field ``turn``. Finished turns are deleted from the stream,
-so its length is the number of turns not finished yet — the number ``maxlen`` bounds.
+Turn.to_dict()}``, in the field ``turn``; with a reply stream, it also carries the
+producer's ``"reply_maxlen"`` and ``"reply_ttl_ms"`` for it (an envelope without them
+gets the worker's own). Finished turns are deleted from the stream, so its length is
+the number of turns not finished yet — the number ``maxlen`` bounds.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ResponseError
 
 from pygents._errors import UnregisteredToolError, brief
+from pygents._handle import TurnHandle
 from pygents._mailbox_lua import GROUP, PUT, Keys
 from pygents._mailbox_types import (
     ConsumerStats,
@@ -30,7 +33,7 @@ from pygents._mailbox_types import (
     bounded,
     unique_name,
 )
-from pygents._replies import CONNECTION_ERRORS, Backoff, Replies, TurnHandle
+from pygents._replies import CONNECTION_ERRORS, Backoff, Replies
 from pygents._routing import ROUTES
 from pygents._turn import Turn
 
@@ -68,8 +71,13 @@ class Mailboxes:
         maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
             [`MailboxFullError`][pygents.redis.MailboxFullError] beyond it (nothing is
             ever trimmed).
-        reply_maxlen: the bound of this client's reply stream (approximate).
-        reply_ttl: seconds after the last write when the reply stream expires.
+        reply_maxlen: the bound of this client's reply stream (approximate). Travels
+            with each turn: workers apply it when they write this client's results.
+        reply_ttl: seconds after the last write when the reply stream expires (travels
+            with each turn too).
+        reply_check_interval: seconds between two checks, while handles wait, that
+            their turns still exist in Redis (a turn gone without an outcome fails its
+            handle instead of leaving it waiting forever).
         client_id: names this client's reply stream (default: host, pid and a
             random suffix).
         redis_options: passed to ``redis.asyncio.Redis.from_url``.
@@ -83,6 +91,7 @@ class Mailboxes:
         maxlen: int = 10_000,
         reply_maxlen: int = 10_000,
         reply_ttl: float = 3600.0,
+        reply_check_interval: float = 5.0,
         client_id: str | None = None,
         **redis_options: Any,
     ) -> None:
@@ -96,6 +105,7 @@ class Mailboxes:
         self.maxlen: int = _positive("maxlen", maxlen)
         self.reply_maxlen: int = _positive("reply_maxlen", reply_maxlen)
         self.reply_ttl: float = _positive("reply_ttl", reply_ttl, float)
+        check_interval = _positive("reply_check_interval", reply_check_interval, float)
         self.client_id = client_id or unique_name()
         options: dict[str, Any] = {
             # Fail fast when Redis is away: one quick retry covers a stale pooled
@@ -108,8 +118,17 @@ class Mailboxes:
         self.client: Redis = Redis.from_url(url, **options)
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
+        self._reply_limits = {
+            "reply_maxlen": self.reply_maxlen,
+            "reply_ttl_ms": max(1, round(self.reply_ttl * 1000)),
+        }
         self.replies = Replies(
-            self.client, f"{prefix}:replies:{self.client_id}", Backoff(0.05, 5.0)
+            self.client,
+            f"{prefix}:replies:{self.client_id}",
+            Backoff(0.05, 5.0),
+            lambda agent: self.keys(agent).mailbox,
+            maxlen=self.reply_maxlen,
+            check_interval=check_interval,
         )
 
     def __repr__(self) -> str:
@@ -127,7 +146,12 @@ class Mailboxes:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Stop reading replies, drop routes to this Redis, and close the connections."""
+        """Stop reading replies, drop routes to this Redis, and close the connections.
+
+        Handles still waiting then fail with
+        [`MailboxClosedError`][pygents.redis.MailboxClosedError]: their outcome can no
+        longer reach this process. Returns in bounded time.
+        """
         self.unroute()
         await self.replies.close()
         await self.client.aclose()
@@ -172,10 +196,13 @@ class Mailboxes:
                 raise TypeError(f"Mailboxes.put() takes a Turn, got {type(turn).__name__}")
         if not batch:
             return []
-        reply_to = self.replies.key if reply else None
+        # With a reply stream, the limits this client wants for it: the workers apply
+        # them when they write its results (see ``_serving.ReplyTo``).
+        head: dict[str, Any] = (
+            {"reply": self.replies.key, **self._reply_limits} if reply else {"reply": None}
+        )
         payloads = [
-            json.dumps({"reply": reply_to, "turn": turn.to_dict()}, separators=(",", ":"))
-            for turn in batch
+            json.dumps({**head, "turn": turn.to_dict()}, separators=(",", ":")) for turn in batch
         ]
         tools = sorted({turn.tool.name for turn in batch})
         handles = [TurnHandle(self.replies if reply else None, agent, t.uuid) for t in batch]

@@ -19,6 +19,7 @@ __all__ = [
     "ConsumerStats",
     "DeadLetter",
     "Delivery",
+    "MailboxClosedError",
     "MailboxError",
     "MailboxFullError",
     "MailboxStats",
@@ -26,6 +27,8 @@ __all__ = [
     "Outcome",
     "RemoteTurnError",
     "RepliesLostError",
+    "TurnLostError",
+    "TurnRerunError",
     "bounded",
     "current_delivery",
     "outcome_data",
@@ -73,7 +76,24 @@ class RemoteTurnError(MailboxError):
 
 
 class RepliesLostError(MailboxError):
-    """Streamed values were trimmed from the reply stream before they were read."""
+    """Results were trimmed from the reply stream before they were read: streamed
+    values, or the outcome itself (the stream is bounded by ``reply_maxlen``)."""
+
+
+class TurnLostError(MailboxError):
+    """The turn is gone from Redis without an outcome: not queued, not running, and
+    nothing on the reply stream (Redis restarted without persistence, or its keys were
+    deleted, evicted or expired). No outcome will ever come."""
+
+
+class TurnRerunError(MailboxError):
+    """A streaming turn was run again (its worker stopped mid-stream) after some values
+    of the earlier run were already yielded: the stream cannot go on without mixing
+    two runs. ``await handle.result()`` gives the values of the run that finished."""
+
+
+class MailboxClosedError(MailboxError):
+    """The `Mailboxes` was closed before the outcome of a turn arrived."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Results coming back: a reply stream per client, read by one task, and turn handles.
+"""Results coming back: a reply stream per client, read by one task.
 
 Workers append *records* to the reply stream named in each turn's envelope, in
 batches (one stream entry holds a JSON array of records)::
@@ -6,27 +6,44 @@ batches (one stream entry holds a JSON array of records)::
     [turn_uuid, "v", index, attempt, value]      # a streaming tool's value
     [turn_uuid, "o", 0, attempt, outcome_dict]   # how the turn ended (exactly once)
 
-One reader task per `Replies` follows the stream while some handle waits,
-hands each record to the handle of its turn, and trims what it has read. The stream
-is bounded (``MAXLEN ~``) and expires when nobody writes to it for a while, so a
-caller that went away leaves nothing behind for long.
+One reader task per `Replies` follows the stream while some handle waits, hands
+each record to the handle of its turn (`pygents._handle.TurnHandle`), and trims what
+it has read. The stream is bounded (``MAXLEN ~``, the producer's ``reply_maxlen``)
+and expires when nobody writes to it for a while (its ``reply_ttl``), so a caller
+that went away leaves nothing behind for long.
 
-A turn can run more than once (its first worker died before recording the outcome):
-values are then numbered again from zero, and a handle yields each index once.
+An outcome can fail to arrive: trimmed before it was read (the bound), or lost with
+Redis's data (a restart without persistence). Waiting for it would never end, so the
+reader *checks* the waiting turns — every ``check_interval`` seconds while some
+handle waits, and as soon as Redis answers again after a failure — in one atomic
+script: a turn that is no longer in its mailbox has been recorded (its outcome was
+added in the same step that removed it), so once the reader has read the stream up
+to where it stood at the check, a handle still without an outcome will never get
+one. It fails with `RepliesLostError` if entries the reader never read were trimmed
+(and the turn is older than what is left), and `TurnLostError` otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from pygents._mailbox_types import Outcome, RepliesLostError, bounded
+from pygents._handle import TurnHandle
+from pygents._mailbox_types import (
+    MailboxClosedError,
+    RepliesLostError,
+    TurnLostError,
+    bounded,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -34,9 +51,64 @@ if TYPE_CHECKING:
 CONNECTION_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
 """What a lost or refused connection to Redis raises."""
 
-__all__ = ["CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle"]
+__all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle"]
 
 _log = logging.getLogger("pygents.redis")
+_CHECK_BATCH: Final = 1000  # turns per check script call (each is one XRANGE)
+_END: Final = (2**64, 0)  # after every stream id
+_CLOSE_GRACE: Final = 0.05  # seconds a cancelled reader gets before its socket is closed
+_CLOSE_LIMIT: Final = 5.0  # seconds `close` keeps cancelling and disconnecting, at most
+
+# KEYS: the reply stream, then mailboxes. ARGV: the reader's position in the reply
+# stream, then pairs (index into KEYS, message id). First trims, exactly, what the
+# reader has read (so every entry left but one at its position is unread). Returns
+# {the stream's last id, its first entry's id, entries ever added to it, its length,
+# 1 if an entry at the position is left else 0, {positions of the pairs whose entry is
+# no longer in its mailbox}}; ids "0-0" and counts 0 for a stream that does not exist.
+CHECK: Final = """
+local last, first, added, length, at = '0-0', '0-0', 0, 0, 0
+if ARGV[1] ~= '0-0' and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
+  at = #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+end
+local info = redis.pcall('XINFO', 'STREAM', KEYS[1])
+if type(info) == 'table' and info['err'] == nil then
+  for i = 1, #info, 2 do
+    local name, value = info[i], info[i + 1]
+    if name == 'last-generated-id' then last = value
+    elseif name == 'recorded-first-entry-id' then first = value
+    elseif name == 'entries-added' then added = value
+    elseif name == 'length' then length = value end
+  end
+end
+local gone = {}
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i + 1]
+  if #redis.call('XRANGE', KEYS[tonumber(ARGV[i])], id, id) == 0 then
+    gone[#gone + 1] = i / 2
+  end
+end
+return {last, first, added, length, at, gone}
+"""
+
+
+def stream_id(text: object) -> tuple[int, int]:
+    """A stream entry id (``"1700000000000-3"``) as a comparable pair; (0, 0) if malformed."""
+    try:
+        ms, _, seq = str(text).partition("-")
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return 0, 0
+
+
+@dataclass(slots=True)
+class _Verdict:
+    """Turns a check found gone from their mailboxes, judged once the reader has read
+    the reply stream up to ``position`` (where their outcomes would be)."""
+
+    position: tuple[int, int]  # the stream's last id at the check
+    trimmed_before: tuple[int, int] | None  # unread entries older than this were trimmed
+    handles: list[TurnHandle]
 
 
 class Backoff:
@@ -76,136 +148,63 @@ class Backoff:
         self.delay = self.initial
 
 
-class TurnHandle:
-    """A turn put on a mailbox: await its result, or stream its values.
-
-    * ``await handle.result()`` — the tool's return value (a streaming tool's values
-      as a list); [`RemoteTurnError`][pygents.redis.RemoteTurnError] if the turn did not complete.
-    * ``async for value in handle`` — a streaming tool's values in order, then the
-      loop ends (or raises ``RemoteTurnError``, like a local ``yielding()`` would).
-    * ``await handle.outcome()`` — the full [`Outcome`][pygents.redis.Outcome], never
-      raising for the turn's own failure.
-    """
-
-    __slots__ = (
-        "_changed",
-        "_gap",
-        "_outcome",
-        "_replies",
-        "_values",
-        "agent",
-        "message_id",
-        "turn_uuid",
-    )
-
-    def __init__(self, replies: Replies | None, agent: str, turn_uuid: str) -> None:
-        self._replies = replies
-        self.agent = agent
-        self.turn_uuid = turn_uuid
-        self.message_id = ""
-        self._values: list[Any] = []
-        self._gap: str | None = None
-        # The outcome as it arrived (a dict), made an Outcome when first asked for.
-        self._outcome: Outcome | dict[str, Any] | None = None
-        self._changed: asyncio.Event | None = None  # made when someone waits
-
-    def __repr__(self) -> str:
-        found = self._final()
-        state = "pending" if found is None else (found.stop_reason or "dead")
-        return f"<TurnHandle {self.turn_uuid} on {self.agent!r} {state}>"
-
-    def _final(self) -> Outcome | None:
-        found = self._outcome
-        if isinstance(found, dict):
-            found = self._outcome = Outcome.from_dict(found)
-        return found
-
-    @property
-    def done(self) -> bool:
-        """The outcome has arrived."""
-        return self._outcome is not None
-
-    def _add(self, kind: str, index: int, data: Any) -> None:
-        if kind == "v":
-            if index == len(self._values):  # a lower index came already (an earlier run)
-                self._values.append(data)
-            elif index > len(self._values) and self._gap is None:
-                self._gap = (
-                    f"values {len(self._values)}..{index - 1} of turn {self.turn_uuid} were "
-                    "trimmed from the reply stream before they were read; read replies as "
-                    "they come, or raise Mailboxes(reply_maxlen=...)"
-                )
-        elif self._outcome is None:
-            self._outcome = data
-            produced = data.get("values", 0)
-            if self._gap is None and len(self._values) < produced:
-                self._gap = (
-                    f"turn {self.turn_uuid} produced {produced} values but only "
-                    f"{len(self._values)} reached this reader; raise Mailboxes(reply_maxlen=...)"
-                )
-        if self._changed is not None:
-            self._changed.set()
-
-    async def _wait(self) -> None:
-        if self._replies is None:
-            raise RuntimeError(
-                f"turn {self.turn_uuid} was put with reply=False: nothing comes back; "
-                "put it with reply=True to wait for its result"
-            )
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        self._changed.clear()
-        self._replies.follow()
-        await self._changed.wait()
-
-    async def outcome(self) -> Outcome:
-        """Wait for the outcome (bound it with ``asyncio.timeout`` if you must)."""
-        while (found := self._final()) is None:
-            await self._wait()
-        return found
-
-    async def result(self) -> Any:
-        """The return value, or the list of streamed values; raises if not completed."""
-        outcome = await self.outcome()
-        if not outcome.ok:
-            raise outcome.failure()
-        if not outcome.streaming:
-            return outcome.output
-        if self._gap is not None:
-            raise RepliesLostError(self._gap)
-        return list(self._values)
-
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._stream()
-
-    async def _stream(self) -> AsyncIterator[Any]:
-        sent = 0
-        while True:
-            while sent < len(self._values):
-                sent += 1
-                yield self._values[sent - 1]
-            if self._gap is not None:
-                raise RepliesLostError(self._gap)
-            outcome = self._final()
-            if outcome is not None:
-                if not outcome.ok:
-                    raise outcome.failure()
-                return
-            await self._wait()
-
-
 class Replies:
     """The reply stream of one [`Mailboxes`][pygents.redis.Mailboxes] and its reader."""
 
-    __slots__ = ("_backoff", "_handles", "_last", "_task", "client", "key")
+    __slots__ = (
+        "_backoff",
+        "_check",
+        "_check_at",
+        "_closed",
+        "_entries_read",
+        "_handles",
+        "_last",
+        "_task",
+        "_verdict",
+        "check_interval",
+        "checks",
+        "client",
+        "key",
+        "mailbox_of",
+        "maxlen",
+        "reads",
+    )
 
-    def __init__(self, client: Redis, key: str, backoff: Backoff) -> None:
+    def __init__(
+        self,
+        client: Redis,
+        key: str,
+        backoff: Backoff,
+        mailbox_of: Callable[[str], str],
+        *,
+        maxlen: int,
+        check_interval: float,
+    ) -> None:
         self.client = client
         self.key = key
+        self.mailbox_of = mailbox_of  # agent name -> its mailbox key
+        self.maxlen = maxlen
+        self.check_interval = check_interval
+        self.checks = 0  # checks run (for tests and curious callers)
+        self.reads = 0  # reads issued
         self._handles: dict[str, TurnHandle] = {}
         self._last = "0-0"
+        self._entries_read = 0  # entries of the stream this reader has read
         self._task: asyncio.Task[None] | None = None
         self._backoff = backoff
+        self._check = client.register_script(CHECK)
+        # Loop time of the next check: 0 is at once (after a reconnection), None is one
+        # interval after the reader starts. Not at every start: a caller awaiting one
+        # turn after another restarts the reader each time, and a turn that is only
+        # just put needs no check.
+        self._check_at: float | None = None
+        self._verdict: _Verdict | None = None
+        self._closed = False
+
+    def _gone(self) -> bool:
+        """`close` was called. A method, not the attribute, for the type checker: the
+        attribute changes while the reader awaits, which it cannot see."""
+        return self._closed
 
     def expect(self, handle: TurnHandle) -> None:
         self._handles[handle.turn_uuid] = handle
@@ -214,42 +213,147 @@ class Replies:
         if self._handles.get(handle.turn_uuid) is handle:
             del self._handles[handle.turn_uuid]
 
-    def follow(self) -> None:
-        """Make sure the reader runs (it stops by itself when nobody waits)."""
-        if self._task is None:
+    def follow(self, handle: TurnHandle) -> None:
+        """Make sure the reader runs for ``handle`` (it stops when nobody waits)."""
+        if self._closed:
+            handle._fail(MailboxClosedError, _closed_message(handle))
+        elif self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._read())
 
     async def close(self) -> None:
+        """Stop the reader, in bounded time, and fail every handle still waiting.
+
+        The loop ends on a flag as well as by cancellation: the Redis client can absorb
+        a cancellation (seen on Python 3.11 when it lands as the reader connects) and
+        then wait on its socket for good. So a reader that has not ended shortly after
+        being cancelled gets its connections closed under it, which ends any read, and
+        is cancelled again — until it ends, for a few seconds at most.
+        """
+        self._closed = True
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+            deadline = asyncio.get_running_loop().time() + _CLOSE_LIMIT
+            while not task.done() and asyncio.get_running_loop().time() < deadline:
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
+                if not done:
+                    with contextlib.suppress(Exception):  # closing: a failure changes nothing
+                        await self.client.connection_pool.disconnect()
+            if not task.done():
+                _log.error("pygents.redis: the reply reader of %s did not stop", self.key)
+            elif not task.cancelled() and (error := task.exception()) is not None:
+                _log.error("pygents.redis: the reply reader failed", exc_info=error)
+        handles = list(self._handles.values())
+        self._handles.clear()
+        for handle in handles:
+            handle._fail(MailboxClosedError, _closed_message(handle))
 
     async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._check_at is None:
+            self._check_at = loop.time() + self.check_interval
         try:
             trimmed = self._last
-            while self._handles:
+            while self._handles and not self._gone():
                 try:
+                    if self._verdict is None and loop.time() >= self._check_at:
+                        self._verdict = await self._checked()
+                        self._check_at = loop.time() + self.check_interval
                     pipe = self.client.pipeline(transaction=False)
                     if trimmed != self._last:
                         pipe.xtrim(self.key, minid=self._last, approximate=True)
-                    pipe.xread({self.key: self._last}, count=256, block=1000)
+                    # Not blocking while a verdict waits: it needs only what is there.
+                    block = None if self._verdict is not None else 1000
+                    pipe.xread({self.key: self._last}, count=256, block=block)
+                    self.reads += 1
                     found = (await pipe.execute())[-1]
                 except CONNECTION_ERRORS as exc:
+                    if self._gone():  # `close` broke the connection: no warning, no retry
+                        return
+                    self._check_at = 0.0  # Redis may come back empty: check when it answers
                     await self._backoff.wait("reading replies", exc)
                     continue
                 self._backoff.succeeded("reading replies")
                 trimmed = self._last
                 for _, entries in found or ():
+                    self._entries_read += len(entries)
                     for entry_id, fields in entries:
                         self._last = entry_id
                         self._deliver(fields.get("r", "[]"))
+                verdict = self._verdict
+                if verdict is not None and (not found or stream_id(self._last) >= verdict.position):
+                    self._verdict = None
+                    self._judge(verdict)
         finally:
+            self._verdict = None
+            if self._check_at:
+                self._check_at = None  # nobody waits: the next reader starts afresh
             if self._task is asyncio.current_task():
                 self._task = None
+
+    async def _checked(self) -> _Verdict | None:
+        """Check the waiting turns (see the module docstring); those gone, if any."""
+        waiting = [h for h in self._handles.values() if h.message_id]
+        if not waiting:
+            return None
+        self.checks += 1
+        entries_read = self._entries_read
+        position = (0, 0)
+        trimmed_before: tuple[int, int] | None = None
+        gone: list[TurnHandle] = []
+        for start in range(0, len(waiting), _CHECK_BATCH):
+            chunk = waiting[start : start + _CHECK_BATCH]
+            keys = [self.key]
+            slots: dict[str, int] = {}
+            args: list[str | int] = [self._last]
+            for handle in chunk:
+                mailbox = self.mailbox_of(handle.agent)
+                slot = slots.get(mailbox)
+                if slot is None:
+                    keys.append(mailbox)
+                    slot = slots[mailbox] = len(keys)
+                args += [slot, handle.message_id]
+            try:
+                last, first, added, length, at, found = await self._check(keys=keys, args=args)
+            except ResponseError as exc:  # a key of another type under our prefix
+                _log.error("pygents.redis: checking waiting turns failed: %s", bounded(str(exc)))
+                return None
+            position = max(position, stream_id(last))
+            # Every entry ever added was read by this reader, is still there unread,
+            # or was trimmed unread; trimming takes the oldest, so outcomes older than
+            # the first entry left may be among those. (After Redis lost the stream,
+            # fewer entries were added to the new one than were read: none trimmed.)
+            unread = int(length) - int(at)
+            if int(added) - entries_read - unread > 0:
+                trimmed_before = stream_id(first) if int(length) else _END
+            gone += [chunk[int(i) - 1] for i in found]
+        return _Verdict(position, trimmed_before, gone) if gone else None
+
+    def _judge(self, verdict: _Verdict) -> None:
+        """Fail the handles of a verdict whose outcome did not come after all."""
+        for handle in verdict.handles:
+            if self._handles.get(handle.turn_uuid) is not handle:
+                continue  # its outcome came
+            del self._handles[handle.turn_uuid]
+            # An outcome is written after its turn was put: a turn put after the first
+            # entry left cannot have had its outcome trimmed.
+            before = verdict.trimmed_before
+            if before is not None and stream_id(handle.message_id) < before:
+                handle._fail(
+                    RepliesLostError,
+                    f"the outcome of turn {handle.turn_uuid} on agent "
+                    f"{bounded(handle.agent)!r} was trimmed from the reply stream before it "
+                    f"was read (the stream keeps about reply_maxlen={self.maxlen} entries); "
+                    "read results sooner, or raise Mailboxes(reply_maxlen=...)",
+                )
+            else:
+                handle._fail(
+                    TurnLostError,
+                    f"turn {handle.turn_uuid} is no longer in the mailbox of agent "
+                    f"{bounded(handle.agent)!r} and its outcome is not on the reply stream: "
+                    "Redis lost it (restarted without persistence, or its keys were "
+                    "deleted, evicted or expired); put the turn again if it should still run",
+                )
 
     def _deliver(self, batch: str) -> None:
         try:
@@ -257,14 +361,34 @@ class Replies:
         except ValueError:
             _log.error("pygents.redis: a reply entry of %s is not JSON; skipped", self.key)
             return
-        for record in records:
-            try:
-                turn_uuid, kind, index, _attempt, data = record
-                handle = self._handles.get(turn_uuid)
-                if handle is None:
-                    continue  # a handle that was dropped, or a late duplicate
-                handle._add(kind, index, data)
-                if kind == "o":
-                    del self._handles[turn_uuid]
-            except (TypeError, ValueError):
+        listed: list[Any] = records if isinstance(records, list) else [None]
+        for record in listed:
+            if not _well_formed(record):
                 _log.error("pygents.redis: a malformed reply record in %s; skipped", self.key)
+                continue
+            turn_uuid, kind, index, attempt, data = record
+            handle = self._handles.get(turn_uuid)
+            if handle is None:
+                continue  # a handle that was dropped, or a late duplicate
+            handle._add(kind, index, attempt, data)
+            if kind == "o":
+                del self._handles[turn_uuid]
+
+
+def _well_formed(record: Any) -> bool:
+    return (
+        isinstance(record, list)
+        and len(record) == 5
+        and isinstance(record[0], str)
+        and record[1] in ("v", "o")
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in record[2:4])
+        and (record[1] == "v" or isinstance(record[4], dict))
+    )
+
+
+def _closed_message(handle: TurnHandle) -> str:
+    return (
+        f"turn {handle.turn_uuid} on agent {bounded(handle.agent)!r}: the mailboxes were "
+        "closed before its outcome arrived; keep the Mailboxes open (its `async with` "
+        "block) until the handles you wait on resolve"
+    )

@@ -28,9 +28,43 @@ from pygents._scope import AGENT_RUN_SCOPE, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
 
-__all__ = ["Malformed", "Served", "Sink", "parse_entry", "run_as"]
+__all__ = ["Malformed", "ReplyTo", "Served", "Sink", "parse_entry", "reply_to", "run_as"]
 
 _ERROR_TEXT: Final = 1000
+_LIMIT: Final = 2**48  # above any sane reply bound, below what Redis refuses
+
+
+class ReplyTo(str):
+    """A reply stream's key, with the ``reply_maxlen`` and ``reply_ttl`` (ms) its
+    producer asked for in the envelope (``None``: the worker's own, as for envelopes
+    that predate them). A ``str``, so that every place that passes a reply key along
+    is unchanged; only the writer reads the limits."""
+
+    maxlen: int | None
+    ttl_ms: int | None
+
+    def __new__(cls, key: str, maxlen: int | None = None, ttl_ms: int | None = None) -> ReplyTo:
+        self = super().__new__(cls, key)
+        self.maxlen = maxlen
+        self.ttl_ms = ttl_ms
+        return self
+
+
+def reply_to(envelope: dict[str, Any]) -> ReplyTo | None:
+    """The reply stream of an envelope and its limits; a limit that is not a positive
+    integer in range is ignored (the worker's own applies), never an error."""
+    reply = envelope.get("reply")
+    if not isinstance(reply, str) or not reply:
+        return None
+    return ReplyTo(
+        reply, _limit(envelope.get("reply_maxlen")), _limit(envelope.get("reply_ttl_ms"))
+    )
+
+
+def _limit(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= _LIMIT:
+        return value
+    return None
 
 
 class Malformed(Exception):
@@ -56,7 +90,7 @@ class Served:
         return self.agent.name
 
 
-def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, str | None]:
+def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, ReplyTo | None]:
     """The turn of a mailbox entry and its reply stream; `Malformed` if it
     cannot be run here (not JSON, wrong shape, unknown tool, not this agent's tool)."""
     raw = fields.get("turn")
@@ -69,8 +103,7 @@ def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, str | Non
     if not isinstance(envelope, dict) or not isinstance(envelope.get("turn"), dict):
         raise Malformed("wrong shape: expected {'reply': ..., 'turn': Turn.to_dict()}")
     data: dict[str, Any] = envelope["turn"]
-    reply = envelope.get("reply")
-    reply = reply if isinstance(reply, str) and reply else None
+    reply = reply_to(envelope)
     found = data.get("uuid")
     turn_uuid = found if isinstance(found, str) else ""
     tool_name = data.get("tool_name")

@@ -29,11 +29,13 @@ from pygents._extras import missing_extra
 from pygents._public import publish as _publish
 
 try:
+    from pygents._handle import TurnHandle
     from pygents._mailbox import Mailboxes
     from pygents._mailbox_types import (
         ConsumerStats,
         DeadLetter,
         Delivery,
+        MailboxClosedError,
         MailboxError,
         MailboxFullError,
         MailboxStats,
@@ -41,10 +43,11 @@ try:
         Outcome,
         RemoteTurnError,
         RepliesLostError,
+        TurnLostError,
+        TurnRerunError,
         current_delivery,
     )
     from pygents._redis_server import RedisServer
-    from pygents._replies import TurnHandle
     from pygents._served import WorkerCounters, served_stats
     from pygents._worker import Worker
 except ModuleNotFoundError as error:
@@ -58,6 +61,7 @@ __all__ = [
     "ConsumerStats",
     "DeadLetter",
     "Delivery",
+    "MailboxClosedError",
     "MailboxError",
     "MailboxFullError",
     "MailboxStats",
@@ -68,6 +72,8 @@ __all__ = [
     "RemoteTurnError",
     "RepliesLostError",
     "TurnHandle",
+    "TurnLostError",
+    "TurnRerunError",
     "Worker",
     "WorkerCounters",
     "current_delivery",
