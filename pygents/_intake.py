@@ -14,6 +14,7 @@ treat as a reason to back off, not to stop.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -22,8 +23,11 @@ from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
+from pygents._replies import CONNECTION_ERRORS
 
-__all__ = ["FULL", "Entry", "claim", "hand_back", "read", "setup"]
+__all__ = ["FULL", "Entry", "claim", "leave", "read", "setup"]
+
+_log = logging.getLogger("pygents.redis")
 
 FULL: Final = (OutOfMemoryError,)
 """What a full Redis raises: the worker's loops back off and retry, as when Redis is away."""
@@ -103,9 +107,18 @@ async def claim(
     return following.decode(), taken
 
 
-async def hand_back(client: Redis, keys: Keys, consumer: str, started: Iterable[str]) -> int:
-    """Give back what ``consumer`` holds and never started, uncounted (see ``HAND_BACK``)."""
-    given = await client.eval(
-        HAND_BACK, 1, keys.mailbox, GROUP, consumer, _HANDED_BACK_IDLE, *started
-    )
-    return int(given)
+async def leave(client: Redis, keys: Keys, consumer: str, started: Iterable[str]) -> None:
+    """Hand back what ``consumer`` holds and never started, uncounted (see
+    ``HAND_BACK``), and take it off the live workers."""
+    try:
+        given = await client.eval(
+            HAND_BACK, 1, keys.mailbox, GROUP, consumer, _HANDED_BACK_IDLE, *started
+        )
+        await client.zrem(keys.workers, consumer)
+    except (*CONNECTION_ERRORS, ResponseError) as exc:
+        # Redis away, or the group gone: the turns are taken over after the visibility
+        # timeout instead, and the heartbeat expires by itself.
+        _log.warning("pygents.redis: %s could not hand back its turns: %s", consumer, exc)
+        return
+    if given:
+        _log.info("pygents.redis: %s handed back %d turns it had not started", consumer, given)

@@ -35,7 +35,7 @@ from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
 from pygents._flusher import Flusher
-from pygents._intake import FULL, claim, hand_back, read, setup
+from pygents._intake import FULL, claim, leave, read, setup
 from pygents._lanes import Lanes
 from pygents._mailbox import Mailboxes, tool_names
 from pygents._mailbox_lua import GROUP, HEARTBEAT
@@ -212,18 +212,8 @@ class Worker:
 
     async def _leave(self) -> None:
         """Hand back the turns read ahead, and say goodbye."""
-        client = self.mailboxes.client
         for served in self.served.values():
-            try:
-                given = await hand_back(client, served.keys, self.name, self._begun[served.name])
-                await client.zrem(served.keys.workers, self.name)
-            except (*CONNECTION_ERRORS, ResponseError) as exc:
-                # Redis away, or the group gone: the turns are taken over after the
-                # visibility timeout instead, and the heartbeat expires by itself.
-                _log.warning("pygents.redis: %s could not hand back its turns: %s", self, exc)
-                continue
-            if given:
-                _log.info("pygents.redis: %s handed back %d turns it had not started", self, given)
+            await leave(self.mailboxes.client, served.keys, self.name, self._begun[served.name])
 
     async def _setup(self) -> None:
         """Create the consumer groups, announce the tools, heartbeat once."""

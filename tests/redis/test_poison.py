@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
+from pygents._mailbox_lua import GROUP
 from pygents.redis import Mailboxes, RedisServer, Worker
 
 
@@ -122,3 +123,37 @@ async def test_a_dead_lettered_entry_with_a_bad_reply_key_does_not_fail_the_move
     assert (dead.message_id, "unknown tool" in dead.reason) == (bad_id, True)
     assert await client.get("a:string") == "x"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_poison_taken_over_from_a_dead_worker_is_dead_lettered_and_its_batch_runs(
+    redis_server: RedisServer, mailboxes: Mailboxes, serving: Serving
+) -> None:
+    agent = clerk()
+    keys = mailboxes.keys("clerk")
+    before = await mailboxes.put("clerk", Turn("echo", args=["before"]))
+    raw = Redis.from_url(redis_server.url)
+    try:
+        await raw.xgroup_create(keys.mailbox, GROUP, id="0")
+        not_utf8 = (await raw.xadd(keys.mailbox, {b"turn": b"\xc3\x28"})).decode()  # type: ignore[dict-item]
+        deep = (await raw.xadd(keys.mailbox, {b"turn": b"[" * 100_000})).decode()  # type: ignore[dict-item]
+        # A worker that read all three and died: they stay pending on its name.
+        await raw.xreadgroup(GROUP, "ghost", {keys.mailbox: ">"}, count=10)
+        # The deep one had killed workers before: four deliveries so far.
+        await raw.xclaim(keys.mailbox, GROUP, "ghost", 0, [deep], retrycount=4, justid=True)
+    finally:
+        await raw.aclose()
+    worker = await serving.start(Worker(mailboxes, agent, visibility_timeout=0.2, max_deliveries=3))
+    run = serving.runs[-1][1]
+
+    async with asyncio.timeout(10):
+        assert await before.result() == "before"
+    assert (await before.outcome()).deliveries == 2
+    await eventually(lambda: _settled(mailboxes))
+    assert not run.done()
+    dead = {d.message_id: d for d in await mailboxes.dead_letters("clerk")}
+    assert set(dead) == {not_utf8, deep}
+    assert "not UTF-8" in dead[not_utf8].reason
+    assert dead[not_utf8].payload == "\\xc3("
+    assert "delivered 5 times (max_deliveries=3)" in dead[deep].reason
+    assert dead[deep].payload == "[" * 100_000
+    assert worker.counters.claimed == 3
