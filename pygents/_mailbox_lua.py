@@ -227,8 +227,8 @@ return out
 
 # KEYS: workers sorted set, mailbox. ARGV: group, consumer, heartbeat ttl (ms), then
 # the ids this worker holds. Returns how many leftover consumers were removed.
-# Keeping the held turns comes first, and the heartbeat's ZADD may be refused by a full
-# Redis without failing the rest: turns must not look idle while they run.
+# Keeping the held turns comes first, and a full Redis may refuse the heartbeat's ZADD
+# without failing the rest: turns must not look idle while they run.
 HEARTBEAT: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -246,6 +246,9 @@ if #ARGV > 3 then
     redis.call(unpack(args))
   end
 end
+-- Our own member goes out and back in: memory-neutral, and a full Redis takes the
+-- ZADD once the script has written (an expired member: it may refuse, harmlessly).
+redis.call('ZREM', KEYS[1], ARGV[2])
 redis.pcall('ZADD', KEYS[1], now + ttl, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local removed = 0
