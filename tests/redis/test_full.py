@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from redis_helpers import Serving
+import pytest
+from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
 from pygents.redis import (
@@ -68,3 +69,40 @@ async def test_workers_drain_a_full_redis_and_put_says_it_is_full(
         async with asyncio.timeout(10):
             assert await after.result() == 5
         await serving.stop(worker)
+
+
+async def test_a_worker_running_when_redis_fills_up_stays_alive_and_live(
+    full_redis: RedisServer, serving: Serving
+) -> None:
+    @tool()
+    async def echo(text: str) -> int:
+        """Returns the length of its argument."""
+        return len(text)
+
+    agent = Agent("clerk", "Does paperwork", [echo])
+    async with Mailboxes(full_redis.url) as mailboxes:
+        keys = mailboxes.keys("clerk")
+        worker = await serving.start(Worker(mailboxes, agent, visibility_timeout=0.2))
+        run = serving.runs[-1][1]
+        # Redis fills up: as if something else took its memory, it now holds more
+        # than its limit (a limit below its use makes that certain, and lasting).
+        await mailboxes.client.config_set("maxmemory", 1)
+        with pytest.raises(RedisFullError):
+            await mailboxes.put("clerk", Turn("echo", args=["refused"]))
+
+        # The heartbeat goes on (the worker is still live) and the worker survives.
+        beat = await mailboxes.client.zscore(keys.workers, worker.name)
+        assert beat is not None
+        await eventually(lambda: _beat_after(mailboxes, keys.workers, worker.name, beat), within=5)
+        assert (await mailboxes.stats("clerk")).workers == 1
+        assert not run.done()
+
+        await mailboxes.client.config_set("maxmemory", 0)
+        after = await mailboxes.put("clerk", Turn("echo", args=["after"]))
+        async with asyncio.timeout(10):
+            assert await after.result() == 5
+        await serving.stop(worker)
+
+
+async def _beat_after(mailboxes: Mailboxes, key: str, name: str, beat: float) -> bool:
+    return ((await mailboxes.client.zscore(key, name)) or 0) > beat
