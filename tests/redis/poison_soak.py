@@ -32,13 +32,15 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
 from pygents import Agent, DecoratedTool, Turn, tool
+from pygents._mailbox import dead_letter
 from pygents.redis import Mailboxes, RedisServer, Worker
 
 AGENT = "soak"
@@ -46,6 +48,7 @@ BAD_HASH = "soak:reply-is-a-hash"
 BAD_STRING = "soak:reply-is-a-string"
 GOOD_PER_POISON = 2
 DEPTH_BOUND = 300  # the producer waits while the mailbox holds more unfinished turns
+REPLY_MAXLEN = 10_000_000  # entries: every outcome stays, for the check to count
 SETTLE = 30.0  # seconds allowed for the workers to catch up, while and after producing
 
 
@@ -80,8 +83,10 @@ def poisons(good: SoakTool, round_no: int) -> list[tuple[str, dict[bytes, bytes]
         ("not UTF-8", {b"turn": b'{"reply": null, "turn": "\xff\xfe\xfd"}'}),
         ("not UTF-8", {b"tu\xc3\x28rn": _payload(None, turn)}),
         ("not UTF-8", {b"turn": _payload(None, turn), b"x": b"\x80"}),
-        ("nested too deeply", {b"turn": b"[" * 100_000}),
-        ("nested too deeply", {b"turn": b'{"reply": null, "turn": ' + b'{"a": ' * 60_000}),
+        # Deeper than the parser's recursion limit (1,000 by default); small enough that
+        # a long soak's dead letters stay small.
+        ("nested too deeply", {b"turn": b"[" * 3_000}),
+        ("nested too deeply", {b"turn": b'{"reply": null, "turn": ' + b'{"a": ' * 2_000}),
         ("deeper than 100 levels", {b"turn": _payload(None, deep)}),
         # Good turns that run, but whose caller's reply key is not a stream.
         ("is a hash, not a stream", {b"turn": _payload(BAD_HASH, turn)}),
@@ -92,7 +97,7 @@ def poisons(good: SoakTool, round_no: int) -> list[tuple[str, dict[bytes, bytes]
         ("wrong shape", {b"turn": b"[1, 2, 3]"}),
         ("unknown tool", {b"turn": json.dumps({"reply": None, "turn": unknown}).encode()}),
     ]
-    if round_no % 20 == 0:  # a huge field now and then (a megabyte of garbage)
+    if round_no % 100 == 0:  # a huge field now and then (a megabyte of garbage)
         found.append(("not JSON", {b"turn": b"x" * 1_000_000}))
     return found
 
@@ -101,7 +106,9 @@ def poisons(good: SoakTool, round_no: int) -> list[tuple[str, dict[bytes, bytes]
 
 
 async def serve(url: str, name: str) -> None:
-    async with Mailboxes(url) as mailboxes:
+    # Workers trim reply streams to their own reply_maxlen: long enough here for the
+    # check to find every outcome of the soak.
+    async with Mailboxes(url, reply_maxlen=REPLY_MAXLEN) as mailboxes:
         agent = Agent(AGENT, "Takes the soak's turns", [soak_tool()])
         worker = Worker(
             mailboxes, agent, name=name, concurrency=8, visibility_timeout=2.0, max_deliveries=3
@@ -123,6 +130,7 @@ class SoakResult:
     poison_put: int = 0
     dead_letters: int = 0
     poison_dead_lettered: int = 0  # with the reason expected for it
+    dead_lettered_by_reason: dict[str, int] = field(default_factory=dict)
     wrong_reasons: list[str] = field(default_factory=list)
     unexpected_dead_letters: int = 0
     left_in_mailbox: int = 0
@@ -200,8 +208,7 @@ async def soak(seconds: float, workers: int = 2, logs: Path | None = None) -> So
 async def _produce_and_check(
     url: str, seconds: float, procs: list[subprocess.Popen[bytes]], result: SoakResult
 ) -> None:
-    # A reply stream long enough to keep every outcome: the check counts them there.
-    async with Mailboxes(url, reply_maxlen=10_000_000) as mailboxes:
+    async with Mailboxes(url, reply_maxlen=REPLY_MAXLEN) as mailboxes:
         keys = mailboxes.keys(AGENT)
         raw = Redis.from_url(url)  # writes bytes as they are
         try:
@@ -253,9 +260,8 @@ async def _drained(mailboxes: Mailboxes) -> bool:
 async def _count_outcomes(mailboxes: Mailboxes, good: set[str], result: SoakResult) -> None:
     """Outcomes per good turn, read from the reply stream itself."""
     outcomes: Counter[str] = Counter()
-    entries = await mailboxes.client.xrange(mailboxes.replies.key)
-    for _, fields in entries or ():
-        for turn_uuid, kind, _, _, outcome in json.loads((fields or {})["r"]):
+    async for _, fields in _entries(mailboxes, mailboxes.replies.key):
+        for turn_uuid, kind, _, _, outcome in json.loads(fields["r"]):
             if kind == "o" and turn_uuid in good:
                 outcomes[turn_uuid] += 1
                 result.good_failed += outcome.get("stop_reason") != "completed"
@@ -266,16 +272,36 @@ async def _count_outcomes(mailboxes: Mailboxes, good: set[str], result: SoakResu
 async def _count_dead_letters(
     mailboxes: Mailboxes, expected: dict[str, str], result: SoakResult
 ) -> None:
-    letters = await mailboxes.dead_letters(AGENT, count=len(expected) + 1000)
-    result.dead_letters = len(letters)
-    for letter in letters:
+    letters = (
+        dead_letter(AGENT, entry_id, fields)
+        async for entry_id, fields in _entries(mailboxes, mailboxes.keys(AGENT).dead)
+    )
+    async for letter in letters:
+        result.dead_letters += 1
         reason = expected.get(letter.message_id)
         if reason is None:
             result.unexpected_dead_letters += 1
         elif reason in letter.reason:
             result.poison_dead_lettered += 1
+            by_reason = result.dead_lettered_by_reason
+            by_reason[reason] = by_reason.get(reason, 0) + 1
         elif len(result.wrong_reasons) < 10:
             result.wrong_reasons.append(f"expected {reason!r}, got {letter.reason[:200]!r}")
+
+
+async def _entries(mailboxes: Mailboxes, key: str) -> AsyncIterator[tuple[str, dict[str, str]]]:
+    """Every entry of a stream, a page at a time (dead letters can be big)."""
+    start = "-"
+    while True:
+        page = cast(
+            list[tuple[str, dict[str, str]]],
+            await mailboxes.client.xrange(key, min=start, count=200),  # decoded: text
+        )
+        for entry in page:
+            yield entry
+        if not page or len(page) < 200:
+            return
+        start = f"({page[-1][0]}"
 
 
 def main() -> int:
