@@ -61,7 +61,8 @@ class Worker:
         concurrency: turns run at once by this worker, across its agents.
         prefetch: turns read ahead of the lanes (default 3 × concurrency): many small
             turns then cost few round trips. Set 0 for long turns shared fairly
-            among replicas (a worker then holds only what it runs).
+            among replicas (a worker then holds only what it runs). A stopping worker
+            hands back the turns it read ahead, their delivery not counted.
         visibility_timeout: seconds without a heartbeat after which a turn held by
             a worker is presumed lost and taken over by another.
         max_deliveries: deliveries after which an unfinished turn is dead-lettered.
