@@ -1,10 +1,15 @@
 """The worker's writer: outcomes, streamed values and dead letters, in batches.
 
 Records accumulate while the event loop is busy and go out together, in one
-``RECORD`` script call per batch (see ``_mailbox_lua``): values first, in the order
+pipeline per batch with one ``RECORD`` script call for each run of records whose reply
+streams take the same limits (the producer's, see `pygents._serving.ReplyTo`; almost
+always one run) — see ``_mailbox_lua``: values first, in the order
 they were produced, and each outcome after its turn's values. A batch that fails
-because Redis went away is kept and retried after a backoff; a turn whose outcome
-cannot be recorded at all is simply not acknowledged, so it is delivered again.
+because Redis went away, or is full, is kept and retried after a backoff; a turn whose
+outcome cannot be recorded at all is simply not acknowledged, so it is delivered
+again. The scripts check what they write to before writing (see ``_mailbox_lua``), so
+that a bad key named by one entry — a reply key holding a hash, say — dead-letters that
+entry alone and never fails its batch.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pygents._mailbox_lua import DEAD, GROUP, RECORD
+from redis.exceptions import ResponseError
+
+from pygents._intake import FULL
+from pygents._mailbox_lua import DEAD, GROUP, RECORD, Keys
 from pygents._mailbox_types import Outcome, bounded
 from pygents._replies import CONNECTION_ERRORS, Backoff
-from pygents._serving import ReplyTo, reply_to
+from pygents._serving import ReplyTo, caller_of
 
 if TYPE_CHECKING:
     from pygents._mailbox import Mailboxes
@@ -30,19 +38,29 @@ _log = logging.getLogger("pygents.redis")
 _BATCH: Final = 512  # records per script call
 _ROOM: Final = 8192  # buffered values beyond which a streaming turn waits
 
-# (mailbox key or "", errors key or "", message id, agent, reply key or "", record)
-_Record = tuple[str, str, str, str, str, str]
+_RETRY: Final = (*CONNECTION_ERRORS, *FULL)  # nothing was written: write it all again
+
+# (keys of the turn's mailbox or None, message id, agent, reply key or "", deliveries,
+# record)
+_Record = tuple[Keys | None, str, str, str, int, str]
 
 
 class Flusher:
     """Batches a worker's writes; see the module docstring."""
 
     def __init__(
-        self, mailboxes: Mailboxes, backoff: Backoff, recorded: Callable[[str, str], None]
+        self,
+        mailboxes: Mailboxes,
+        backoff: Backoff,
+        recorded: Callable[[str, str], None],
+        worker: str,
+        dead_lettered: Callable[[], None],
     ) -> None:
         self.mailboxes = mailboxes
         self.backoff = backoff
         self.recorded = recorded
+        self.worker = worker
+        self.dead_lettered = dead_lettered
         self._records: list[_Record] = []
         self._errors: list[tuple[str, str, str]] = []
         self._wake = asyncio.Event()
@@ -58,14 +76,14 @@ class Flusher:
         if len(self._records) >= _ROOM:
             self._drained.clear()
             await self._drained.wait()
-        self._records.append(("", "", "", "", reply, record))
+        self._records.append((None, "", "", reply, 0, record))
         self._wake.set()
 
-    def outcome(self, served: Served, message_id: str, reply: str | None, record: str) -> None:
-        keys = served.keys
-        self._records.append(
-            (keys.mailbox, keys.errors, message_id, served.name, reply or "", record)
-        )
+    def outcome(
+        self, served: Served, message_id: str, reply: str | None, deliveries: int, record: str
+    ) -> None:
+        turn = (served.keys, message_id, served.name, reply or "", deliveries, record)
+        self._records.append(turn)
         self._wake.set()
 
     def unfinished(self, served: Served, message_id: str, error: str) -> None:
@@ -87,7 +105,7 @@ class Flusher:
             while (self._records or self._errors) and not self._closed:
                 try:
                     await self._write()
-                except CONNECTION_ERRORS as exc:
+                except _RETRY as exc:
                     await self.backoff.wait("recording outcomes", exc)
                 else:
                     self.backoff.succeeded("recording outcomes")
@@ -105,7 +123,7 @@ class Flusher:
                 while self._records or self._errors:
                     await self._write()
                 return
-            except CONNECTION_ERRORS as exc:
+            except _RETRY as exc:
                 await self.backoff.wait("recording outcomes at shutdown", exc)
         _log.error(
             "pygents.redis: %d outcomes could not be recorded before stopping; their turns "
@@ -119,46 +137,55 @@ class Flusher:
         pipe = self.mailboxes.client.pipeline(transaction=False)
         for errors_key, message_id, error in errors:
             pipe.hset(errors_key, message_id, error)
-        for limits, run in self._by_limits(batch):
-            keys: dict[str, int] = {}
-            args: list[str | int] = [GROUP, *limits]
-            for mailbox, errors_key, message_id, _, reply, record in run:
-                mk = 0
-                if mailbox:
-                    mk = keys.get(mailbox, 0)
-                    if not mk:
-                        mk = keys[mailbox] = len(keys) + 1
-                        keys[errors_key] = len(keys) + 1
-                rk = 0
-                if reply:
-                    rk = keys.get(reply, 0) or keys.setdefault(reply, len(keys) + 1)
-                args.append(f"{mk} {rk} {message_id or '-'} {record}")
-            await self._record(keys=list(keys), args=args, client=pipe)  # queued
-        try:
-            await pipe.execute()
-        except CONNECTION_ERRORS:
-            raise
-        except Exception as exc:  # a script error: drop the batch, its turns come again
-            _log.error("pygents.redis: recording %d outcomes failed", len(batch), exc_info=exc)
-        del self._records[: len(batch)]
+        runs = _by_limits(batch, self._limits)
+        for limits, run in runs:
+            keys, args = self._call(limits, run)
+            await self._record(keys=keys, args=args, client=pipe)  # queued
+        results = await pipe.execute(raise_on_error=False)
+        # The last error of an unfinished delivery only informs its next one: a full
+        # Redis may refuse it, and it is not kept.
         del self._errors[: len(errors)]
-        for mailbox, _, message_id, agent, _, _ in batch:
-            if mailbox:
-                self.recorded(agent, message_id)
-        if len(self._records) < _ROOM:
-            self._drained.set()
+        written = 0
+        try:
+            for (_, run), result in zip(runs, results[len(errors) :], strict=True):
+                if isinstance(result, _RETRY):
+                    raise result  # this call wrote nothing: it and the rest are kept
+                if isinstance(result, Exception):  # it wrote nothing: its turns come again
+                    _log.error(
+                        "pygents.redis: recording %d outcomes failed", len(run), exc_info=result
+                    )
+                else:
+                    agents = {message_id: agent for _, message_id, agent, _, _, _ in run}
+                    for message_id, reason in zip(result[1::2], result[2::2], strict=True):
+                        self.dead_lettered()
+                        self._moved(agents[message_id], message_id, reason)
+                written += len(run)
+        finally:
+            done = batch[:written]
+            del self._records[:written]
+            for mailbox, message_id, agent, _, _, _ in done:
+                if mailbox is not None:
+                    self.recorded(agent, message_id)
+            if len(self._records) < _ROOM:
+                self._drained.set()
 
-    def _by_limits(self, batch: list[_Record]) -> list[tuple[tuple[int, int], list[_Record]]]:
-        """The batch in runs of records whose reply streams take the same limits, in
-        order (one ``RECORD`` call each; almost always a single run)."""
-        runs: list[tuple[tuple[int, int], list[_Record]]] = []
-        for record in batch:
-            limits = self._limits(record[4]) if record[4] else None  # None: no reply
-            if runs and (limits is None or limits == runs[-1][0]):
-                runs[-1][1].append(record)
-            else:
-                runs.append((limits or self._limits(None), [record]))
-        return runs
+    def _call(self, limits: tuple[int, int], run: list[_Record]) -> tuple[list[str], list[Any]]:
+        """The keys and arguments of one ``RECORD`` call for ``run``."""
+        keys: dict[str, int] = {}
+        args: list[Any] = [GROUP, *limits, self.worker]
+        for mailbox, message_id, _, reply, deliveries, record in run:
+            mk = 0
+            if mailbox is not None:
+                mk = keys.get(mailbox.mailbox, 0)
+                if not mk:
+                    mk = keys[mailbox.mailbox] = len(keys) + 1
+                    keys[mailbox.errors] = mk + 1
+                    keys[mailbox.dead] = mk + 2
+            rk = 0
+            if reply:
+                rk = keys.get(reply, 0) or keys.setdefault(reply, len(keys) + 1)
+            args.append(f"{mk} {rk} {message_id or '-'} {deliveries} {record}")
+        return list(keys), args
 
     def _limits(self, reply: str | None) -> tuple[int, int]:
         """The ``MAXLEN`` and TTL (ms) to write ``reply`` with: its producer's, carried
@@ -168,6 +195,14 @@ class Flusher:
             maxlen, ttl_ms = reply.maxlen, reply.ttl_ms
         own = self.mailboxes
         return maxlen or own.reply_maxlen, ttl_ms or max(1, round(own.reply_ttl * 1000))
+
+    def _moved(self, agent: str, message_id: str, reason: str) -> None:
+        _log.warning(
+            "pygents.redis: dead-lettered %s of agent %r: %s",
+            message_id,
+            bounded(agent),
+            bounded(reason),
+        )
 
     # -- dead letters -----------------------------------------------------------------
 
@@ -179,12 +214,14 @@ class Flusher:
         reason: str,
         error: str,
         deliveries: int,
-        worker: str,
         bad: Malformed | None = None,
     ) -> None:
-        """Move a delivery to the dead-letter stream, telling its caller if known."""
-        reply = bad.reply if bad is not None else _reply_of(fields)
-        turn_uuid = bad.turn_uuid if bad is not None else _uuid_of(fields)
+        """Move a delivery to the dead-letter stream, telling its caller if known.
+
+        Never raises but for cancellation: whatever the entry holds, its fields are text
+        here (see `pygents._serving.decode_entry`), and the script checks its keys.
+        """
+        turn_uuid, reply = (bad.turn_uuid, bad.reply) if bad is not None else caller_of(fields)
         outcome = Outcome(
             turn_uuid,
             served.name,
@@ -192,7 +229,7 @@ class Flusher:
             error_type="DeadLetter",
             error=reason,
             deliveries=deliveries,
-            worker=worker,
+            worker=self.worker,
             dead_letter=True,
         )
         record = json.dumps([turn_uuid, "o", 0, deliveries, outcome.to_dict()])
@@ -202,13 +239,14 @@ class Flusher:
             "reason": reason,
             "error": error,
             "deliveries": str(deliveries),
-            "worker": worker,
+            "worker": self.worker,
             "payload": fields.get("turn", ""),
         }
         flat = [part for pair in entry.items() for part in pair]
+        self.dead_lettered()  # counted now, as the caller may learn of it before we do
         while True:
             try:
-                await self._dead(
+                moved = await self._dead(
                     keys=[keys.mailbox, keys.errors, keys.dead, reply or keys.mailbox],
                     args=[
                         GROUP,
@@ -220,31 +258,36 @@ class Flusher:
                     ],
                 )
                 break
-            except CONNECTION_ERRORS as exc:
+            except _RETRY as exc:
                 await self.backoff.wait("dead-lettering", exc)
+            except ResponseError as exc:
+                moved = f"error: {exc}"
+                break
         self.backoff.succeeded("dead-lettering")
         self.recorded(served.name, message_id)
-        _log.warning(
-            "pygents.redis: dead-lettered %s of agent %r: %s",
-            message_id,
-            bounded(served.name),
-            bounded(reason),
-        )
+        if moved == 1:
+            self._moved(served.name, message_id, reason)
+        elif moved != 0:  # left pending: taken over again after the visibility timeout
+            _log.error(
+                "pygents.redis: cannot dead-letter %s of agent %r (dead-letter key %s: %s)",
+                message_id,
+                bounded(served.name),
+                keys.dead,
+                bounded(str(moved)),
+            )
 
 
-def _envelope(fields: dict[str, str]) -> dict[str, object]:
-    try:
-        envelope = json.loads(fields.get("turn", ""))
-    except ValueError:
-        return {}
-    return envelope if isinstance(envelope, dict) else {}
-
-
-def _reply_of(fields: dict[str, str]) -> ReplyTo | None:
-    return reply_to(_envelope(fields))
-
-
-def _uuid_of(fields: dict[str, str]) -> str:
-    turn = _envelope(fields).get("turn")
-    found = turn.get("uuid") if isinstance(turn, dict) else None
-    return found if isinstance(found, str) else ""
+def _by_limits(
+    batch: list[_Record], limits_of: Callable[[str | None], tuple[int, int]]
+) -> list[tuple[tuple[int, int], list[_Record]]]:
+    """The batch in runs of records whose reply streams take the same limits, in
+    order (one ``RECORD`` call each; almost always a single run)."""
+    runs: list[tuple[tuple[int, int], list[_Record]]] = []
+    for record in batch:
+        reply = record[3]
+        limits = limits_of(reply) if reply else None  # None: no reply, any run will do
+        if runs and (limits is None or limits == runs[-1][0]):
+            runs[-1][1].append(record)
+        else:
+            runs.append((limits or limits_of(None), [record]))
+    return runs

@@ -33,13 +33,30 @@ class Lanes:
         self.room = asyncio.Event()  # set whenever a job finishes
         self._jobs: asyncio.Queue[Job | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
+        self._closed = False
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._lane()) for _ in range(self.count)]
 
     def add(self, job: Job) -> None:
+        """Queue ``job``; once closed, drop it (its delivery stays with the worker,
+        which hands it back)."""
+        if self._closed:
+            return
         self.load += 1
         self._jobs.put_nowait(job)
+
+    def close(self) -> None:
+        """Start no job any more: drop those queued, let the running ones finish."""
+        if self._closed:
+            return
+        self._closed = True
+        while not self._jobs.empty():
+            if self._jobs.get_nowait() is not None:
+                self.load -= 1
+        for _ in range(self.count):
+            self._jobs.put_nowait(None)
+        self.room.set()
 
     async def _lane(self) -> None:
         frame = Frame(CURRENT.get())
@@ -65,13 +82,9 @@ class Lanes:
             runner.watchdog.close()
 
     async def drain(self, grace: float) -> None:
-        """Finish the queued jobs (within ``grace`` seconds), then stop the lanes.
-
-        Jobs still running after that are cancelled; those never started are dropped
-        (their deliveries stay pending in Redis, for another worker).
-        """
-        for _ in self._tasks:
-            self._jobs.put_nowait(None)
+        """Close, let the running jobs finish (within ``grace`` seconds), then stop the
+        lanes: jobs still running after that are cancelled."""
+        self.close()
         _, late = await asyncio.wait(self._tasks, timeout=grace) if self._tasks else ((), ())
         for lane in late:
             lane.cancel()

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents._errors import UnregisteredToolError, brief
 from pygents._handle import TurnHandle
@@ -30,6 +30,7 @@ from pygents._mailbox_types import (
     MailboxFullError,
     MailboxStats,
     MailboxUnavailableError,
+    RedisFullError,
     bounded,
     unique_name,
 )
@@ -219,6 +220,12 @@ class Mailboxes:
                 self.replies.forget(handle)
             if isinstance(exc, CONNECTION_ERRORS):
                 raise self.unavailable(f"put a turn for agent {bounded(agent)!r}", exc) from exc
+            if isinstance(exc, OutOfMemoryError):
+                raise RedisFullError(
+                    f"Redis at {self.where} is full (maxmemory reached, nothing evicted): "
+                    f"{len(batch)} turns for agent {bounded(agent)!r} not put — wait and retry "
+                    "while workers drain the mailboxes, or give Redis more memory"
+                ) from exc
             raise
         if result and result[0] in ("full", "tool"):
             for handle in handles:

@@ -13,6 +13,10 @@ Every change that must not be half done is one script, run atomically by Redis:
   delivery counts and last recorded error.
 * ``HEARTBEAT`` — a worker says it is alive, keeps its own turns from looking idle,
   and removes consumers left behind by dead workers once they hold nothing.
+* ``HAND_BACK`` — a stopping worker gives back the turns it read ahead and never
+  started, without counting their delivery.
+* ``ANNOUNCE`` and ``FULL_GROUP`` — a worker's set-up, which a full Redis must not
+  prevent (see each).
 """
 
 from __future__ import annotations
@@ -20,7 +24,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["CLAIM", "DEAD", "GROUP", "HEARTBEAT", "PUT", "RECORD", "Keys"]
+__all__ = [
+    "ANNOUNCE",
+    "CLAIM",
+    "DEAD",
+    "FULL_GROUP",
+    "GROUP",
+    "HAND_BACK",
+    "HEARTBEAT",
+    "PUT",
+    "RECORD",
+    "Keys",
+]
 
 GROUP: Final = "pygents"
 """The consumer group every worker of every mailbox belongs to."""
@@ -73,45 +88,88 @@ end
 return ids
 """
 
-# KEYS: the mailbox/errors key pairs and the reply streams the records refer to.
-# ARGV: group, reply maxlen, reply ttl (ms), then one value per record (one value, not
-# four: fewer arguments to encode and send):
-#     "<mailbox index> <reply index> <message id> <record JSON>"
+# The worker's scripts below read before they write, and check the type of every key
+# a caller named (a reply stream is whatever the entry says): a script that fails
+# half-way keeps what it did before failing, so none may fail after its first write.
+# The first write acknowledges and deletes a turn: on a full Redis (``maxmemory`` and
+# ``noeviction``), which refuses a script's writes that may grow memory only until it
+# has written, that first write frees memory and lets the outcome follow. A script
+# refused before writing anything changed nothing and is simply retried.
+
+# KEYS: for each mailbox, its mailbox, errors and dead-letter keys (in that order),
+# then the reply streams the records refer to.
+# ARGV: group, reply maxlen, reply ttl (ms), worker, then one value per record (one
+# value, not five: fewer arguments to encode and send):
+#     "<mailbox index> <reply index> <message id> <deliveries> <record JSON>"
 # where the mailbox index points into KEYS (0: a streamed value, nothing to
-# acknowledge; its errors key follows it in KEYS), the reply index too (0: nobody
-# waits), and the message id is "-" for a value. Records for one reply stream are
-# appended as one entry holding a JSON array. Returns how many turns were acknowledged.
+# acknowledge), the reply index too (0: nobody waits), and the message id is "-" for a
+# value. Records for one reply stream are appended as one entry holding a JSON array.
+# A turn whose reply key holds something other than a stream is dead-lettered instead,
+# alone. Returns {turns acknowledged, then message id and reason of each dead letter}.
 RECORD: Final = """
-local group = ARGV[1]
-local batches, order = {}, {}
-local acked = 0
-for i = 4, #ARGV do
+local group, worker = ARGV[1], ARGV[4]
+local kinds = {}
+local function kind(k)
+  local t = kinds[k]
+  if t == nil then
+    t = redis.call('TYPE', KEYS[k])['ok']
+    kinds[k] = t
+  end
+  return t
+end
+local function usable(k)
+  local t = kind(k)
+  return t == 'stream' or t == 'none'
+end
+local batches, order, out = {}, {}, {0}
+for i = 5, #ARGV do
   local a = ARGV[i]
   local s1 = string.find(a, ' ', 1, true)
   local s2 = string.find(a, ' ', s1 + 1, true)
   local s3 = string.find(a, ' ', s2 + 1, true)
+  local s4 = string.find(a, ' ', s3 + 1, true)
   local mk = tonumber(string.sub(a, 1, s1 - 1))
   local rk = tonumber(string.sub(a, s1 + 1, s2 - 1))
-  local keep = true
+  local record = string.sub(a, s4 + 1)
+  local keep = rk > 0 and usable(rk)
   if mk > 0 then
     local id = string.sub(a, s2 + 1, s3 - 1)
-    local n = redis.pcall('XACK', KEYS[mk], group, id)
-    if n == 1 then
+    local hashed = kind(mk + 1) == 'hash'
+    if rk > 0 and not keep then
+      local dead = usable(mk + 2)
+      local entry = redis.pcall('XRANGE', KEYS[mk], id, id)
+      if dead and entry[1] and redis.pcall('XACK', KEYS[mk], group, id) == 1 then
+        local payload, fields = '', entry[1][2]
+        for f = 1, #fields, 2 do
+          if fields[f] == 'turn' then payload = fields[f + 1] end
+        end
+        local reason = "the reply stream '" .. KEYS[rk] .. "' is a " .. kind(rk)
+          .. ', not a stream: the turn ran, but its outcome cannot reach the caller'
+        redis.call('XADD', KEYS[mk + 2], '*', 'message_id', id, 'reason', reason,
+                   'error', string.sub(record, 1, 2000),
+                   'deliveries', string.sub(a, s3 + 1, s4 - 1), 'worker', worker,
+                   'payload', payload)
+        redis.call('XDEL', KEYS[mk], id)
+        if hashed then redis.call('HDEL', KEYS[mk + 1], id) end
+        out[#out + 1] = id
+        out[#out + 1] = reason
+      end
+    elseif redis.pcall('XACK', KEYS[mk], group, id) == 1 then
       redis.call('XDEL', KEYS[mk], id)
-      redis.call('HDEL', KEYS[mk + 1], id)
-      acked = acked + 1
+      if hashed then redis.call('HDEL', KEYS[mk + 1], id) end
+      out[1] = out[1] + 1
     else
       keep = false
     end
   end
-  if keep and rk > 0 then
+  if keep then
     local batch = batches[rk]
     if batch == nil then
       batch = {}
       batches[rk] = batch
       order[#order + 1] = rk
     end
-    batch[#batch + 1] = string.sub(a, s3 + 1)
+    batch[#batch + 1] = record
   end
 end
 for _, rk in ipairs(order) do
@@ -119,22 +177,32 @@ for _, rk in ipairs(order) do
              'r', '[' .. table.concat(batches[rk], ',') .. ']')
   redis.call('PEXPIRE', KEYS[rk], ARGV[3])
 end
-return acked
+return out
 """
 
 # KEYS: mailbox, errors, dead-letter stream, reply stream (or the mailbox again: unused).
 # ARGV: group, message id, reply maxlen, reply ttl (ms), has reply (0/1), record (JSON),
 # then the dead-letter entry's field/value pairs. Returns 1 if moved, 0 if the entry
-# was already acknowledged by someone else.
+# was already acknowledged by someone else, or the type of the dead-letter key when it
+# is not a stream (nothing is done then). A reply key that is not a stream is skipped.
 DEAD: Final = """
-local n = redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2])
-if n ~= 1 then
+local dead = redis.call('TYPE', KEYS[3])['ok']
+if dead ~= 'stream' and dead ~= 'none' then
+  return dead
+end
+local notify = false
+if ARGV[5] == '1' then
+  local t = redis.call('TYPE', KEYS[4])['ok']
+  notify = t == 'stream' or t == 'none'
+end
+local hashed = redis.call('TYPE', KEYS[2])['ok'] == 'hash'
+if redis.pcall('XACK', KEYS[1], ARGV[1], ARGV[2]) ~= 1 then
   return 0
 end
 redis.call('XDEL', KEYS[1], ARGV[2])
-redis.call('HDEL', KEYS[2], ARGV[2])
+if hashed then redis.call('HDEL', KEYS[2], ARGV[2]) end
 redis.call('XADD', KEYS[3], '*', unpack(ARGV, 7))
-if ARGV[5] == '1' then
+if notify then
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'r', '[' .. ARGV[6] .. ']')
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
@@ -159,12 +227,12 @@ return out
 
 # KEYS: workers sorted set, mailbox. ARGV: group, consumer, heartbeat ttl (ms), then
 # the ids this worker holds. Returns how many leftover consumers were removed.
+# Keeping the held turns comes first, and a full Redis may refuse the heartbeat's ZADD
+# without failing the rest: turns must not look idle while they run.
 HEARTBEAT: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if #ARGV > 3 then
   local mine = {}
   local held = redis.call('XPENDING', KEYS[2], ARGV[1], '-', '+', 10000, ARGV[2])
@@ -178,6 +246,11 @@ if #ARGV > 3 then
     redis.call(unpack(args))
   end
 end
+-- Our own member goes out and back in: memory-neutral, and a full Redis takes the
+-- ZADD once the script has written (an expired member: it may refuse, harmlessly).
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.pcall('ZADD', KEYS[1], now + ttl, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local removed = 0
 for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[2], ARGV[1])) do
   local info = {}
@@ -189,4 +262,52 @@ for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[2], ARGV[1])) do
   end
 end
 return removed
+"""
+
+# KEYS: mailbox. ARGV: group, consumer, idle (ms), then the ids to keep (the turns
+# that started here). Every other entry this consumer holds — read ahead, never
+# started — is handed back: made idle for ``idle`` ms, so that any worker takes it
+# over at once, with its delivery count one less, as if it had not been delivered.
+# Returns how many were handed back.
+HAND_BACK: Final = """
+local keep = {}
+for i = 4, #ARGV do keep[ARGV[i]] = true end
+local given = 0
+for _, p in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 10000, ARGV[2])) do
+  if not keep[p[1]] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, p[1], 'IDLE', ARGV[3],
+               'RETRYCOUNT', math.max(p[4] - 1, 0), 'JUSTID')
+    given = given + 1
+  end
+end
+return given
+"""
+
+# KEYS: tools set, agents set. ARGV: agent, then its tool names. Replaces the tools set
+# only when it differs; its writes may be refused by a full Redis without failing the
+# set-up (the set is then as the last worker left it, or missing: put() checks it only
+# when it exists).
+ANNOUNCE: Final = """
+local same = redis.call('SCARD', KEYS[1]) == #ARGV - 1
+for i = 2, #ARGV do
+  if not same then break end
+  same = redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 1
+end
+if not same then
+  redis.call('DEL', KEYS[1])
+  if #ARGV > 1 then redis.pcall('SADD', KEYS[1], unpack(ARGV, 2)) end
+end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
+  redis.pcall('SADD', KEYS[2], ARGV[1])
+end
+return 1
+"""
+
+# KEYS: mailbox. ARGV: group. Creates the consumer group (and the stream) on a full
+# Redis, which refuses a plain XGROUP CREATE: the group is tiny, and without it no
+# worker could drain the mailbox and free memory. Only tried after that refusal (the
+# flag needs Redis 7).
+FULL_GROUP: Final = """#!lua flags=allow-oom
+local made = redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+return 1
 """

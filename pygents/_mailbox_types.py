@@ -25,6 +25,7 @@ __all__ = [
     "MailboxStats",
     "MailboxUnavailableError",
     "Outcome",
+    "RedisFullError",
     "RemoteTurnError",
     "RepliesLostError",
     "TurnLostError",
@@ -56,6 +57,12 @@ class MailboxError(PygentsError):
 
 class MailboxFullError(MailboxError):
     """The mailbox already holds as many unfinished turns as its ``maxlen`` allows."""
+
+
+class RedisFullError(MailboxFullError):
+    """Redis refused the turn for want of memory: it reached its ``maxmemory`` and its
+    eviction policy frees nothing (``noeviction``). Workers keep draining it: wait
+    and retry, as for a full mailbox, or give Redis more memory."""
 
 
 class MailboxUnavailableError(MailboxError, ConnectionError):

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -44,7 +45,8 @@ class RedisServer:
     Use it as a context manager, or call [`start`][pygents.redis.RedisServer.start]
     and [`stop`][pygents.redis.RedisServer.stop] (a stopped server can be started
     again on the same port, empty). ``available()`` says whether the executable is
-    on ``PATH``.
+    on ``PATH``. ``extra_args`` go to ``redis-server`` after the defaults (and so
+    override them), e.g. ``["--maxmemory", "4mb", "--maxmemory-policy", "noeviction"]``.
     """
 
     def __init__(
@@ -53,8 +55,10 @@ class RedisServer:
         *,
         port: int | None = None,
         executable: str = "redis-server",
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.executable = executable
+        self.extra_args = tuple(extra_args)
         self.port = port or free_port()
         self._own_dir: tempfile.TemporaryDirectory[str] | None = None
         if directory is None:
@@ -94,6 +98,7 @@ class RedisServer:
                 "--appendonly", "no",
                 "--dir", str(self.directory),
                 "--logfile", str(self.directory / "redis.log"),
+                *self.extra_args,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

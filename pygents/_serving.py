@@ -12,7 +12,7 @@ the replicas) and everything else goes back to the caller instead of being yield
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,9 +28,20 @@ from pygents._scope import AGENT_RUN_SCOPE, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
 
-__all__ = ["Malformed", "ReplyTo", "Served", "Sink", "parse_entry", "reply_to", "run_as"]
+__all__ = [
+    "Malformed",
+    "ReplyTo",
+    "Served",
+    "Sink",
+    "caller_of",
+    "decode_entry",
+    "parse_entry",
+    "reply_to",
+    "run_as",
+]
 
 _ERROR_TEXT: Final = 1000
+_ESCAPED: Final = 65_536  # characters kept of a field that is not UTF-8, escaped
 _LIMIT: Final = 2**48  # above any sane reply bound, below what Redis refuses
 
 
@@ -90,22 +101,68 @@ class Served:
         return self.agent.name
 
 
+def decode_entry(fields: Mapping[bytes, bytes] | None) -> tuple[dict[str, str], str | None]:
+    """A raw mailbox entry's fields as text, and why it cannot be read if so.
+
+    Workers read entries without decoding (one field that is not UTF-8 would
+    otherwise fail the whole read, and every entry read with it), then decode each
+    entry here: bytes that are not UTF-8 come back escaped (``\\xff``), readable and
+    bounded, for the dead letter, with the reason.
+    """
+    text: dict[str, str] = {}
+    problem: str | None = None
+    for name, value in (fields or {}).items():
+        try:
+            key = name.decode()
+        except UnicodeDecodeError:
+            key = bounded(name.decode(errors="backslashreplace"), 100)
+            problem = problem or f"not UTF-8: the name of field {key!r}"
+        try:
+            text[key] = value.decode()
+        except UnicodeDecodeError as exc:
+            escaped = value.decode(errors="backslashreplace")
+            text[key] = bounded(escaped, _ESCAPED)
+            problem = problem or f"not UTF-8: field {key!r}, byte {exc.start}"
+    return text, problem
+
+
+def _envelope(raw: str) -> dict[str, Any]:
+    """The JSON envelope of an entry; `Malformed` if it is not one."""
+    try:
+        envelope = json.loads(raw)
+    except ValueError as exc:
+        raise Malformed(f"not JSON: {bounded(str(exc))}") from None
+    except RecursionError:
+        raise Malformed("not JSON: nested too deeply to parse") from None
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("turn"), dict):
+        raise Malformed("wrong shape: expected {'reply': ..., 'turn': Turn.to_dict()}")
+    return envelope
+
+
+def caller_of(fields: Mapping[str, str]) -> tuple[str, ReplyTo | None]:
+    """The turn uuid (or ``""``) and reply stream of an entry, as far as they can be
+    read; never raises (a dead letter tells the caller when it can)."""
+    try:
+        envelope = _envelope(fields.get("turn", ""))
+    except Malformed:
+        return "", None
+    return _caller(envelope)
+
+
+def _caller(envelope: dict[str, Any]) -> tuple[str, ReplyTo | None]:
+    found = envelope["turn"].get("uuid")
+    return (found if isinstance(found, str) else ""), reply_to(envelope)
+
+
 def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, ReplyTo | None]:
     """The turn of a mailbox entry and its reply stream; `Malformed` if it
     cannot be run here (not JSON, wrong shape, unknown tool, not this agent's tool)."""
     raw = fields.get("turn")
     if raw is None:
         raise Malformed("the entry has no 'turn' field; put turns with Mailboxes.put()")
-    try:
-        envelope = json.loads(raw)
-    except ValueError as exc:
-        raise Malformed(f"not JSON: {bounded(str(exc))}") from None
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("turn"), dict):
-        raise Malformed("wrong shape: expected {'reply': ..., 'turn': Turn.to_dict()}")
+    envelope = _envelope(raw)
     data: dict[str, Any] = envelope["turn"]
-    reply = reply_to(envelope)
-    found = data.get("uuid")
-    turn_uuid = found if isinstance(found, str) else ""
+    turn_uuid, reply = _caller(envelope)
     tool_name = data.get("tool_name")
     if isinstance(tool_name, str) and tool_name not in served.tool_names:
         raise Malformed(

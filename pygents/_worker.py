@@ -16,31 +16,34 @@ A `Worker` runs four things side by side until `Worker.stop`:
   ``stats_interval`` it also reads the served mailboxes' statistics for
   ``served_stats()`` (what the dashboard and the telemetry gauges show).
 
-Every loop survives Redis going away: it backs off exponentially, then carries on,
-re-creating the consumer groups if Redis came back empty.
+Every loop survives Redis going away or filling up (``maxmemory``): it backs off
+exponentially, then carries on, re-creating the consumer groups if Redis came back
+empty. No entry can stop a worker: whatever cannot be read is dead-lettered with the
+reason. Once stopped, a worker starts no new turn, and hands back the turns it read
+ahead without counting their delivery.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 from redis.exceptions import ResponseError
-from redis.typing import KeyT, StreamIdT
 
 from pygents._agent import Agent
 from pygents._flusher import Flusher
+from pygents._intake import FULL, claim, leave, read, setup
 from pygents._lanes import Lanes
 from pygents._mailbox import Mailboxes, tool_names
-from pygents._mailbox_lua import CLAIM, GROUP, HEARTBEAT
+from pygents._mailbox_lua import GROUP, HEARTBEAT
 from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
 from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
 from pygents._served import SERVED, WorkerCounters, setting
-from pygents._serving import Malformed, Served, Sink, parse_entry, run_as
+from pygents._serving import Malformed, Served, Sink, decode_entry, parse_entry, run_as
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 
@@ -58,7 +61,8 @@ class Worker:
         concurrency: turns run at once by this worker, across its agents.
         prefetch: turns read ahead of the lanes (default 3 × concurrency): many small
             turns then cost few round trips. Set 0 for long turns shared fairly
-            among replicas (a worker then holds only what it runs).
+            among replicas (a worker then holds only what it runs). A stopping worker
+            hands back the turns it read ahead, their delivery not counted.
         visibility_timeout: seconds without a heartbeat after which a turn held by
             a worker is presumed lost and taken over by another.
         max_deliveries: deliveries after which an unfinished turn is dead-lettered.
@@ -114,16 +118,19 @@ class Worker:
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
         self.counters = WorkerCounters()
         self._held: dict[str, set[str]] = {name: set() for name in self.served}
+        # Deliveries whose job started (a turn ran, or a move to the dead letters):
+        # a stopping worker hands back everything else it holds.
+        self._begun: dict[str, set[str]] = {name: set() for name in self.served}
         self._lanes = Lanes(self.concurrency)
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self._started = False
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
-        client = mailboxes.client
-        self._claim = client.register_script(CLAIM)
-        self._heartbeat = client.register_script(HEARTBEAT)
-        self.flusher = Flusher(mailboxes, self._new_backoff(), self._recorded)
+        self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
+        self.flusher = Flusher(
+            mailboxes, self._new_backoff(), self._recorded, self.name, self._dead_lettered
+        )
 
     def __repr__(self) -> str:
         return f"<Worker {self.name!r} serving {sorted(self.served)}>"
@@ -150,8 +157,10 @@ class Worker:
 
     def stop(self) -> None:
         """Ask [`run`][pygents.redis.Worker.run] to stop taking turns, finish (within
-        ``stop_grace``) and return."""
+        ``stop_grace``) and return. No turn starts after this call: those read ahead
+        are handed back, for another worker."""
         self._stopping.set()
+        self._lanes.close()
 
     # -- the main loop ----------------------------------------------------------------
 
@@ -186,7 +195,7 @@ class Worker:
             failed = [t for t in (writer, *loops) if t in done and not t.cancelled()]
             failure = failed[0].exception() if failed else None
         finally:
-            self._stopping.set()
+            self.stop()
             stopping.cancel()
             for loop in loops:
                 loop.cancel()
@@ -203,28 +212,15 @@ class Worker:
             raise failure
 
     async def _leave(self) -> None:
-        pipe = self.mailboxes.client.pipeline(transaction=False)
+        """Hand back the turns read ahead, and say goodbye."""
         for served in self.served.values():
-            pipe.zrem(served.keys.workers, self.name)
-        try:
-            await pipe.execute()
-        except CONNECTION_ERRORS:
-            pass  # the heartbeat expires by itself
+            await leave(self.mailboxes.client, served.keys, self.name, self._begun[served.name])
 
     async def _setup(self) -> None:
         """Create the consumer groups, announce the tools, heartbeat once."""
-        client = self.mailboxes.client
+        agents = f"{self.mailboxes.prefix}:agents"
         for served in self.served.values():
-            try:
-                await client.xgroup_create(served.keys.mailbox, GROUP, id="0", mkstream=True)
-            except ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
-            pipe = client.pipeline(transaction=True)
-            pipe.delete(served.keys.tools)
-            pipe.sadd(served.keys.tools, *sorted(served.tool_names))
-            pipe.sadd(f"{self.mailboxes.prefix}:agents", served.name)
-            await pipe.execute()
+            await setup(self.mailboxes.client, served.keys, agents, served.name, served.tool_names)
         await self._beat()
         self._ready.set()
 
@@ -237,7 +233,8 @@ class Worker:
             )
 
     async def _guarded(self, what: str, backoff: Backoff, step: Any) -> None:
-        """One step of a loop: connection errors back off, a lost group re-creates it."""
+        """One step of a loop: connection errors back off, a lost group re-creates it,
+        and a full Redis is waited out (the other loops keep freeing memory)."""
         try:
             if not self._ready.is_set():
                 await self._setup()
@@ -245,6 +242,9 @@ class Worker:
         except CONNECTION_ERRORS as exc:
             self._ready.clear()
             await backoff.wait(what, exc)
+            return
+        except FULL as exc:
+            await backoff.wait(f"{what} (Redis is full)", exc)
             return
         except ResponseError as exc:
             if "NOGROUP" not in str(exc):
@@ -256,25 +256,22 @@ class Worker:
 
     async def _reader(self) -> None:
         backoff = self._new_backoff()
-        streams: dict[KeyT, StreamIdT] = dict.fromkeys(self._by_mailbox, ">")
+        streams = list(self._by_mailbox)
         while not self._stopping.is_set():
             while self.free < self._read_at:
                 self._lanes.room.clear()
                 await self._lanes.room.wait()
+            if self._stopping.is_set():
+                return  # what a stopped worker reads would only be handed back
 
-            async def read() -> None:
-                found = cast(
-                    list[tuple[str, list[tuple[str, dict[str, str]]]]],
-                    await self.mailboxes.client.xreadgroup(
-                        GROUP, self.name, streams, count=self.free, block=1000
-                    ),
-                )
-                for key, entries in found or ():
+            async def take() -> None:
+                found = await read(self.mailboxes.client, self.name, streams, self.free, 1000)
+                for key, entries in found:
                     served = self._by_mailbox[key]
                     for message_id, fields in entries:
-                        self._take(served, message_id, fields or {}, 1, None)
+                        self._take(served, message_id, fields, 1, None)
 
-            await self._guarded("reading turns", backoff, read)
+            await self._guarded("reading turns", backoff, take)
 
     async def _every(self, interval: float, what: str, step: Any) -> None:
         """Run ``step`` (guarded) every ``interval`` seconds until the worker stops."""
@@ -296,17 +293,20 @@ class Worker:
         for served in self.served.values():
             if self.free <= 0:
                 return
-            found = await self._claim(
-                keys=[served.keys.mailbox, served.keys.errors],
-                args=[GROUP, self.name, idle, self._cursors[served.name], self.free],
+            cursor, found = await claim(
+                self.mailboxes.client,
+                served.keys,
+                self.name,
+                idle,
+                self._cursors[served.name],
+                self.free,
             )
-            self._cursors[served.name] = found[0]
-            for message_id, flat, deliveries, last_error in found[1:]:
+            self._cursors[served.name] = cursor
+            for message_id, fields, deliveries, last_error in found:
                 if message_id in self._held[served.name]:
                     continue  # ours already (a late heartbeat); it is running here
-                fields = dict(zip(flat[::2], flat[1::2], strict=True))
                 self.counters.claimed += 1
-                self._take(served, message_id, fields, int(deliveries), last_error or None)
+                self._take(served, message_id, fields, deliveries, last_error)
 
     # -- one delivery -----------------------------------------------------------------
 
@@ -314,11 +314,13 @@ class Worker:
         self,
         served: Served,
         message_id: str,
-        fields: dict[str, str],
+        raw: Mapping[bytes, bytes] | None,
         deliveries: int,
         last_error: str | None,
     ) -> None:
+        """Queue an entry's turn, or its move to the dead letters if it cannot run."""
         self._held[served.name].add(message_id)
+        fields, unreadable = decode_entry(raw)
         if deliveries > self.max_deliveries:
             reason = (
                 f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
@@ -326,10 +328,17 @@ class Worker:
             )
             self._dead(served, message_id, fields, reason, last_error or "", deliveries, None)
             return
+        if unreadable is not None:
+            self._dead(served, message_id, fields, unreadable, "", deliveries, None)
+            return
         try:
             turn, reply = parse_entry(served, fields)
         except Malformed as bad:
             self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
+            return
+        except Exception as exc:  # whatever else an entry can do to the parser
+            reason = f"cannot be read: {type(exc).__name__}: {bounded(str(exc))}"
+            self._dead(served, message_id, fields, reason, "", deliveries, None)
             return
         self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
 
@@ -343,23 +352,21 @@ class Worker:
         deliveries: int,
         bad: Malformed | None,
     ) -> None:
+        async def move(runner: Runner) -> None:
+            self._begun[served.name].add(message_id)
+            await self.flusher.dead_letter(
+                served, message_id, fields, reason, error, deliveries, bad
+            )
+
+        self._lanes.add(move)
+
+    def _dead_lettered(self) -> None:
         self.counters.dead_lettered += 1
-        move = partial(
-            self.flusher.dead_letter,
-            served,
-            message_id,
-            fields,
-            reason,
-            error,
-            deliveries,
-            self.name,
-            bad,
-        )
-        self._lanes.add(lambda runner: move())
 
     def _recorded(self, agent: str, message_id: str) -> None:
         """The writer recorded (or gave up on) this delivery: it is not held any more."""
         self._held[agent].discard(message_id)
+        self._begun[agent].discard(message_id)
 
     async def _run(
         self,
@@ -370,6 +377,7 @@ class Worker:
         attempt: int,
         runner: Runner,
     ) -> None:
+        self._begun[served.name].add(message_id)
         token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
         sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
 
@@ -386,4 +394,4 @@ class Worker:
         finally:
             DELIVERY.reset(token)
         self.counters.turns += 1
-        self.flusher.outcome(served, message_id, reply, sink.outcome_record(outcome))
+        self.flusher.outcome(served, message_id, reply, attempt, sink.outcome_record(outcome))

@@ -35,6 +35,17 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
+def full_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A ``redis-server`` that holds 3 MB at most, evicting nothing: a full Redis
+    refuses the writes that may grow its memory."""
+    if not RedisServer.available():
+        pytest.skip(NO_SERVER)
+    full = ["--maxmemory", "3mb", "--maxmemory-policy", "noeviction"]
+    with RedisServer(tmp_path, extra_args=full) as server:
+        yield server
+
+
+@pytest.fixture
 async def mailboxes(redis_server: RedisServer) -> AsyncIterator[Mailboxes]:
     async with Mailboxes(redis_server.url) as found:
         yield found

@@ -1,0 +1,124 @@
+"""How a worker takes entries from Redis: set-up, reads, take-overs and hand-backs.
+
+Entries are read as bytes. The client of `Mailboxes` decodes every reply as UTF-8,
+and a single field that is not UTF-8 would then fail the whole ``XREADGROUP`` or
+claim reply — every entry read with it, again at each retry. Reading bytes and
+decoding each entry on its own (`pygents._serving.decode_entry`) confines a bad entry
+to itself: it is dead-lettered, the others run.
+
+A full Redis (``maxmemory`` with the ``noeviction`` policy) refuses the writes that
+may grow memory. Workers must keep draining it — finishing a turn deletes its entry —
+so the set-up tolerates that refusal (see `setup`), and `FULL` lists what the loops
+treat as a reason to back off, not to stop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from redis.asyncio import Redis
+from redis.client import NEVER_DECODE
+from redis.exceptions import OutOfMemoryError, ResponseError
+
+from pygents._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
+from pygents._replies import CONNECTION_ERRORS
+
+__all__ = ["FULL", "Entry", "claim", "leave", "read", "setup"]
+
+_log = logging.getLogger("pygents.redis")
+
+FULL: Final = (OutOfMemoryError,)
+"""What a full Redis raises: the worker's loops back off and retry, as when Redis is away."""
+
+# How long a handed-back turn looks idle: longer than any visibility timeout, so that
+# the next worker's keeper takes it at once; shorter than the time since the epoch
+# (Redis ignores an idle time that would put the delivery before it).
+_HANDED_BACK_IDLE: Final = 10 * 365 * 24 * 3600 * 1000
+
+Entry = tuple[str, Mapping[bytes, bytes] | None]
+"""A message id and the entry's raw fields (``None``: the entry was deleted)."""
+
+
+async def setup(
+    client: Redis, keys: Keys, agents_key: str, agent: str, tools: Iterable[str]
+) -> None:
+    """Create the consumer group and announce the agent's tools.
+
+    On a full Redis a plain ``XGROUP CREATE`` is refused even when the group exists:
+    then the group is looked up, and created by a script allowed to exceed
+    ``maxmemory`` only if it is missing (Redis 7; on older servers the refusal stands
+    and the worker retries).
+    """
+    try:
+        await client.xgroup_create(keys.mailbox, GROUP, id="0", mkstream=True)
+    except OutOfMemoryError:
+        if not await _has_group(client, keys.mailbox):
+            try:
+                await client.eval(FULL_GROUP, 1, keys.mailbox, GROUP)
+            except ResponseError:
+                raise OutOfMemoryError("Redis is full and cannot create the group") from None
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+    await client.eval(ANNOUNCE, 2, keys.tools, agents_key, agent, *sorted(tools))
+
+
+async def _has_group(client: Redis, mailbox: str) -> bool:
+    try:
+        groups = await client.xinfo_groups(mailbox)
+    except ResponseError:
+        return False  # no stream
+    return any(g.get("name") == GROUP for g in groups)
+
+
+async def read(
+    client: Redis, consumer: str, mailboxes: list[str], count: int, block_ms: int
+) -> list[tuple[str, list[Entry]]]:
+    """New entries of ``mailboxes`` for ``consumer``, undecoded, by mailbox key."""
+    found: Any = await client.execute_command(  # type: ignore[no-untyped-call]
+        "XREADGROUP", "GROUP", GROUP, consumer, "COUNT", count, "BLOCK", block_ms,
+        "STREAMS", *mailboxes, *(">" for _ in mailboxes),
+        **{NEVER_DECODE: True},
+    )  # fmt: skip
+    return [
+        (key.decode(), [(message_id.decode(), fields) for message_id, fields in entries])
+        for key, entries in found or ()
+    ]
+
+
+async def claim(
+    client: Redis, keys: Keys, consumer: str, idle_ms: int, cursor: str, count: int
+) -> tuple[str, list[tuple[str, Mapping[bytes, bytes], int, str | None]]]:
+    """Take over entries idle longer than ``idle_ms``: the next cursor, and each entry's
+    id, raw fields, delivery count and last recorded error."""
+    found: Any = await client.execute_command(  # type: ignore[no-untyped-call]
+        "EVAL", CLAIM, 2, keys.mailbox, keys.errors, GROUP, consumer, idle_ms, cursor, count,
+        **{NEVER_DECODE: True},
+    )  # fmt: skip
+    taken: list[tuple[str, Mapping[bytes, bytes], int, str | None]] = []
+    for message_id, flat, deliveries, last_error in found[1:]:
+        flat = flat or []
+        fields = dict(zip(flat[::2], flat[1::2], strict=False))
+        error = last_error.decode(errors="replace") if last_error else None
+        taken.append((message_id.decode(), fields, int(deliveries), error))
+    following: bytes = found[0]
+    return following.decode(), taken
+
+
+async def leave(client: Redis, keys: Keys, consumer: str, started: Iterable[str]) -> None:
+    """Hand back what ``consumer`` holds and never started, uncounted (see
+    ``HAND_BACK``), and take it off the live workers."""
+    try:
+        given = await client.eval(
+            HAND_BACK, 1, keys.mailbox, GROUP, consumer, _HANDED_BACK_IDLE, *started
+        )
+        await client.zrem(keys.workers, consumer)
+    except (*CONNECTION_ERRORS, ResponseError) as exc:
+        # Redis away, or the group gone: the turns are taken over after the visibility
+        # timeout instead, and the heartbeat expires by itself.
+        _log.warning("pygents.redis: %s could not hand back its turns: %s", consumer, exc)
+        return
+    if given:
+        _log.info("pygents.redis: %s handed back %d turns it had not started", consumer, given)
