@@ -12,11 +12,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from redis_helpers import Serving
+from redis_helpers import NO_SERVER, Serving
 
 from pygents.redis import Mailboxes, RedisServer
-
-NO_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
 
 
 @pytest.fixture

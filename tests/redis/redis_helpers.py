@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 from pygents.redis import Worker
 
+NO_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
+
 
 class Serving:
     """Workers running in this event loop, stopped (and awaited) at the end."""

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from poison_soak import soak
+from redis_helpers import NO_SERVER
 
-from conftest import NO_SERVER
 from pygents.redis import RedisServer
 
 
