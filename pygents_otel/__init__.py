@@ -42,6 +42,10 @@ def _load() -> None:
     lookups no longer reach ``__getattr__``; all at once, so that each class reports
     ``pygents_otel`` (``publish``) whichever name was asked for first."""
     namespace = globals()
+    # The SDK first: with only the 'listen' extra, ``opentelemetry`` exists (the OTLP
+    # messages) without the API, and ``from opentelemetry import trace`` would fail
+    # with a bare "cannot import name" instead of a missing module naming the extra.
+    import_from_extra("opentelemetry.sdk", "pygents_otel", "otel", OTEL_PROVIDES)
     for module, names in _HOMES.items():
         loaded = import_from_extra(f"pygents_otel.{module}", "pygents_otel", "otel", OTEL_PROVIDES)
         namespace.update({name: getattr(loaded, name) for name in names})
