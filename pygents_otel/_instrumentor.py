@@ -16,7 +16,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
 from pygents import Scope, Subscriber, Subscription, Turn, __version__, subscribe
-from pygents_otel import _records as r
+from pygents_otel import _names as n
 from pygents_otel import _spans as s
 from pygents_otel._live import LiveMode, LiveSubscriber
 from pygents_otel._metrics import Metrics
@@ -198,10 +198,10 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     def _activate(self, settings: Settings) -> TelemetrySubscriber:
         tracer = trace.get_tracer(
-            "pygents_otel", __version__, settings.tracer_provider, schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, settings.tracer_provider, schema_url=n.SCHEMA_URL
         )
         meter = metrics.get_meter(
-            "pygents_otel", __version__, settings.meter_provider, schema_url=s.SCHEMA_URL
+            "pygents_otel", __version__, settings.meter_provider, schema_url=n.SCHEMA_URL
         )
         subscriber = TelemetrySubscriber(
             tracer,
@@ -217,7 +217,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         self._subscription = subscribe(subscriber)
         if settings.live:  # subscribed after the spans' subscriber: see LiveSubscriber
             logger = get_logger(
-                r.LOGGER_NAME, __version__, settings.logger_provider, schema_url=s.SCHEMA_URL
+                n.LOGGER_NAME, __version__, settings.logger_provider, schema_url=n.SCHEMA_URL
             )
             self._live = LiveMode(
                 logger,

@@ -48,6 +48,7 @@ from pygents import (
     Subscription,
     subscribe,
 )
+from pygents_otel import _names as n
 from pygents_otel import _records as r
 from pygents_otel import _spans as s
 from pygents_otel._subscriber import TelemetrySubscriber
@@ -119,7 +120,7 @@ class LiveSubscriber(Subscriber):
     ) -> None:
         """One record: the event name both as ``event_name`` and as the ``event.name``
         attribute older back ends read."""
-        attributes[r.EVENT_NAME] = name
+        attributes[n.EVENT_NAME] = name
         self.logger.emit(
             timestamp=time.time_ns(),
             context=context,
@@ -146,7 +147,7 @@ class LiveSubscriber(Subscriber):
             attributes = r.turn_start(scope.target, scope.agent, self.content)
         else:
             attributes = r.tool_start(scope.target, scope.turn, scope.agent)
-        self.emit(r.START[kind], attributes, context)
+        self.emit(n.START[kind], attributes, context)
 
     def on_end(self, scope: Scope) -> None:
         state: _Live | None = scope.state.pop(self, None)
@@ -165,7 +166,7 @@ class LiveSubscriber(Subscriber):
         else:
             attributes = r.tool_end(scope.target, scope.turn, scope.agent, reason, error)
         severity = SeverityNumber.WARN if reason in _FAILED else SeverityNumber.INFO
-        self.emit(r.END[kind], attributes, state.context, severity)
+        self.emit(n.END[kind], attributes, state.context, severity)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -177,7 +178,7 @@ class LiveSubscriber(Subscriber):
             agent: Agent = event["agent"]
             run = agent.scope
             severity = SeverityNumber.WARN if kind in _WARNINGS else SeverityNumber.INFO
-            self.emit(s.EVENT_NAMES[kind], r.agent_event(event), self._context(run), severity)
+            self.emit(n.EVENT_NAMES[kind], r.agent_event(event), self._context(run), severity)
         else:
             self._store(event)
 
@@ -196,7 +197,7 @@ class LiveSubscriber(Subscriber):
                 return
             state.next_at = now + self.value_every
         attributes = r.value(event["turn"], event.agent, count, self.content, event["value"])
-        self.emit(s.EVENT_NAMES[event.type], attributes, state.context)
+        self.emit(n.EVENT_NAMES[event.type], attributes, state.context)
 
     def _store(self, event: Event) -> None:
         """A context event, sent only for an agent's own stores changing while it runs
@@ -207,7 +208,7 @@ class LiveSubscriber(Subscriber):
         if agent is None or (store is not agent.context_queue and store is not agent.context_pool):
             return
         attributes = r.context_event(event, agent, self.content)
-        self.emit(s.EVENT_NAMES[event.type], attributes, self._context(event.scope))
+        self.emit(n.EVENT_NAMES[event.type], attributes, self._context(event.scope))
 
     def _context(self, scope: Scope | None) -> Context | None:
         """The context of the innermost scope with a span of ours."""
@@ -238,8 +239,8 @@ class LiveSubscriber(Subscriber):
         """Every known agent's state, then the process heartbeat."""
         agents = self.agents()
         for agent, context in agents:
-            self.emit(r.SNAPSHOT, r.snapshot(agent), context)
-        self.emit(r.HEARTBEAT, r.heartbeat(len(agents)))
+            self.emit(n.SNAPSHOT, r.snapshot(agent), context)
+        self.emit(n.HEARTBEAT, r.heartbeat(len(agents)))
 
 
 class Snapshots:

@@ -10,7 +10,7 @@ from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 from opentelemetry.util.types import AttributeValue
 
 from pygents import AgentRegistry, StopReason
-from pygents_otel import _spans as s
+from pygents_otel import _names as n
 from pygents_otel._text import bounded
 
 if TYPE_CHECKING:
@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 
 # The mailbox gauges: (name, unit, description, the MailboxStats field they report).
 MAILBOX_GAUGES: Final = (
-    ("pygents.mailbox.depth", "{turn}", "Turns not finished in each agent's mailbox", "depth"),
-    ("pygents.mailbox.pending", "{turn}", "Mailbox turns running on a worker", "pending"),
-    ("pygents.mailbox.workers", "{worker}", "Live workers serving each mailbox", "workers"),
+    (n.MAILBOX_DEPTH, "{turn}", "Turns not finished in each agent's mailbox", "depth"),
+    (n.MAILBOX_PENDING, "{turn}", "Mailbox turns running on a worker", "pending"),
+    (n.MAILBOX_WORKERS, "{worker}", "Live workers serving each mailbox", "workers"),
     (
-        "pygents.mailbox.dead_letters",
+        n.MAILBOX_DEAD_LETTERS,
         "{turn}",
         "Entries in each dead-letter stream",
         "dead_letters",
@@ -38,15 +38,15 @@ DURATION_BUCKETS: Final = (
 # The observable gauges: name, unit, description, and which of an agent's collections
 # each one measures (``turns`` is the agent's queue of turns).
 GAUGES: Final = (
-    ("pygents.agent.queue.depth", "{turn}", "Turns waiting in each agent's queue", "turns"),
+    (n.QUEUE_DEPTH, "{turn}", "Turns waiting in each agent's queue", "turns"),
     (
-        "pygents.context.queue.size",
+        n.CONTEXT_QUEUE_GAUGE,
         "{item}",
         "Items in each agent's context queue (limit as an attribute)",
         "context_queue",
     ),
     (
-        "pygents.context.pool.size",
+        n.CONTEXT_POOL_GAUGE,
         "{item}",
         "Items in each agent's context pool (limit as an attribute)",
         "context_pool",
@@ -58,20 +58,16 @@ class Metrics:
     """Everything recorded besides spans; created once per instrumentation."""
 
     def __init__(self, meter: Meter) -> None:
-        self.agent_duration = _duration(
-            meter, "gen_ai.invoke_agent.duration", "Duration of agent runs"
-        )
-        self.tool_duration = _duration(
-            meter, "gen_ai.execute_tool.duration", "Duration of tool invocations"
-        )
+        self.agent_duration = _duration(meter, n.AGENT_DURATION, "Duration of agent runs")
+        self.tool_duration = _duration(meter, n.TOOL_DURATION, "Duration of tool invocations")
         self.turns = meter.create_counter(
-            "pygents.turns", unit="{turn}", description="Turns run, by tool and stop reason"
+            n.TURNS, unit="{turn}", description="Turns run, by tool and stop reason"
         )
         self.turn_duration = _duration(
-            meter, "pygents.turn.duration", "Duration of turns, by tool and stop reason"
+            meter, n.TURN_DURATION, "Duration of turns, by tool and stop reason"
         )
         self.values = meter.create_counter(
-            "pygents.tool.values", unit="{value}", description="Values streamed by tools"
+            n.TOOL_VALUES, unit="{value}", description="Values streamed by tools"
         )
         self.active = True
         for name, unit, description, collection in GAUGES:
@@ -84,21 +80,21 @@ class Metrics:
             )
 
     def agent_run(self, agent_name: str, seconds: float, error_type: str | None) -> None:
-        attributes = _operation(s.INVOKE_AGENT, s.AGENT_NAME, agent_name, error_type)
+        attributes = _operation(n.INVOKE_AGENT, n.AGENT_NAME, agent_name, error_type)
         self.agent_duration.record(seconds, attributes)
 
     def tool_call(
         self, tool_name: str, seconds: float, error_type: str | None, values: int
     ) -> None:
-        attributes = _operation(s.EXECUTE_TOOL, s.TOOL_NAME, tool_name, error_type)
+        attributes = _operation(n.EXECUTE_TOOL, n.TOOL_NAME, tool_name, error_type)
         self.tool_duration.record(seconds, attributes)
         if values:
-            self.values.add(values, {s.TOOL_NAME: bounded(tool_name)})
+            self.values.add(values, {n.TOOL_NAME: bounded(tool_name)})
 
     def turn(self, tool_name: str, seconds: float, stop_reason: StopReason | None) -> None:
         attributes: dict[str, AttributeValue] = {
-            s.PYGENTS_TOOL: bounded(tool_name),
-            s.STOP_REASON: stop_reason.value if stop_reason else "unknown",
+            n.PYGENTS_TOOL: bounded(tool_name),
+            n.TURN_STOP_REASON: stop_reason.value if stop_reason else "unknown",
         }
         self.turns.add(1, attributes)
         self.turn_duration.record(seconds, attributes)
@@ -120,7 +116,7 @@ class Metrics:
     def _mailbox_gauge(self, field: str) -> Callable[[CallbackOptions], Iterable[Observation]]:
         def observe(options: CallbackOptions) -> Iterable[Observation]:
             for agent, stats in self._served().items():
-                yield Observation(getattr(stats, field), {s.AGENT_NAME: bounded(agent)})
+                yield Observation(getattr(stats, field), {n.AGENT_NAME: bounded(agent)})
 
         return observe
 
@@ -133,9 +129,9 @@ class Metrics:
         def observe(options: CallbackOptions) -> Iterable[Observation]:
             for agent in AgentRegistry.all() if self.active else []:
                 measured = getattr(agent, collection)
-                attributes: dict[str, AttributeValue] = {s.AGENT_NAME: bounded(agent.name)}
+                attributes: dict[str, AttributeValue] = {n.AGENT_NAME: bounded(agent.name)}
                 if collection != "turns":
-                    attributes["pygents.context.limit"] = measured.limit or 0
+                    attributes[n.CONTEXT_LIMIT] = measured.limit or 0
                 yield Observation(len(measured), attributes)
 
         return observe
@@ -156,10 +152,10 @@ def _operation(
 ) -> dict[str, AttributeValue]:
     """A GenAI operation's duration attributes: what ran, and its error type if it failed."""
     attributes: dict[str, AttributeValue] = {
-        s.OPERATION: operation,
-        s.PROVIDER: "pygents",
+        n.OPERATION: operation,
+        n.PROVIDER: "pygents",
         name_key: bounded(name),
     }
     if error_type:
-        attributes[s.ERROR_TYPE] = error_type
+        attributes[n.ERROR_TYPE] = error_type
     return attributes

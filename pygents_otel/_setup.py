@@ -33,6 +33,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from pygents_otel import _names as n
 from pygents_otel._exporters import ExporterChoice, choose, fallback
 from pygents_otel._instrumentor import PygentsInstrumentor, Settings
 from pygents_otel._tally import EndedSpans, SpanCounts, SpanTally, TallyingExporter
@@ -353,14 +354,14 @@ def _resource(service_name: str) -> Resource:
     unless the variables set it. The creation time tells a restarted process from the
     one it replaces when a deployment keeps the instance id across restarts and the
     pid repeats (a container's first process is always pid 1)."""
-    detected = Resource.create({"service.name": service_name})
+    detected = Resource.create({n.SERVICE_NAME: service_name})
     missing = {
         key: value
         for key, value in (
-            ("service.instance.id", str(uuid.uuid4())),
-            ("host.name", socket.gethostname()),
-            ("process.pid", os.getpid()),
-            ("process.creation.time", PROCESS_STARTED),
+            (n.SERVICE_INSTANCE, str(uuid.uuid4())),
+            (n.HOST_NAME, socket.gethostname()),
+            (n.PROCESS_PID, os.getpid()),
+            (n.PROCESS_CREATION_TIME, PROCESS_STARTED),
         )
         if key not in detected.attributes
     }

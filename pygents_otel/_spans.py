@@ -1,8 +1,8 @@
-"""The span builder: every span and event name, and every attribute, in one place.
+"""The span builder: every span, its attributes and its events, in one place.
 
-Names and attributes follow the OpenTelemetry GenAI semantic conventions (agent and
-tool spans, status "Development"); what the conventions do not cover is namespaced
-``pygents.*``. Every piece of user text (agent and tool names, descriptions, tags,
+The names themselves (span, event and attribute names, following the OpenTelemetry
+GenAI semantic conventions where they apply) are declared in ``_names``, which the
+listener reads too. Every piece of user text (agent and tool names, descriptions, tags,
 item ids, exception class names) goes through ``bounded`` on its way in.
 """
 
@@ -29,47 +29,9 @@ from pygents import (
     Turn,
     TurnHook,
 )
+from pygents_otel import _names as n
 from pygents_otel._dump import dump
 from pygents_otel._text import TEXT_LIMIT, bounded
-
-SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
-
-# GenAI semantic conventions.
-OPERATION: Final = "gen_ai.operation.name"
-PROVIDER: Final = "gen_ai.provider.name"
-AGENT_NAME: Final = "gen_ai.agent.name"
-AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
-AGENT_ID: Final = "gen_ai.agent.id"
-TOOL_NAME: Final = "gen_ai.tool.name"
-TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
-TOOL_TYPE: Final = "gen_ai.tool.type"
-TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
-TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
-TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
-ERROR_TYPE: Final = "error.type"
-
-# pygents' own.
-TAGS: Final = "pygents.tags"
-TURN_UUID: Final = "pygents.turn.uuid"
-TURN_TIMEOUT: Final = "pygents.turn.timeout"
-STOP_REASON: Final = "pygents.turn.stop_reason"
-STOP_REASONS: Final = {
-    "agent_run": "pygents.agent.stop_reason",
-    "turn": STOP_REASON,
-    "tool": "pygents.tool.stop_reason",
-}
-DROPPED_EVENTS: Final = "pygents.events.dropped"
-VALUES: Final = "pygents.values"
-VALUE_INDEX: Final = "pygents.value.index"
-VALUE: Final = "pygents.value"
-QUEUE_DEPTH: Final = "pygents.agent.queue.depth"
-ITEM_ID: Final = "pygents.context.item.id"
-CONTEXT_CONTENT: Final = "pygents.context.content"
-STORE_SIZE: Final = "pygents.context.size"
-PYGENTS_TOOL: Final = "pygents.tool.name"
-
-INVOKE_AGENT: Final = "invoke_agent"
-EXECUTE_TOOL: Final = "execute_tool"
 
 # Events fired once per streamed value: capped per span, always counted.
 VALUE_EVENTS: Final[frozenset[HookType]] = frozenset(
@@ -88,14 +50,6 @@ BULK_EVENTS: Final[frozenset[HookType]] = VALUE_EVENTS | frozenset(
         *ContextPoolHook,
     )
 )
-
-_OBJECT: Final[dict[type, str]] = {
-    TurnHook: "turn",
-    ToolHook: "tool",
-    AgentHook: "agent",
-    ContextQueueHook: "context_queue",
-    ContextPoolHook: "context_pool",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +76,7 @@ MAX_TAGS: Final = 64
 
 def tags(obj: Any) -> dict[str, AttributeValue]:
     found = getattr(obj, "tags", None)
-    return {TAGS: [bounded(tag) for tag in sorted(found)[:MAX_TAGS]]} if found else {}
+    return {n.TAGS: [bounded(tag) for tag in sorted(found)[:MAX_TAGS]]} if found else {}
 
 
 def error_type(error: object) -> str:
@@ -142,31 +96,31 @@ def of_agent(agent: Agent | None) -> dict[str, AttributeValue]:
     """
     if agent is None:
         return {}
-    return {AGENT_NAME: bounded(agent.name), AGENT_ID: agent.uuid}
+    return {n.AGENT_NAME: bounded(agent.name), n.AGENT_ID: agent.uuid}
 
 
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
     attributes: dict[str, AttributeValue] = {
-        OPERATION: INVOKE_AGENT,
-        PROVIDER: "pygents",
+        n.OPERATION: n.INVOKE_AGENT,
+        n.PROVIDER: "pygents",
         **of_agent(agent),
         **tags(agent),
     }
     if agent.description:
-        attributes[AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
-    return f"{INVOKE_AGENT} {bounded(agent.name)}", attributes
+        attributes[n.AGENT_DESCRIPTION] = bounded(agent.description, TEXT_LIMIT)
+    return f"{n.INVOKE_AGENT} {bounded(agent.name)}", attributes
 
 
 def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, AttributeValue]]:
     name = bounded(turn.tool.name)
     attributes: dict[str, AttributeValue] = {
-        TURN_UUID: turn.uuid,
-        TURN_TIMEOUT: float(turn.timeout),
-        PYGENTS_TOOL: name,
+        n.TURN_UUID: turn.uuid,
+        n.TURN_TIMEOUT: float(turn.timeout),
+        n.PYGENTS_TOOL: name,
         **of_agent(agent),
         **tags(turn),
     }
-    return f"turn {name}", attributes
+    return f"{n.TURN_SPAN_PREFIX}{name}", attributes
 
 
 def tool_span(
@@ -174,18 +128,18 @@ def tool_span(
 ) -> tuple[str, dict[str, AttributeValue]]:
     name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
-        OPERATION: EXECUTE_TOOL,
-        PROVIDER: "pygents",
-        TOOL_NAME: name,
-        TOOL_TYPE: "function",
+        n.OPERATION: n.EXECUTE_TOOL,
+        n.PROVIDER: "pygents",
+        n.TOOL_NAME: name,
+        n.TOOL_TYPE: "function",
         **of_agent(agent),
         **tags(tool),
     }
     if tool.metadata.description:
-        attributes[TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
+        attributes[n.TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
     if turn is not None:
-        attributes[TOOL_CALL_ID] = turn.uuid
-    return f"{EXECUTE_TOOL} {name}", attributes
+        attributes[n.TOOL_CALL_ID] = turn.uuid
+    return f"{n.EXECUTE_TOOL} {name}", attributes
 
 
 def end_attributes(
@@ -194,11 +148,11 @@ def end_attributes(
     """``kind`` is the scope kind's value: ``agent_run``, ``turn`` or ``tool``."""
     attributes: dict[str, AttributeValue] = {}
     if stop_reason is not None:
-        attributes[STOP_REASONS[kind]] = stop_reason.value
+        attributes[n.STOP_REASONS[kind]] = stop_reason.value
     if stop_reason is StopReason.TIMEOUT:
-        attributes[ERROR_TYPE] = "TurnTimeoutError"
+        attributes[n.ERROR_TYPE] = "TurnTimeoutError"
     elif isinstance(error, Exception):
-        attributes[ERROR_TYPE] = error_type(error)
+        attributes[n.ERROR_TYPE] = error_type(error)
     return attributes
 
 
@@ -210,48 +164,48 @@ def _none(event: Event) -> dict[str, AttributeValue]:
 
 
 def _stop(event: Event) -> dict[str, AttributeValue]:
-    return {STOP_REASON: event["stop_reason"].value}
+    return {n.TURN_STOP_REASON: event["stop_reason"].value}
 
 
 def _turn_error(event: Event) -> dict[str, AttributeValue]:
-    return {ERROR_TYPE: error_type(event["exception"])}
+    return {n.ERROR_TYPE: error_type(event["exception"])}
 
 
 def _tool_error(event: Event) -> dict[str, AttributeValue]:
-    return {ERROR_TYPE: error_type(event["exc"])}
+    return {n.ERROR_TYPE: error_type(event["exc"])}
 
 
 def _queued(event: Event) -> dict[str, AttributeValue]:
     agent: Agent = event["agent"]
     attributes: dict[str, AttributeValue] = {
-        AGENT_NAME: bounded(agent.name),
-        QUEUE_DEPTH: agent.queue_depth,
+        n.AGENT_NAME: bounded(agent.name),
+        n.QUEUE_DEPTH: agent.queue_depth,
     }
     turn: Turn | None = event.get("turn")  # BEFORE_TURN has none yet
     if turn is not None:
-        attributes[TURN_UUID] = turn.uuid
-        attributes[PYGENTS_TOOL] = bounded(turn.tool.name)
+        attributes[n.TURN_UUID] = turn.uuid
+        attributes[n.PYGENTS_TOOL] = bounded(turn.tool.name)
     return attributes
 
 
 def _turn_of_agent(event: Event) -> dict[str, AttributeValue]:
     turn: Turn = event["turn"]
-    return {TURN_UUID: turn.uuid, PYGENTS_TOOL: bounded(turn.tool.name)}
+    return {n.TURN_UUID: turn.uuid, n.PYGENTS_TOOL: bounded(turn.tool.name)}
 
 
 def _agent_error(event: Event) -> dict[str, AttributeValue]:
     attributes = _turn_of_agent(event)
-    attributes[ERROR_TYPE] = error_type(event["exception"])
+    attributes[n.ERROR_TYPE] = error_type(event["exception"])
     return attributes
 
 
 def _store(event: Event) -> dict[str, AttributeValue]:
     store = event.source
     assert isinstance(store, (ContextQueue, ContextPool))
-    attributes: dict[str, AttributeValue] = {STORE_SIZE: len(store)}
+    attributes: dict[str, AttributeValue] = {n.CONTEXT_SIZE: len(store)}
     item_id = getattr(event.get("item"), "id", None)
     if isinstance(item_id, str):
-        attributes[ITEM_ID] = bounded(item_id)
+        attributes[n.ITEM_ID] = bounded(item_id)
     return attributes
 
 
@@ -285,12 +239,6 @@ _BUILDERS: Final[dict[HookType, Any]] = {
     **dict.fromkeys(ContextPoolHook, _store),
 }
 
-EVENT_NAMES: Final[dict[HookType, str]] = {
-    member: f"pygents.{_OBJECT[enum]}.{member.value}"
-    for enum in _OBJECT
-    for member in enum  # type: ignore[attr-defined]
-}
-
 
 def event_attributes(
     event: Event, index: int | None, content: Content
@@ -298,12 +246,12 @@ def event_attributes(
     """Small, non-sensitive attributes (content only when capture is on)."""
     attributes: dict[str, AttributeValue] = _BUILDERS.get(event.type, _none)(event)
     if index is not None:
-        attributes[VALUE_INDEX] = index
+        attributes[n.VALUE_INDEX] = index
         if content.capture:
-            attributes[VALUE] = content.dump(event["value"])
+            attributes[n.VALUE] = content.dump(event["value"])
     elif content.capture and event.type in _ABOUT:
         # The dump stops at the content limit, however many items there are.
-        attributes[CONTEXT_CONTENT] = content.dump(event[_ABOUT[event.type]])
+        attributes[n.CONTEXT_CONTENT] = content.dump(event[_ABOUT[event.type]])
     return attributes
 
 

@@ -30,6 +30,7 @@ from pygents import (
     TurnHook,
 )
 from pygents_otel import _exceptions as x
+from pygents_otel import _names as n
 from pygents_otel import _spans as s
 from pygents_otel._metrics import Metrics
 
@@ -110,7 +111,7 @@ class TelemetrySubscriber(Subscriber):
             name, attributes = s.turn_span(scope.target, scope.agent)
             origin = _origin(scope.target)
             if origin is not None:
-                links.append(Link(origin, {"pygents.link.type": "queued_from"}))
+                links.append(Link(origin, {n.LINK_TYPE: n.QUEUED_FROM}))
         else:
             name, attributes = s.tool_span(scope.target, scope.turn, scope.agent)
         span = self.tracer.start_span(
@@ -153,9 +154,9 @@ class TelemetrySubscriber(Subscriber):
         span, error, reason = state.span, scope.error, scope.stop_reason
         attributes = s.end_attributes(scope.kind.value, reason, error)
         if state.values:
-            attributes[s.VALUES] = state.values
+            attributes[n.SPAN_VALUES] = state.values
         if state.dropped:
-            attributes[s.DROPPED_EVENTS] = state.dropped
+            attributes[n.DROPPED_EVENTS] = state.dropped
         span.set_attributes(attributes)
         failed = reason in (StopReason.ERROR, StopReason.TIMEOUT)
         if failed and isinstance(error, Exception):
@@ -164,7 +165,7 @@ class TelemetrySubscriber(Subscriber):
             span.set_status(Status(StatusCode.ERROR, x.status_description(error, messages)))
         span.end()
         if self.metrics is not None:
-            self._measure(scope, state, attributes.get(s.ERROR_TYPE) if failed else None)
+            self._measure(scope, state, attributes.get(n.ERROR_TYPE) if failed else None)
 
     def _measure(self, scope: Scope, state: _SpanState, error_type: Any) -> None:
         assert self.metrics is not None
@@ -205,11 +206,11 @@ class TelemetrySubscriber(Subscriber):
         if self.content.capture:
             if kind is ToolHook.BEFORE_INVOKE:
                 span.set_attribute(
-                    s.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
+                    n.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
                 )
             elif kind is ToolHook.AFTER_INVOKE:
-                span.set_attribute(s.TOOL_CALL_RESULT, self.content.dump(event["result"]))
-        span.add_event(s.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
+                span.set_attribute(n.TOOL_CALL_RESULT, self.content.dump(event["result"]))
+        span.add_event(n.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
 
     def _event_state(self, event: Event) -> _SpanState | None:
         want = _wanted_kind(event)

@@ -29,7 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
-from pygents_tui.listen import schema as k
+from pygents_otel import _names as k
 from pygents_tui.listen.decode import ReceivedSpan, ResourceInfo
 from pygents_tui.listen.traces import TraceStore
 from pygents_tui.listen.values import Limits, Scalar, Value, cut

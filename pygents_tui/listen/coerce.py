@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 
 from pygents import StopReason
-from pygents_tui.listen import schema as k
+from pygents_otel import _names as k
 from pygents_tui.listen.decode import ResourceInfo, Value
 from pygents_tui.listen.state import Run
 from pygents_tui.listen.view import Capacity

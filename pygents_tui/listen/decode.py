@@ -29,7 +29,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from pygents_tui.listen import schema as k
+from pygents_otel import _names as k
 from pygents_tui.listen.values import (
     Limits,
     OverBudget,

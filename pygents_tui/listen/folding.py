@@ -12,7 +12,7 @@ alone still give ended turns, attributed to their agent when the agent-run span
 from __future__ import annotations
 
 from pygents import StopReason
-from pygents_tui.listen import schema as k
+from pygents_otel import _names as k
 from pygents_tui.listen.coerce import (
     as_capacity,
     as_float,

@@ -12,7 +12,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 
 from pygents import StopReason
-from pygents_tui.listen import schema as k
+from pygents_otel import _names as k
 from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
 from pygents_tui.listen.state import (

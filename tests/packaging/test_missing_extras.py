@@ -11,12 +11,44 @@ from wheel_envs import Installed
 
 from pygents._extras import MissingExtraError, missing_extra
 
+# The package imports without the extra (``pygents-tui listen`` reads its telemetry
+# names); its API is what says which extra to install.
 IMPORT_OTEL = """
+import sys
+import pygents_otel
+print(sorted(m for m in sys.modules if m.startswith("opentelemetry.")))
 try:
-    import pygents_otel
+    from pygents_otel import configure
 except ImportError as error:
     print(type(error).__name__)
     print(error)
+"""
+
+# The listener with the 'listen' extra alone: no OpenTelemetry SDK installed, yet it
+# folds a live record, named by the module the sender writes names from, into a turn.
+LISTEN_WITHOUT_OTEL = """
+import importlib.util, sys
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+from pygents_otel import _names as k
+from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.listen.decode import Limits, decode
+
+request = ExportLogsServiceRequest()
+group = request.resource_logs.add()
+group.resource.attributes.append(KeyValue(key=k.SERVICE_NAME, value=AnyValue(string_value="s")))
+sent = {k.TURN_UUID: "t1", k.TOOL_NAME: "fetch", k.AGENT_NAME: "planner"}
+attributes = [KeyValue(key=key, value=AnyValue(string_value=v)) for key, v in sent.items()]
+record = LogRecord(time_unix_nano=1, event_name=k.TURN_START, attributes=attributes)
+group.scope_logs.add().log_records.append(record)
+fleet = FleetModel()
+fleet.ingest(decode("logs", request.SerializeToString(), json_body=False, limits=Limits()))
+fleet.drain()
+print([turn.tool for turn in fleet.running_turns()])
+print(Receiver.__name__)
+print(importlib.util.find_spec("opentelemetry.sdk") is None)
+print(sorted(m for m in sys.modules if m.startswith("opentelemetry.sdk")))
 """
 
 IMPORT_REDIS = """
@@ -69,16 +101,29 @@ def test_pygents_tui_listen_without_the_listen_extra_prints_one_line_naming_it_a
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("extras", ["", "tui"])
+@pytest.mark.parametrize("extras", ["", "tui", "listen"])
 def test_importing_pygents_otel_without_the_otel_extra_raises_one_clear_import_error(
     install: Callable[[str], Installed], wheel: Path, extras: str
 ) -> None:
     result = install(extras).python(IMPORT_OTEL)
     assert result.returncode == 0, result.stderr
-    kind, message = result.stdout.splitlines()
+    imported, kind, message = result.stdout.splitlines()
+    assert imported == "[]"
     assert kind == "MissingExtraError"
     assert message.startswith("pygents_otel needs the 'otel' extra (opentelemetry")
     assert f'uv pip install "dist/{wheel.name}[otel]"' in message
+
+
+def test_the_listen_extra_without_the_otel_extra_folds_live_records_without_the_sdk(
+    install: Callable[[str], Installed],
+) -> None:
+    env = install("listen")
+    result = env.python(LISTEN_WITHOUT_OTEL)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["['fetch']", "Receiver", "True", "[]"]
+    usage = env.call("pygents-tui", "listen", "--help")
+    assert usage.returncode == 0, usage.stderr
+    assert usage.stdout.startswith("usage: pygents-tui listen")
 
 
 def test_importing_pygents_redis_without_the_redis_extra_raises_one_clear_import_error(

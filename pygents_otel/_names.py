@@ -1,0 +1,256 @@
+"""Every telemetry name pygents sends or reads, declared once.
+
+The span builder, the live records, the metrics and ``configure()``'s resource write
+these names; ``pygents-tui listen`` reads them back from what arrives over OTLP. Both
+sides import this one module, so a name cannot drift between sender and reader.
+
+It needs nothing beyond the standard library and the core's enums: the ``listen``
+extra does not install the OpenTelemetry SDK, and importing this module (and so the
+package ``pygents_otel``, whose public API loads lazily) must not import it either.
+
+Names follow the OpenTelemetry semantic conventions (resource, GenAI agent and tool
+spans, ``error.type``); what they do not cover is namespaced ``pygents.*``. Event and
+record names are built by one rule, ``pygents.<object>.<event>``, from the core's hook
+enums, so a new hook event is named without touching this file.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pygents import (
+    AgentHook,
+    ContextPoolHook,
+    ContextQueueHook,
+    HookType,
+    ScopeKind,
+    ToolHook,
+    TurnHook,
+)
+
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
+LOGGER_NAME: Final = "pygents_otel.live"
+"""The instrumentation scope of the live records (a collector can route on it)."""
+
+# -- resource ------------------------------------------------------------------------------
+SERVICE_NAME: Final = "service.name"
+SERVICE_INSTANCE: Final = "service.instance.id"
+HOST_NAME: Final = "host.name"
+PROCESS_PID: Final = "process.pid"
+PROCESS_CREATION_TIME: Final = "process.creation.time"  # ISO 8601: tells restarts apart
+UNKNOWN_SERVICE: Final = "unknown_service"
+"""The SDK's service name for a sender that sets none (the listener groups those)."""
+
+# -- GenAI semantic conventions --------------------------------------------------------------
+OPERATION: Final = "gen_ai.operation.name"
+PROVIDER: Final = "gen_ai.provider.name"
+AGENT_NAME: Final = "gen_ai.agent.name"
+AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+AGENT_ID: Final = "gen_ai.agent.id"
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+ERROR_TYPE: Final = "error.type"
+EVENT_NAME: Final = "event.name"
+"""The attribute older back ends read an event's name from (set besides ``event_name``)."""
+
+# -- span names and operations ---------------------------------------------------------------
+INVOKE_AGENT: Final = "invoke_agent"
+EXECUTE_TOOL: Final = "execute_tool"
+TURN_SPAN_PREFIX: Final = "turn "  # a turn span is "turn <tool>" (no GenAI operation)
+
+# -- pygents' own attributes, on spans and records -------------------------------------------
+TAGS: Final = "pygents.tags"
+TURN_UUID: Final = "pygents.turn.uuid"
+TURN_TIMEOUT: Final = "pygents.turn.timeout"
+TURN_STOP_REASON: Final = "pygents.turn.stop_reason"
+AGENT_STOP_REASON: Final = "pygents.agent.stop_reason"  # on the agent-run span
+TOOL_STOP_REASON: Final = "pygents.tool.stop_reason"
+STOP_REASONS: Final[dict[str, str]] = {
+    ScopeKind.AGENT_RUN.value: AGENT_STOP_REASON,
+    ScopeKind.TURN.value: TURN_STOP_REASON,
+    ScopeKind.TOOL.value: TOOL_STOP_REASON,
+}
+"""The stop-reason attribute of each kind of scope, by the kind's value."""
+DROPPED_EVENTS: Final = "pygents.events.dropped"
+SPAN_VALUES: Final = "pygents.values"  # the turn span's exact count of streamed values
+VALUE_INDEX: Final = "pygents.value.index"
+VALUE: Final = "pygents.value"
+QUEUE_DEPTH: Final = "pygents.agent.queue.depth"  # also the name of its gauge
+ITEM_ID: Final = "pygents.context.item.id"
+CONTEXT_CONTENT: Final = "pygents.context.content"
+CONTEXT_SIZE: Final = "pygents.context.size"
+CONTEXT_LIMIT: Final = "pygents.context.limit"  # records, and the context gauges
+PYGENTS_TOOL: Final = "pygents.tool.name"
+LINK_TYPE: Final = "pygents.link.type"
+QUEUED_FROM: Final = "queued_from"  # LINK_TYPE of a turn's link to where it was queued
+
+# Live records only.
+TURN_STREAMING: Final = "pygents.turn.streaming"
+TURN_VALUES: Final = "pygents.turn.values"  # values streamed so far (at the end: all)
+ARGS_PREVIEW: Final = "pygents.turn.args_preview"
+OUTPUT_PREVIEW: Final = "pygents.turn.output_preview"
+VALUE_PREVIEW: Final = "pygents.value.preview"
+RUN_STOP_REASON: Final = "pygents.stop_reason"  # on the agent_run.end record
+AGENT_STATE: Final = "pygents.agent.state"
+PAUSED: Final = "pygents.agent.paused"
+CURRENT_TURN: Final = "pygents.agent.current_turn.uuid"
+TURN_STARTED: Final = "pygents.turn.start_time_unix_nano"  # a snapshot's current turn
+ITEM_DESCRIPTION: Final = "pygents.context.item.description"
+# The snapshot's context sizes and limits, one pair per store.
+QUEUE_SIZE: Final = "pygents.context_queue.size"
+QUEUE_LIMIT: Final = "pygents.context_queue.limit"
+POOL_SIZE: Final = "pygents.context_pool.size"
+POOL_LIMIT: Final = "pygents.context_pool.limit"
+PROCESS_AGENTS: Final = "pygents.process.agents"
+
+# -- span-event and record names: pygents.<object>.<event> -----------------------------------
+_OBJECT: Final[dict[type, str]] = {
+    TurnHook: "turn",
+    ToolHook: "tool",
+    AgentHook: "agent",
+    ContextQueueHook: "context_queue",
+    ContextPoolHook: "context_pool",
+}
+
+
+def _prefix(about: str) -> str:
+    return f"pygents.{about}."
+
+
+EVENT_NAMES: Final[dict[HookType, str]] = {
+    member: _prefix(_OBJECT[enum]) + member.value
+    for enum in _OBJECT
+    for member in enum  # type: ignore[attr-defined]
+}
+"""The span event (and, for the ones live mode sends, the record) of each hook event."""
+START: Final[dict[ScopeKind, str]] = {kind: _prefix(kind.value) + "start" for kind in ScopeKind}
+END: Final[dict[ScopeKind, str]] = {kind: _prefix(kind.value) + "end" for kind in ScopeKind}
+SNAPSHOT: Final = _prefix("agent") + "snapshot"
+HEARTBEAT: Final = _prefix("process") + "heartbeat"
+CONTEXT_QUEUE_PREFIX: Final = _prefix(_OBJECT[ContextQueueHook])
+CONTEXT_POOL_PREFIX: Final = _prefix(_OBJECT[ContextPoolHook])
+
+# The records the listener tells apart, by the name they arrive under.
+RUN_START: Final = START[ScopeKind.AGENT_RUN]
+RUN_END: Final = END[ScopeKind.AGENT_RUN]
+TURN_START: Final = START[ScopeKind.TURN]
+TURN_END: Final = END[ScopeKind.TURN]
+TOOL_START: Final = START[ScopeKind.TOOL]
+TOOL_END: Final = END[ScopeKind.TOOL]
+TURN_VALUE: Final = EVENT_NAMES[TurnHook.ON_VALUE]
+AFTER_PUT: Final = EVENT_NAMES[AgentHook.AFTER_PUT]
+BEFORE_TURN: Final = EVENT_NAMES[AgentHook.BEFORE_TURN]
+ON_PAUSE: Final = EVENT_NAMES[AgentHook.ON_PAUSE]
+ON_RESUME: Final = EVENT_NAMES[AgentHook.ON_RESUME]
+ON_TURN_ERROR: Final = EVENT_NAMES[AgentHook.ON_TURN_ERROR]
+ON_TURN_TIMEOUT: Final = EVENT_NAMES[AgentHook.ON_TURN_TIMEOUT]
+
+# -- metric instruments ----------------------------------------------------------------------
+AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"
+TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+TURNS: Final = "pygents.turns"
+TURN_DURATION: Final = "pygents.turn.duration"
+TOOL_VALUES: Final = "pygents.tool.values"
+CONTEXT_QUEUE_GAUGE: Final = "pygents.context.queue.size"
+CONTEXT_POOL_GAUGE: Final = "pygents.context.pool.size"
+MAILBOX_DEPTH: Final = "pygents.mailbox.depth"
+MAILBOX_PENDING: Final = "pygents.mailbox.pending"
+MAILBOX_WORKERS: Final = "pygents.mailbox.workers"
+MAILBOX_DEAD_LETTERS: Final = "pygents.mailbox.dead_letters"
+
+__all__ = [
+    "AFTER_PUT",
+    "AGENT_DESCRIPTION",
+    "AGENT_DURATION",
+    "AGENT_ID",
+    "AGENT_NAME",
+    "AGENT_STATE",
+    "AGENT_STOP_REASON",
+    "ARGS_PREVIEW",
+    "BEFORE_TURN",
+    "CONTEXT_CONTENT",
+    "CONTEXT_LIMIT",
+    "CONTEXT_POOL_GAUGE",
+    "CONTEXT_POOL_PREFIX",
+    "CONTEXT_QUEUE_GAUGE",
+    "CONTEXT_QUEUE_PREFIX",
+    "CONTEXT_SIZE",
+    "CURRENT_TURN",
+    "DROPPED_EVENTS",
+    "END",
+    "ERROR_TYPE",
+    "EVENT_NAME",
+    "EVENT_NAMES",
+    "EXECUTE_TOOL",
+    "HEARTBEAT",
+    "HOST_NAME",
+    "INVOKE_AGENT",
+    "ITEM_DESCRIPTION",
+    "ITEM_ID",
+    "LINK_TYPE",
+    "LOGGER_NAME",
+    "MAILBOX_DEAD_LETTERS",
+    "MAILBOX_DEPTH",
+    "MAILBOX_PENDING",
+    "MAILBOX_WORKERS",
+    "ON_PAUSE",
+    "ON_RESUME",
+    "ON_TURN_ERROR",
+    "ON_TURN_TIMEOUT",
+    "OPERATION",
+    "OUTPUT_PREVIEW",
+    "PAUSED",
+    "POOL_LIMIT",
+    "POOL_SIZE",
+    "PROCESS_AGENTS",
+    "PROCESS_CREATION_TIME",
+    "PROCESS_PID",
+    "PROVIDER",
+    "PYGENTS_TOOL",
+    "QUEUED_FROM",
+    "QUEUE_DEPTH",
+    "QUEUE_LIMIT",
+    "QUEUE_SIZE",
+    "RUN_END",
+    "RUN_START",
+    "RUN_STOP_REASON",
+    "SCHEMA_URL",
+    "SERVICE_INSTANCE",
+    "SERVICE_NAME",
+    "SNAPSHOT",
+    "SPAN_VALUES",
+    "START",
+    "STOP_REASONS",
+    "TAGS",
+    "TOOL_CALL_ARGUMENTS",
+    "TOOL_CALL_ID",
+    "TOOL_CALL_RESULT",
+    "TOOL_DESCRIPTION",
+    "TOOL_DURATION",
+    "TOOL_END",
+    "TOOL_NAME",
+    "TOOL_START",
+    "TOOL_STOP_REASON",
+    "TOOL_TYPE",
+    "TOOL_VALUES",
+    "TURNS",
+    "TURN_DURATION",
+    "TURN_END",
+    "TURN_SPAN_PREFIX",
+    "TURN_START",
+    "TURN_STARTED",
+    "TURN_STOP_REASON",
+    "TURN_STREAMING",
+    "TURN_TIMEOUT",
+    "TURN_UUID",
+    "TURN_VALUE",
+    "TURN_VALUES",
+    "UNKNOWN_SERVICE",
+    "VALUE",
+    "VALUE_INDEX",
+    "VALUE_PREVIEW",
+]
