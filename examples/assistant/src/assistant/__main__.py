@@ -1,4 +1,4 @@
-"""The assistant on the command line (run from ``examples/``).
+"""The assistant on the command line (``pygents-assistant``, or ``python -m assistant``).
 
     python -m assistant                   a conversation: one message per line, each a
                                           follow-up in the same session; exit or EOF ends
