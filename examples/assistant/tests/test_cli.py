@@ -76,6 +76,10 @@ def test_the_pygents_assistant_script_runs_the_same_command_line() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.splitlines()[0] == "assistant: model ScriptedModel(offline, 4 replies)"
     assert result.stdout.rstrip().endswith("summary: notes written, words counted")
+    usage = subprocess.run(
+        [str(script), "--help"], capture_output=True, text=True, timeout=WAIT, check=False
+    )
+    assert usage.stdout.startswith("usage: pygents-assistant "), usage.stderr
 
 
 def test_scripted_runs_offline_even_with_a_key_set() -> None:
