@@ -3,23 +3,21 @@ environment resolved to them (``floors.py`` says when a floor was not what ran).
 
 from __future__ import annotations
 
-import tomllib
-
-from floors import PYPROJECT, checked_floors, floor_of, requirements, unproven
+from floors import checked_floors, floor_of, requirements, unproven, workspace
 from packaging.version import Version
 from wheel_envs import ROOT
 
-PROJECT = tomllib.loads(PYPROJECT.read_text())
+PROJECTS = workspace()
 
 
-def test_every_dependency_of_an_extra_and_of_the_dev_group_declares_a_floor() -> None:
-    missing = [str(r) for r in requirements(PROJECT) if floor_of(r) is None]
+def test_every_dependency_of_the_workspace_and_of_the_dev_group_declares_a_floor() -> None:
+    missing = [str(r) for r in requirements(PROJECTS) if floor_of(r) is None]
     assert missing == []
 
 
 def test_the_floors_the_issue_found_wrong_are_raised() -> None:
     """Textual 0.80 and OpenTelemetry 1.27 fail the tests; see the run of .ci/run."""
-    floors = checked_floors(PROJECT)
+    floors = checked_floors(PROJECTS)
     assert floors["textual"] >= Version("6.0")
     assert floors["opentelemetry-api"] >= Version("1.43")
     assert floors["opentelemetry-sdk"] == floors["opentelemetry-api"]
@@ -45,3 +43,27 @@ def test_ci_runs_the_otel_and_tui_tests_at_the_lowest_versions_in_a_copy() -> No
     assert "uv sync --resolution lowest-direct" in script.replace('"${UV[@]}"', "uv")
     assert "tests/packaging/floors.py" in script
     assert "tests/otel tests/tui" in script
+    assert "examples/assistant/tests/test_libraries.py" in script
+
+
+def test_the_workspace_is_the_library_and_the_example_assistant() -> None:
+    assert [project["project"]["name"] for project in PROJECTS] == ["pygents", "pygents-assistant"]
+
+
+def test_the_assistant_projects_floors_are_checked_by_the_lowest_run() -> None:
+    """They were proved through the library's ``assistant`` extra; the member's own
+    dependencies carry them now, with the same floors."""
+    floors = checked_floors(PROJECTS)
+    assert floors["openai"] == Version("1.78")
+    assert floors["opentelemetry-instrumentation-openai-v2"] == Version("2.4b0")
+    assert floors["opentelemetry-util-genai"] == Version("0.4b0")
+    assert floors["httpx"] == Version("0.24")
+    assert floors["docker"] == Version("7.1")
+    assert floors["jsonschema"] == Version("4.0.1")
+
+
+def test_the_workspaces_own_projects_are_not_third_party_requirements() -> None:
+    """The dev group names the assistant, and the assistant names pygents, without a
+    floor: uv takes both from the checkout."""
+    names = {requirement.name for requirement in requirements(PROJECTS)}
+    assert not names & {"pygents", "pygents-assistant"}

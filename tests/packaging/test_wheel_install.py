@@ -8,12 +8,17 @@ OpenTelemetry entry point, and the modules each extra promises.
 
 from __future__ import annotations
 
+import email
 import json
 import re
+import tomllib
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from wheel_envs import ROOT, Installed
 
 from pygents import __version__
@@ -33,7 +38,6 @@ LISTEN = [
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc",
 ]
 REDIS = ["redis.asyncio"]
-ASSISTANT = ["openai", "docker", "opentelemetry.instrumentation.openai_v2"]
 
 # extra: (modules it must make importable, top-level modules it must not bring)
 PROMISES: dict[str, tuple[list[str], list[str]]] = {
@@ -41,7 +45,6 @@ PROMISES: dict[str, tuple[list[str], list[str]]] = {
     "tui": (TUI, ["opentelemetry", "aiohttp"]),
     "listen": (LISTEN, []),
     "redis": (REDIS, ["textual", "opentelemetry"]),
-    "assistant": (ASSISTANT, ["textual"]),
     "all": ([*OTEL, *LISTEN, *REDIS], []),
 }
 
@@ -92,6 +95,31 @@ def test_each_extra_installs_the_modules_it_promises_and_no_others(
     result = env.call("python", "-c", CHECK, json.dumps([present, absent]))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"failed": {}, "brought": []}
+
+
+def test_the_wheel_offers_no_assistant_extra_and_requires_nothing_the_assistant_uses(
+    wheel: Path,
+) -> None:
+    """The example assistant is a project of its own (``examples/assistant``, a workspace
+    member): the library's metadata neither offers it as an extra nor names any of its
+    dependencies, and the wheel holds none of its code."""
+    with zipfile.ZipFile(wheel) as archive:
+        files = archive.namelist()
+        (metadata_file,) = [name for name in files if name.endswith(".dist-info/METADATA")]
+        metadata = email.message_from_bytes(archive.read(metadata_file))
+    extras = metadata.get_all("Provides-Extra") or []
+    assert "assistant" not in extras
+    assert sorted(extras) == ["all", "listen", "otel", "redis", "tui"]
+    required = {
+        canonicalize_name(Requirement(text).name) for text in metadata.get_all("Requires-Dist", [])
+    }
+    member = tomllib.loads((ROOT / "examples" / "assistant" / "pyproject.toml").read_text())
+    assistant_needs = {
+        canonicalize_name(Requirement(text).name) for text in member["project"]["dependencies"]
+    } - {"pygents"}
+    assert "openai" in assistant_needs  # the member's list was read, not an empty one
+    assert required & assistant_needs == set()
+    assert [name for name in files if name.startswith("assistant/")] == []
 
 
 @pytest.mark.parametrize("extra", ["tui", "all"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.assistant.runtime import (
+from assistant.runtime import (
     BubblewrapRuntime,
     LocalRuntime,
     Runtime,

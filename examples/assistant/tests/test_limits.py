@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from examples.assistant.agent import (
+from assistant.agent import (
     MAX_COMMAND_TIMEOUT,
     Event,
     Limits,
 )
-from examples.assistant.model import Message, Reply, ScriptedModel
+from assistant.model import Message, Reply, ScriptedModel
 from pygents import ScopeKind
 from pygents.testing import RecordingSubscriber
 

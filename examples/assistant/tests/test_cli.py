@@ -1,5 +1,6 @@
-"""The assistant's command line, in subprocesses (``python -m assistant`` from
-``examples/``): one-shot and interactive runs, the model it says it uses, Ctrl-C."""
+"""The assistant's command line, in subprocesses (``python -m assistant`` and the
+``pygents-assistant`` script): one-shot and interactive runs, the model it says it
+uses, Ctrl-C."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from examples.assistant.__main__ import choose_models, main
-from examples.assistant.openai_model import OpenAIModel
+from assistant.__main__ import choose_models, main
+from assistant.openai_model import OpenAIModel
 
 from .chat_server import chat_stream, serve_chat
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# The checkout's root: the command runs from anywhere, as the guide shows it from there.
+CHECKOUT = Path(__file__).resolve().parents[3]
 WAIT = 60  # seconds any one run may take, at most (a bound, not a pace)
 
 
@@ -33,7 +35,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 def assistant(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "assistant", *args],
-        cwd=EXAMPLES,
+        cwd=CHECKOUT,
         env=clean_env(**env),
         input=stdin,
         capture_output=True,
@@ -56,6 +58,28 @@ def test_plain_run_streams_the_conversation_and_prints_the_summary() -> None:
     first = result.stderr.splitlines()[0]
     assert first.startswith("assistant: model ScriptedModel(offline, 4 replies)")
     assert "set OPENAI_API_KEY" in first
+
+
+def test_the_pygents_assistant_script_runs_the_same_command_line() -> None:
+    """The project's console script, installed beside this interpreter by ``uv sync``."""
+    script = Path(sys.executable).with_name("pygents-assistant")
+    result = subprocess.run(
+        [str(script), "--plain", "--scripted", "--once", "write two notes"],
+        cwd=CHECKOUT,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr.splitlines()[0] == "assistant: model ScriptedModel(offline, 4 replies)"
+    assert result.stdout.rstrip().endswith("summary: notes written, words counted")
+    usage = subprocess.run(
+        [str(script), "--help"], capture_output=True, text=True, timeout=WAIT, check=False
+    )
+    assert usage.stdout.startswith("usage: pygents-assistant "), usage.stderr
 
 
 def test_scripted_runs_offline_even_with_a_key_set() -> None:
@@ -90,7 +114,7 @@ async def test_with_a_base_url_it_talks_to_that_server_and_says_so() -> None:
             "--plain",
             "--once",
             "greet me",
-            cwd=EXAMPLES,
+            cwd=CHECKOUT,
             env=clean_env(
                 OPENAI_BASE_URL=server.base_url,
                 OPENAI_API_KEY="sk-local-0123456789",
@@ -137,7 +161,7 @@ def test_exit_ends_the_conversation_before_the_lines_after_it() -> None:
 def test_ctrl_c_at_the_prompt_ends_cleanly_with_status_130() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "assistant", "--scripted"],
-        cwd=EXAMPLES,
+        cwd=CHECKOUT,
         env=clean_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -188,7 +212,7 @@ async def test_ctrl_c_while_the_model_works_closes_the_session_and_exits_130() -
             sys.executable,
             "-m",
             "assistant",
-            cwd=EXAMPLES,
+            cwd=CHECKOUT,
             env=clean_env(OPENAI_BASE_URL=server.base_url, OPENAI_MODEL="gpt-test"),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

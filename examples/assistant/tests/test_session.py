@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from examples.assistant.agent import Event, Session
-from examples.assistant.model import Message, Reply, ScriptedModel
+from assistant.agent import Event, Session
+from assistant.model import Message, Reply, ScriptedModel
 from pygents import AgentHook, AgentRegistry, ScopeKind
 from pygents.testing import RecordingSubscriber
 

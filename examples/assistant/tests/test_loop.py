@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from examples.assistant.agent import Event, Session, build_session, close_session
-from examples.assistant.demo import demo_model, helper_model
-from examples.assistant.model import Message, Reply, ScriptedModel, ToolCall
-from examples.assistant.tasks import enable_delegation
+from assistant.agent import Event, Session, build_session, close_session
+from assistant.demo import demo_model, helper_model
+from assistant.model import Message, Reply, ScriptedModel, ToolCall
+from assistant.tasks import enable_delegation
 
 MakeSession = Callable[[Sequence[Reply]], Session]
 

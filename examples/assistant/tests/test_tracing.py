@@ -19,15 +19,16 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from examples.assistant.agent import build_session, close_session
-from examples.assistant.model import Message, TextDelta
-from examples.assistant.openai_model import OpenAIModel
-from examples.assistant.tracing import tracing_requested
+from assistant.agent import build_session, close_session
+from assistant.model import Message, TextDelta
+from assistant.openai_model import OpenAIModel
+from assistant.tracing import tracing_requested
 from pygents_otel import PygentsInstrumentor
 
 from .chat_server import ChatServer, chat_stream, serve_chat
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# The checkout's root: the command runs from anywhere, as the guide shows it from there.
+CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -194,7 +195,7 @@ def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
     return subprocess.run(
         [sys.executable, "-m", "assistant", *args],
-        cwd=EXAMPLES,
+        cwd=CHECKOUT,
         env={**clean, **env},
         stdin=subprocess.DEVNULL,
         capture_output=True,

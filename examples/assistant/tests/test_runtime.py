@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from examples.assistant.process import ProcessRuntime
-from examples.assistant.runtime import (
+from assistant.process import ProcessRuntime
+from assistant.runtime import (
     BubblewrapRuntime,
     CommandResult,
     LocalRuntime,

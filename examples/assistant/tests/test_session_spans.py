@@ -11,8 +11,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from examples.assistant.agent import build_session, close_session
-from examples.assistant.model import Reply, ScriptedModel
+from assistant.agent import build_session, close_session
+from assistant.model import Reply, ScriptedModel
 from pygents_otel import PygentsInstrumentor
 
 from .session_models import call

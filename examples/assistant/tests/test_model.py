@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from examples.assistant.model import (
+from assistant.model import (
     Message,
     ModelError,
     Reply,
@@ -21,7 +21,7 @@ from examples.assistant.model import (
     Usage,
     tool_definitions,
 )
-from examples.assistant.openai_model import (
+from assistant.openai_model import (
     DEFAULT_MODEL,
     OFFICIAL_BASE_URL,
     OpenAIModel,

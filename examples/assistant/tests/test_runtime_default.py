@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.assistant.runtime import (
+from assistant.runtime import (
     RUNTIME_VARIABLE,
     BubblewrapRuntime,
     LocalRuntime,

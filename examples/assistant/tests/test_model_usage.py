@@ -4,8 +4,8 @@ to that turn (the local chat server, a real session, the in-process dashboard mo
 
 from __future__ import annotations
 
-from examples.assistant.agent import build_session, close_session
-from examples.assistant.openai_model import OpenAIModel
+from assistant.agent import build_session, close_session
+from assistant.openai_model import OpenAIModel
 from pygents import subscribe
 from pygents_tui.model import DashboardModel
 

@@ -29,14 +29,14 @@ from urllib.parse import urlsplit
 import docker
 import pytest
 
-from examples.assistant.container import (
+from assistant.container import (
     DEFAULT_IMAGE,
     DockerRuntime,
     EngineUnavailableError,
     connect_engine,
     container_spec,
 )
-from examples.assistant.runtime import RUNTIME_VARIABLE, Runtime, default_runtime
+from assistant.runtime import RUNTIME_VARIABLE, Runtime, default_runtime
 
 SECRET = "sk-secret-docker"
 

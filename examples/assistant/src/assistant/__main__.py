@@ -1,11 +1,11 @@
-"""The assistant on the command line (run from ``examples/``).
+"""The assistant on the command line (``pygents-assistant``, or ``python -m assistant``).
 
-    python -m assistant                   a conversation: one message per line, each a
+    pygents-assistant                     a conversation: one message per line, each a
                                           follow-up in the same session; exit or EOF ends
-    python -m assistant --once "task"     one task under the live dashboard
-    python -m assistant --once "task" --plain
+    pygents-assistant --once "task"       one task under the live dashboard
+    pygents-assistant --once "task" --plain
                                           one task, its stream printed
-    python -m assistant "task"            the same as --once "task"
+    pygents-assistant "task"              the same as --once "task"
 
 The model: with OPENAI_API_KEY set, the OpenAI API (OPENAI_MODEL, default gpt-4o-mini);
 with OPENAI_BASE_URL, any OpenAI-compatible server; with neither, or with --scripted,
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from .tracing import start_tracing
 PROMPT = "you> "
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C
 EXITS = frozenset({"exit", "quit"})
+SCRIPT = "pygents-assistant"  # the console script of examples/assistant/pyproject.toml
 MakeModel = Callable[[str], Model]
 
 
@@ -178,7 +180,8 @@ def converse(model: Model, helpers: MakeModel) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m assistant",
+        # Usage lines name the command as it was typed: the script, or the module.
+        prog=SCRIPT if os.path.basename(sys.argv[0]) == SCRIPT else "python -m assistant",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from examples.assistant.files import (
+from assistant.files import (
     DirectoryError,
     FileToolError,
     LinkedFileError,
     MissingFileError,
     NotRegularFileError,
 )
-from examples.assistant.runtime import (
+from assistant.runtime import (
     BubblewrapRuntime,
     LocalRuntime,
     PathEscapeError,

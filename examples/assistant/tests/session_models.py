@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from examples.assistant.agent import Event, Session, build_session, close_session
-from examples.assistant.model import Message, Model, Reply, TextDelta, ToolCall
+from assistant.agent import Event, Session, build_session, close_session
+from assistant.model import Message, Model, Reply, TextDelta, ToolCall
 
 
 def call(n: int | str, name: str, **arguments: object) -> ToolCall:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from examples.assistant.agent import (
+from assistant.agent import (
     ASSISTANT,
     HELPER,
     Event,
@@ -16,8 +16,8 @@ from examples.assistant.agent import (
     enable_delegation,
     toolset,
 )
-from examples.assistant.model import Message, Reply, ScriptedModel
-from examples.assistant.tasks import CHECKED, RECENT, RECENT_CHARS, TEXT_TAIL, Progress
+from assistant.model import Message, Reply, ScriptedModel
+from assistant.tasks import CHECKED, RECENT, RECENT_CHARS, TEXT_TAIL, Progress
 from pygents import Turn
 
 from .session_models import Sessions, Step, SteppedModel, answers, assert_well_formed, call, finish
