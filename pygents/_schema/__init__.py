@@ -6,11 +6,12 @@ or an untyped object, never an error, because a schema must not stop a tool from
 being defined.
 
 Each schema is one self-contained document. Dataclasses, TypedDicts, NamedTuples and
-any class with a ``model_json_schema()`` method (pydantic models, by duck typing)
-become entries of ``$defs`` at the document's root, referenced by ``$ref``: a class
-used twice is described once, a recursive class refers to itself instead of being
-expanded without end, and a model's own ``$defs`` are hoisted to the root so that
-the ``#/$defs/...`` references it contains still resolve once it is nested.
+any class with a ``model_json_schema()`` or ``schema()`` method (pydantic 2 or 1
+models, by duck typing) become entries of ``$defs`` at the document's root,
+referenced by ``$ref``: a class used twice is described once, a recursive class
+refers to itself instead of being expanded without end, and a model's own
+definitions are hoisted to the root so that the references they contain still
+resolve once the model is nested.
 """
 
 from __future__ import annotations

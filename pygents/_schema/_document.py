@@ -159,9 +159,11 @@ class Document:
         if issubclass(cls, enum.Enum):
             return _enum(cls)
         if callable(getattr(cls, "model_json_schema", None)):
-            return self._model(cls)
+            return self._model(cls, "model_json_schema")
         if dataclasses.is_dataclass(cls) or typing.is_typeddict(cls) or _is_namedtuple(cls):
             return self._ref(cls)
+        if callable(getattr(cls, "schema", None)):  # pydantic 1; after the dataclass check,
+            return self._model(cls, "schema")  # whose fields say more than a method so named
         for base, schema in _SCALARS:
             if issubclass(cls, base):
                 return dict(schema)
@@ -235,12 +237,13 @@ class Document:
             schema["required"] = required
         return schema
 
-    def _model(self, cls: type) -> JSON:
-        """A ``model_json_schema()`` class: its schema in ``$defs``, its own hoisted."""
+    def _model(self, cls: type, method: str) -> JSON:
+        """A class describing itself (``model_json_schema()`` of pydantic 2, ``schema()``
+        of pydantic 1): that schema in ``$defs``, its own definitions hoisted."""
         key = self.keys.get(cls)
         if key is None:
             try:
-                raw = cls.model_json_schema()  # type: ignore[attr-defined]  # duck-typed
+                raw = getattr(cls, method)()
             except Exception:
                 raw = {"type": "object", "title": cls.__name__}
             key = self.keys[cls] = hoist_model_schema(self, cls, raw)
