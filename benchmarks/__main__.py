@@ -101,6 +101,15 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
         ("W1+", "W1 counting Turn() and put()", wl.floor_w1, wl.w1_with_puts, n1, _us, None),
         ("W1h", "W1, one global hook + one subscriber", wl.floor_w1, wl.w1_observed, n1, _us, 4.0),
         ("W2", f"{n2:,} streamed values via run()", wl.floor_w2, wl.w2, n2, _ns, 3.0),
+        (
+            "H1",
+            f"{sizes.hooks:,} turns, each with a hook made for it",
+            wl.floor_hook_per_request,
+            wl.hook_per_request,
+            sizes.hooks,
+            _us,
+            30.0,
+        ),
     ]
     for rid, what, floor, work, n, unit, target in ratio_rows:
         rows.append(await _ratio_row(rid, what, floor, work, n, reps, target, unit))

@@ -35,10 +35,18 @@ class Sizes:
     w3_agents: int = 1_000
     w3_turns: int = 100
     memory_turns: int = 100_000
+    hooks: int = 20_000
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(w1_turns=2_000, w2_values=20_000, w3_agents=20, w3_turns=20, memory_turns=5_000)
+        return cls(
+            w1_turns=2_000,
+            w2_values=20_000,
+            w3_agents=20,
+            w3_turns=20,
+            memory_turns=5_000,
+            hooks=2_000,
+        )
 
 
 # -- tools -----------------------------------------------------------------------------
@@ -148,6 +156,38 @@ async def w2(n: int) -> float:
     agent = Agent("bench-w2", "benchmark", [bench_ints])
     await agent.put(Turn(bench_ints, kwargs={"n": n}, timeout=3600))
     return await _timed_run(agent)
+
+
+def _closure(request: int) -> object:
+    async def on_done(turn: Turn, output: object = None) -> None:
+        _ = request  # a closure over its request, as a per-request hook is
+
+    return on_done
+
+
+def _hook_for(turn: Turn, request: int) -> object:
+    @turn.after_run
+    async def on_done(turn: Turn, output: object = None) -> None:
+        _ = request
+
+    return on_done
+
+
+async def floor_hook_per_request(n: int) -> float:
+    """A request's turn and the closure a per-request hook would be made of, no hook."""
+    start = time.perf_counter()
+    for i in range(n):
+        _closure(i)
+        Turn(bench_noop, kwargs={"x": i})
+    return time.perf_counter() - start
+
+
+async def hook_per_request(n: int) -> float:
+    """The same, the closure attached to the turn as an instance hook (``@turn.after_run``)."""
+    start = time.perf_counter()
+    for i in range(n):
+        _hook_for(Turn(bench_noop, kwargs={"x": i}), i)
+    return time.perf_counter() - start
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import types
-import typing
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from pygents._errors import FixedKwargOverrideWarning, brief
 from pygents._scope import Scope, current_scope
+from pygents._signature import Injectable, Layout, layout
 
 __all__ = [
     "CallShape",
@@ -35,37 +34,6 @@ __all__ = [
 ]
 
 _P = inspect.Parameter
-_UNION_TYPES: Final = (typing.Union, types.UnionType)
-
-
-class Injectable:
-    """Marker base class: a tool or hook parameter annotated with a subclass of this
-    receives the instance the running agent provides (see
-    [`Scope.provide`][pygents.Scope.provide])."""
-
-    __slots__ = ()
-
-
-def resolve_hints(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
-    """``fn``'s type hints and whether all of them resolved.
-
-    One annotation naming something not defined yet (a forward reference) does not
-    cost the others: they are evaluated one by one, as ``typing`` would.
-    """
-    try:
-        return typing.get_type_hints(fn), True
-    except Exception:
-        pass
-    hints: dict[str, Any] = {}
-    namespace = getattr(fn, "__globals__", {})
-    for name, annotation in getattr(fn, "__annotations__", {}).items():
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, namespace)  # what typing.get_type_hints does
-            except Exception:
-                continue
-        hints[name] = annotation
-    return hints, False
 
 
 def is_thunk(value: object) -> bool:
@@ -109,20 +77,6 @@ def resolve_arguments(
     )
 
 
-def _injectable_in(annotation: Any) -> type[Injectable] | None:
-    origin = typing.get_origin(annotation)
-    if origin in _UNION_TYPES:
-        for arg in typing.get_args(annotation):
-            found = _injectable_in(arg)
-            if found is not None:
-                return found
-        return None
-    candidate = origin if origin is not None else annotation
-    if isinstance(candidate, type) and issubclass(candidate, Injectable):
-        return candidate
-    return None
-
-
 class CallShape:
     """What a function accepts, computed once, and how to bind arguments to it."""
 
@@ -148,50 +102,32 @@ class CallShape:
     ) -> None:
         self.fn = fn
         self.owner = owner
-        params = inspect.signature(fn).parameters
-        self.var_pos = any(p.kind is _P.VAR_POSITIONAL for p in params.values())
-        self.var_kw = any(p.kind is _P.VAR_KEYWORD for p in params.values())
-        self.kw_names = frozenset(
-            n for n, p in params.items() if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)
-        )
-        self.n_posonly = sum(p.kind is _P.POSITIONAL_ONLY for p in params.values())
+        found = layout(fn)
         fixed = dict(fixed or {})
-        unknown = [k for k in fixed if k not in self.kw_names]
-        if unknown and not self.var_kw:
+        unknown = [k for k in fixed if k not in found.kw_names]
+        if unknown and not found.var_kw:
             raise TypeError(
                 f"{owner} does not accept the fixed keyword argument(s) "
                 f"{', '.join(map(repr, unknown))}; its parameters are "
-                f"{', '.join(params) or '(none)'}: remove them or add them to the signature"
+                f"{', '.join(found.names) or '(none)'}: remove them or add them to the signature"
             )
         self.fixed = fixed
-        self.hints: dict[str, Any] = {}
-        self.injectables: tuple[tuple[str, type[Injectable], bool], ...] = ()
-        self.pos_slots: tuple[tuple[str, type[Injectable] | None], ...] = ()
-        self.simple = False
-        self.plain_positional = False
-        self.n_positional = 0
-        self._hints_pending = True
-        self._load_hints()
+        self._apply(found)
 
     def _load_hints(self) -> None:
-        hints, complete = resolve_hints(self.fn)
+        self._apply(layout(self.fn))
+
+    def _apply(self, found: Layout) -> None:
+        self.var_pos = found.var_pos
+        self.var_kw = found.var_kw
+        self.kw_names = found.kw_names
+        self.n_posonly = found.n_posonly
         # Retried at the first call (once the module has finished importing) if a
         # forward reference could not be resolved yet.
-        self._hints_pending = not complete
-        self.hints = hints
-        params = inspect.signature(self.fn).parameters
-        found: list[tuple[str, type[Injectable], bool]] = []
-        for name, p in params.items():
-            cls = _injectable_in(hints.get(name))
-            if cls is not None and p.kind not in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
-                found.append((name, cls, p.default is _P.empty))
-        self.injectables = tuple(found)
-        by_name = {name: cls for name, cls, _ in found}
-        self.pos_slots = tuple(
-            (n, by_name.get(n))
-            for n, p in params.items()
-            if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)
-        )
+        self._hints_pending = not found.complete
+        self.hints = found.hints
+        self.injectables = found.injectables
+        self.pos_slots = found.pos_slots
         self.simple = not (self.n_posonly or self.var_pos or self.injectables or self.fixed)
         # Positional-only calls (hooks receive their event this way) can be cut to size.
         self.plain_positional = not (self.injectables or self.fixed or self.var_pos)

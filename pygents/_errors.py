@@ -2,6 +2,13 @@
 
 Every message names the object involved and says how to fix the problem, and
 shows user values through `brief`, never a whole ``repr``.
+
+User text is cut to size by `cut`, the one rule for the whole core: one ``…``
+marks the cut, and the text, ellipsis included, fits the limit it was cut to, so
+a limit is a promise about what the reader sees. ``pygents_otel`` and
+``pygents_tui`` follow the same rule with a copy of their own
+(``pygents_otel._text.cut``, ``pygents_tui._cut.cut``) rather than import a
+private module of the core; their tests compare them with this one.
 """
 
 from __future__ import annotations
@@ -9,9 +16,10 @@ from __future__ import annotations
 import reprlib
 from enum import Enum
 from itertools import islice
-from typing import Any
+from typing import Any, Final, Literal
 
 __all__ = [
+    "ELLIPSIS",
     "CompletionCheckReturnError",
     "FixedKwargOverrideWarning",
     "PygentsError",
@@ -23,7 +31,28 @@ __all__ = [
     "UnregisteredToolError",
     "WrongRunMethodError",
     "brief",
+    "cut",
 ]
+
+ELLIPSIS: Final = "…"
+"""What marks a cut: one character, so a cut costs a single character of the limit."""
+
+
+def cut(text: str, limit: int, keep: Literal["head", "tail", "middle"] = "head") -> str:
+    """``text`` if it fits in ``limit`` characters, else ``limit`` characters of it
+    with `ELLIPSIS` where text was left out: its head kept (the default), its tail
+    (a stack trace, whose end matters) or both ends (an id, told apart by either)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return ELLIPSIS[: max(limit, 0)]
+    room = limit - 1
+    if keep == "head":
+        return text[:room] + ELLIPSIS
+    if keep == "tail":
+        return ELLIPSIS + text[len(text) - room :]
+    head = room // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (room - head) :]
 
 
 class PygentsError(Exception):
@@ -84,6 +113,7 @@ class _BriefRepr(reprlib.Repr):
         self.maxtuple = self.maxlist = self.maxdeque = self.maxset = self.maxfrozenset = 4
         self.maxdict = 4
         self.maxstring = self.maxother = self.maxlong = limit
+        self.fillvalue = ELLIPSIS
 
     def repr1(self, x: Any, level: int) -> str:
         cls = type(x)
@@ -95,15 +125,11 @@ class _BriefRepr(reprlib.Repr):
         return super().repr1(x, level)
 
     def repr_str(self, x: str, level: int) -> str:
-        # reprlib's cut, with a share of the room for each string inside a container.
+        # A middle cut, with a share of the room for each string inside a container.
         width = self.maxstring if level == self.maxlevel else max(12, self.maxstring // 4)
-        text = repr(x[:width])
-        if len(text) > width:
-            head = max(0, (width - 3) // 2)
-            tail = max(0, width - 3 - head)
-            text = repr(x[:head] + x[len(x) - tail :])
-            text = text[:head] + "..." + text[len(text) - tail :]
-        return text
+        if len(x) > 2 * width:  # only its ends can show: repr no more than them
+            x = x[:width] + x[len(x) - width :]
+        return cut(repr(x), width, "middle")
 
     def repr_int(self, x: int, level: int) -> str:
         bits = x.bit_length()
@@ -115,13 +141,13 @@ class _BriefRepr(reprlib.Repr):
         if not x:
             return "{}"
         if level <= 0:
-            return "{...}"
+            return "{" + self.fillvalue + "}"
         pieces = [
             f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
             for k, v in islice(x.items(), self.maxdict)
         ]
         if len(x) > self.maxdict:
-            pieces.append("...")
+            pieces.append(self.fillvalue)
         return "{" + ", ".join(pieces) + "}"
 
     def repr_set(self, x: set[Any], level: int) -> str:
@@ -134,10 +160,10 @@ class _BriefRepr(reprlib.Repr):
         if not x:
             return empty
         if level <= 0:
-            return f"{left}...{right}"
+            return f"{left}{self.fillvalue}{right}"
         pieces = [self.repr1(item, level - 1) for item in islice(x, self.maxset)]
         if len(x) > self.maxset:
-            pieces.append("...")
+            pieces.append(self.fillvalue)
         return left + ", ".join(pieces) + right
 
 
@@ -159,4 +185,4 @@ def brief(value: object, limit: int = 80) -> str:
         text = shaper.repr(value)
     except Exception:  # a broken __repr__ deep inside a container
         text = f"<{type(value).__name__} object>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(text, limit)

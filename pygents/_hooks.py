@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import gc
 import inspect
-import reprlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, overload
@@ -49,15 +48,15 @@ __all__ = [
 
 P = ParamSpec("P")
 _EMPTY_TAGS: Final[frozenset[str]] = frozenset()
-_SHORT: Final = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT: Final = 60  # characters of a user value quoted in a hook's message or repr
 
 
 def label(value: object) -> str:
-    """A short, bounded description of a user value for error messages."""
+    """A short, bounded description of a user value for error messages: its type,
+    then `brief` of it (a function by its name)."""
     if inspect.isroutine(value) and isinstance(getattr(value, "__name__", None), str):
-        return f"the plain function {_SHORT.repr(value.__name__)}"
-    return f"{type(value).__name__} {_SHORT.repr(value)}"
+        return f"the plain function {brief(value.__name__, _SHORT)}"
+    return f"{type(value).__name__} {brief(value, _SHORT)}"
 
 
 def normalize_tags(tags: Iterable[str] | None, owner: str) -> frozenset[str]:
@@ -138,7 +137,7 @@ class Hook(Generic[P]):
 
     def __repr__(self) -> str:
         kinds = ", ".join(sorted(t.qualified for t in self.types))
-        return f"<Hook {_SHORT.repr(self.metadata.name)} [{kinds}]>"
+        return f"<Hook {brief(self.metadata.name, _SHORT)} [{kinds}]>"
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
         # A coroutine indeed: the function is checked to be an 'async def' when the
@@ -172,7 +171,7 @@ def _function_name(fn: object) -> str:
         )
     if isinstance(fn, functools.partial):
         raise TypeError(
-            f"a hook cannot be a functools.partial ({_SHORT.repr(fn)}): hooks are registered "
+            f"a hook cannot be a functools.partial ({brief(fn, _SHORT)}): hooks are registered "
             "and serialized by function name. Give the fixed values as keyword arguments "
             "instead (@hook(event, key=value) or @obj.after_run(key=value)), or wrap the call "
             "in a named 'async def'"
@@ -186,7 +185,7 @@ def _function_name(fn: object) -> str:
     if not inspect.iscoroutinefunction(fn):
         kind = "an async generator" if inspect.isasyncgenfunction(fn) else "not async"
         raise TypeError(
-            f"hook {_SHORT.repr(name)} is {kind}; hooks must be 'async def' functions "
+            f"hook {brief(name, _SHORT)} is {kind}; hooks must be 'async def' functions "
             "that return (not yield)"
         )
     return name

@@ -6,7 +6,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from pygents._errors import UnregisteredError, brief
+from pygents._errors import UnregisteredError, brief, cut
 
 __all__ = ["Registry"]
 
@@ -85,9 +85,7 @@ class Registry(Generic[T]):
             obj = self._weak_items.get(name)
             if obj is not None:
                 return obj
-            known = ", ".join(sorted(self.names())[:10]) or "none"
-            if len(known) > 80:
-                known = known[:77] + "..."
+            known = cut(", ".join(sorted(self.names())[:10]) or "none", 80)
             raise self._error(
                 f"no {self._kind} is registered under {brief(name, 50)} (registered: {known}); "
                 f"define or register the {self._kind} before it is looked up"

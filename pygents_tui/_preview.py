@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any, Final
 
+from pygents_tui._cut import ELLIPSIS, cut
 from pygents_tui._visible import visible
 
 __all__ = ["preview"]
@@ -51,7 +52,7 @@ class _Budgeted(reprlib.Repr):
 
     def __init__(self) -> None:
         super().__init__()
-        self.fillvalue = "…"
+        self.fillvalue = ELLIPSIS
         self.maxlevel = 3
         self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = 12
         self.maxdeque = self.maxarray = 12
@@ -208,6 +209,4 @@ def preview(value: Any, width: int = 80) -> str:
         text = visible(text)  # control characters shown as ␛, ⏎, \x9b...
         if not text.isprintable():  # the other unprintables (a bidi override): a dot
             text = "".join(ch if ch.isprintable() else "·" for ch in text)
-    if len(text) > width:
-        return text[: max(width - 1, 0)] + "…"
-    return text
+    return cut(text, width, "head")

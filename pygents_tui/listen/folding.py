@@ -184,14 +184,30 @@ class Folding(Services):
         if turn.ended is not None:
             self._count(agent, turn)
 
+    def _record_turn(
+        self, service: ServiceState, record: ReceivedRecord, at: float, tool: str
+    ) -> tuple[TurnEntry, AgentEntry | None] | None:
+        """The turn a live record is about (opened if this is the first word of it) and
+        its agent; ``None`` for a record naming no turn, which is ignored."""
+        uuid = as_text(record.attributes.get(k.TURN_UUID))
+        if not uuid:
+            return None
+        agent = self.agent_of(service, record.attributes)
+        return self._open(service, uuid, agent, tool, at), agent
+
+    @staticmethod
+    def _link(turn: TurnEntry, record: ReceivedRecord) -> None:
+        """The turn's trace and span, from the first record that names them."""
+        turn.trace_id = turn.trace_id or record.trace_id
+        turn.span_id = turn.span_id or record.span_id
+
     def _turn_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
-        uuid = as_text(attributes.get(k.TURN_UUID))
-        if not uuid:
-            return
-        agent = self.agent_of(service, attributes)
         tool = tool_of(attributes) or "?"
-        turn = self._open(service, uuid, agent, tool, at)
+        found = self._record_turn(service, record, at, tool)
+        if found is None:
+            return
+        turn, agent = found
         if turn.ended is not None:
             return  # its end came first: a start now must not make it run again
         turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
@@ -199,8 +215,7 @@ class Folding(Services):
         turn.streaming = attributes.get(k.TURN_STREAMING) is True
         turn.args_preview = as_text(attributes.get(k.ARGS_PREVIEW))
         turn.tags = as_tags(attributes.get(k.TAGS))
-        turn.trace_id = turn.trace_id or record.trace_id
-        turn.span_id = turn.span_id or record.span_id
+        self._link(turn, record)
         self.start_running(turn)
         if agent is not None:
             agent.current_turn, agent.current_tool = turn.key, tool
@@ -212,18 +227,15 @@ class Folding(Services):
 
     def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
-        uuid = as_text(attributes.get(k.TURN_UUID))
-        if not uuid:
+        found = self._record_turn(service, record, at, tool_of(attributes) or "?")
+        if found is None:
             return
-        agent = self.agent_of(service, attributes)
-        tool = tool_of(attributes) or "?"
-        turn = self._open(service, uuid, agent, tool, at)
+        turn = found[0]
         self._values(turn, as_int(attributes.get(k.TURN_VALUES)))
         output = as_text(attributes.get(k.OUTPUT_PREVIEW))
         if output is not None:
             turn.output_preview = output
-        turn.trace_id = turn.trace_id or record.trace_id
-        turn.span_id = turn.span_id or record.span_id
+        self._link(turn, record)
         if turn.ended is not None:
             return  # the span closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
@@ -232,12 +244,11 @@ class Folding(Services):
 
     def _turn_value(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
-        uuid = as_text(attributes.get(k.TURN_UUID))
-        if not uuid:
-            return
-        agent = self.agent_of(service, attributes)
         tool = as_text(attributes.get(k.TOOL_NAME)) or "?"
-        turn = self._open(service, uuid, agent, tool, at)
+        found = self._record_turn(service, record, at, tool)
+        if found is None:
+            return
+        turn, agent = found
         if turn.ended is None:
             self.start_running(turn)  # its start was lost, but it evidently runs
         count = as_int(attributes.get(k.TURN_VALUES))

@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pygents_tui._cut import cut
+
 __all__ = [
     "Limits",
     "OverBudget",
@@ -92,17 +94,6 @@ def size_of(value: Value) -> int:
     if isinstance(value, tuple):
         return _getsizeof(value) + sum(map(_getsizeof, value))
     return _getsizeof(value)
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` at most ``limit`` characters long, cut in the middle."""
-    if len(text) <= limit:
-        return text
-    if limit < 3:
-        return text[:limit]
-    head = (limit - 1) // 2
-    tail = limit - 1 - head
-    return text[:head] + "…" + text[len(text) - tail :]
 
 
 def _scalar(value: Any, kind: str, limits: Limits) -> Scalar | None:

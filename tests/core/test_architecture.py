@@ -32,17 +32,88 @@ def test_importing_pygents_loads_neither_opentelemetry_nor_textual() -> None:
     assert result.stdout.strip() == ""
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """Modules of pygents imported at module level (``TYPE_CHECKING`` blocks excluded)."""
+def _module_name(path: Path) -> str:
+    """``pygents/_schema/_models.py`` -> ``pygents._schema._models``; a package's
+    ``__init__.py`` is the package itself."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported_names(module: str, is_package: bool, body: list[ast.stmt]) -> set[str]:
+    """Every module named by an import run while ``module`` is imported: the module
+    level and its ``if``/``try`` blocks, not functions, not ``TYPE_CHECKING`` blocks.
+    Relative imports are resolved; ``from a.b import c`` names ``a.b`` and, as c may be
+    a submodule, ``a.b.c``."""
     found: set[str] = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pygents."):
-            found.add(node.module.split(".")[1])
+    package = module if is_package else module.rpartition(".")[0]
+    for node in body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.If) and not _is_type_checking(node):
+            found |= _imported_names(module, is_package, [*node.body, *node.orelse])
+        elif isinstance(node, ast.Try):
+            blocks = [*node.body, *node.orelse, *node.finalbody]
+            blocks += [stmt for handler in node.handlers for stmt in handler.body]
+            found |= _imported_names(module, is_package, blocks)
     return found
 
 
+def _modules() -> dict[str, set[str]]:
+    """Every module under ``pygents/`` (subpackages included) and all it imports at
+    import time, by dotted name."""
+    return {
+        _module_name(path): _imported_names(
+            _module_name(path), path.name == "__init__.py", ast.parse(path.read_text()).body
+        )
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of pygents it imports at import time. ``pygents`` itself is
+    left out as a target: the package's ``__init__`` is the public face, never a
+    dependency of the modules it gathers."""
+    modules = _modules()
+    return {
+        name: {dep for dep in imports if dep in modules and dep != "pygents"}
+        for name, imports in modules.items()
+    }
+
+
+# Libraries other than the standard one that a module of pygents may import, and why.
+# The core (everything `import pygents` loads) may import none of them.
+_OPTIONAL_LIBRARIES = {
+    "redis": "the redis extra, loaded by pygents.redis on first use",
+    "pytest": "the pytest plugin, loaded by pytest itself",
+}
+_CORE_ENTRY_POINTS = ("pygents", "pygents.context", "pygents.hooks", "pygents.testing")
+
+
+def test_the_walker_sees_modules_of_subpackages() -> None:
+    graph = _import_graph()
+    assert "pygents._schema" in graph
+    assert "pygents._schema._models" in graph["pygents._schema._document"]
+    assert "pygents._schema" in graph["pygents._tool"]
+    assert "pygents._errors" in graph["pygents._hooks"]
+
+
 def test_private_modules_import_each_other_without_cycles() -> None:
-    graph = {p.stem: _runtime_imports(p) for p in PACKAGE.glob("*.py")}
+    graph = _import_graph()
     visiting: set[str] = set()
     done: set[str] = set()
 
@@ -51,15 +122,43 @@ def test_private_modules_import_each_other_without_cycles() -> None:
         if name in done:
             return
         visiting.add(name)
-        for dep in graph.get(name, set()):
+        for dep in sorted(graph.get(name, set())):
             visit(dep, [*path, name])
         visiting.discard(name)
         done.add(name)
 
     for module in graph:
         visit(module, [])
-    assert "_errors" in graph
-    assert graph["_errors"] == set()
+    assert "pygents._errors" in graph
+    assert graph["pygents._errors"] == set()
+
+
+def test_the_core_imports_only_the_standard_library() -> None:
+    """What ``import pygents`` (and its public submodules) loads, through any depth of
+    subpackages, names only the standard library and pygents."""
+    modules = _modules()
+    graph = _import_graph()
+    core = {*_CORE_ENTRY_POINTS}
+    for start in _CORE_ENTRY_POINTS:
+        core |= _reachable(graph, start)
+    outside = {
+        f"{module} imports {dep}"
+        for module in core
+        for dep in modules[module]
+        if dep.split(".")[0] not in (*sys.stdlib_module_names, "pygents")
+    }
+    assert sorted(outside) == []
+    assert "pygents._schema._docstrings" in core
+
+
+def test_only_the_optional_layers_import_libraries_outside_the_standard_one() -> None:
+    offenders = {
+        f"{module} imports {dep}"
+        for module, imports in _modules().items()
+        for dep in imports
+        if dep.split(".")[0] not in (*sys.stdlib_module_names, "pygents", *_OPTIONAL_LIBRARIES)
+    }
+    assert sorted(offenders) == []
 
 
 def test_the_public_namespace_is_exactly_what_all_lists() -> None:
@@ -99,11 +198,13 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
 
 
 def test_argument_binding_and_the_scope_tree_do_not_depend_on_the_subscriber_bus() -> None:
-    graph = {p.stem: _runtime_imports(p) for p in PACKAGE.glob("*.py")}
-    assert "_scope" in _reachable(graph, "_calling")  # injection reads the scope tree ...
-    assert "_observe" in _reachable(graph, "_turn_run")  # ... and the drivers use the bus,
-    for module in ("_calling", "_scope"):  # but binding and scopes know nothing of it
-        assert "_observe" not in _reachable(graph, module), module
+    graph = _import_graph()
+    # injection reads the scope tree ...
+    assert "pygents._scope" in _reachable(graph, "pygents._calling")
+    # ... and the drivers use the bus,
+    assert "pygents._observe" in _reachable(graph, "pygents._turn_run")
+    for module in ("pygents._calling", "pygents._scope"):  # but binding and scopes do not
+        assert "pygents._observe" not in _reachable(graph, module), module
 
 
 def test_scopes_show_subscribers_only_their_documented_attributes() -> None:

@@ -1310,3 +1310,58 @@ def test_odd_annotation_metadata_and_model_schemas_do_not_break_decoration() -> 
 
     assert param_schema(Annotated[int, Touchy()]) == {"type": "integer"}
     assert param_definition(MixedKeys) == {"type": "object", "1": "one", "required": ["x"]}
+
+
+# --------------------------------------------------------------------------- pydantic 1
+
+
+class V1Order:
+    """Shaped like a pydantic 1 model: only ``schema()``, nested models under
+    ``definitions`` and referenced as ``#/definitions/...``."""
+
+    @classmethod
+    def schema(cls) -> dict[str, Any]:
+        return {
+            "title": "V1Order",
+            "type": "object",
+            "properties": {
+                "id": {"title": "Id", "type": "integer"},
+                "ship_to": {"$ref": "#/definitions/V1Address"},
+            },
+            "required": ["id", "ship_to"],
+            "definitions": {
+                "V1Address": {
+                    "title": "V1Address",
+                    "type": "object",
+                    "properties": {"city": {"title": "City", "type": "string"}},
+                    "required": ["city"],
+                }
+            },
+        }
+
+
+def test_a_pydantic_1_schema_method_describes_the_class_with_definitions_hoisted() -> None:
+    @tool
+    async def place_v1(order: V1Order) -> V1Order:
+        return order
+
+    schema = place_v1.metadata.input_schema
+    assert schema["properties"]["order"] == {"$ref": "#/$defs/V1Order"}
+    assert sorted(schema["$defs"]) == ["V1Address", "V1Order"]
+    assert schema["$defs"]["V1Order"]["properties"]["ship_to"] == {"$ref": "#/$defs/V1Address"}
+    assert schema["$defs"]["V1Order"]["required"] == ["id", "ship_to"]
+    assert "definitions" not in schema["$defs"]["V1Order"]
+    order = {"id": 1, "ship_to": {"city": "Springfield"}}
+    assert accepts(schema, {"order": order})
+    assert not accepts(schema, {"order": {"id": 1, "ship_to": {}}})
+    assert not accepts(schema, {"order": {"id": "one", "ship_to": {"city": "x"}}})
+    assert accepts(place_v1.metadata.output_schema, order)
+    assert not accepts(place_v1.metadata.output_schema, {"id": 1})
+
+
+def test_a_schema_method_that_cannot_be_called_on_the_class_leaves_an_untyped_object() -> None:
+    class Plain:
+        def schema(self) -> dict[str, Any]:  # an instance method, not a model's classmethod
+            return {"type": "string"}
+
+    assert param_definition(Plain) == {"type": "object", "title": "Plain"}

@@ -348,6 +348,9 @@ async def test_a_huge_exception_message_is_bounded(
 
     span = spans_by_name()["execute_tool shout"]
     event = exception_event(span)
-    assert len(event["exception.message"]) == 1025  # 1,024 characters and an ellipsis
-    assert len(event["exception.stacktrace"]) == 8193
-    assert len(span.status.description or "") == 257
+    # Each cut to its limit, the ellipsis included (the rule of pygents._errors.cut).
+    assert len(event["exception.message"]) == 1024
+    assert event["exception.message"].endswith("…")
+    assert len(event["exception.stacktrace"]) == 8192
+    assert event["exception.stacktrace"].startswith("…")
+    assert len(span.status.description or "") == 256

@@ -1,11 +1,10 @@
 """SVG snapshots of the dashboard's screens, on a fixed and deterministic scene.
 
-Every snapshot starts from the same scene: six agents driven to known states inside
-the app's own event loop. The model's clock is fake and only the scene's tools move
-it, so durations, bars and timestamps are exact; its wall clock is fake too, so the
-inspector's dates are. The refresh timer is paused, and the scene calls
-``refresh_view()`` itself at fixed points, as the timer would. Turn ids are pinned for
-the inspector through the public ``Turn.from_dict``. Nothing private is patched.
+Every snapshot starts from the same scene: six agents driven to known states inside the app's own
+event loop. The model's clock is fake and only the scene's tools move it, so durations, bars and
+timestamps are exact; its wall clock is fake too, so the inspector's dates are. The refresh timer
+is paused, and the scene calls ``refresh_view()`` itself at fixed points, as the timer would. Turn
+ids are pinned for the inspector through the public ``Turn.from_dict``. Nothing private is patched.
 
 Regenerate with ``uv run pytest tests/tui/test_snapshots.py --snapshot-update``, then
 look at the SVGs before committing (``docs/dashboard.md`` links them).
@@ -17,9 +16,10 @@ import asyncio
 import random
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
+import pytest
 from fake_clock import FakeClock
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -255,97 +255,73 @@ async def select(pilot: Pilot[Any], agent: str) -> None:
     raise AssertionError(f"no agent {agent!r} in the table")
 
 
-def test_overview(snap_compare: Any, clock: FakeClock) -> None:
-    """The agents overview and the Running panel: the crawl against its timeout, the
-    turn that timed out."""
+class Shot(NamedTuple):
+    """One snapshot of the scene: an agent selected, keys pressed, what must be shown."""
 
+    name: str  # the SVG is __snapshots__/test_snapshots/test_<name>.svg
+    agent: str | None = None
+    keys: tuple[str, ...] = ()
+    size: tuple[int, int] = (80, 24)
+    filtering: bool = False  # the keys type into the filter, whose cursor must stand still
+    opens: type[Any] | None = None  # the screen the keys must have opened
+    inspects: str | None = None  # the tool of the turn the inspector must show
+
+
+SHOTS = (
+    # The agents overview and the Running panel: the crawl against its timeout, the
+    # turn that timed out.
+    Shot("overview", agent="crawler"),
+    Shot("overview_120x36", agent="fetcher-1", size=(120, 36)),
+    Shot("queue", agent="fetcher-1", keys=("1",)),  # the two turns behind the failed fetch
+    Shot("values", agent="fetcher-1", keys=("3",)),
+    # The summarizer's context queue window, and its pool after one eviction.
+    Shot("context", agent="summarizer", keys=("4",)),
+    Shot("events_filtered", keys=("slash", *"fetcher-2"), filtering=True),
+    # fetcher-2's turns: a stream that completed, then the turn that timed out.
+    Shot("timeline", agent="fetcher-2", keys=("6",)),
+    # Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns):
+    # the timeline takes the focus as it is shown. Its traceback names lines of this
+    # file: code moving ``Scene.drain`` up or down changes this SVG.
+    Shot(
+        "inspector_failed_turn",
+        agent="fetcher-1",
+        keys=("6", "enter"),
+        opens=InspectorScreen,
+        inspects="fetch_strict",
+    ),
+    Shot("help", keys=("question_mark",), opens=HelpScreen),
+)
+
+
+@pytest.fixture
+def snapshot(snapshot: Any, request: pytest.FixtureRequest) -> Any:
+    """syrupy names a snapshot after its test (``test_screen[queue]``); each shot keeps
+    the file it had as a test of its own (``test_queue.svg``), so that the SVGs and the
+    docs that link them stay as they are."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and isinstance(callspec.params.get("shot"), Shot):
+        snapshot.test_location.testname = f"test_{callspec.params['shot'].name}"
+    return snapshot
+
+
+@pytest.mark.parametrize("shot", SHOTS, ids=[shot.name for shot in SHOTS])
+def test_screen(shot: Shot, snap_compare: Any, clock: FakeClock) -> None:
     async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "crawler")
+        if shot.agent is not None:
+            await select(pilot, shot.agent)
+        if shot.filtering:  # a blinking cursor would make the snapshot depend on timing
+            pilot.app.screen.query_one("#filter", Input).cursor_blink = False
+        if shot.keys:
+            await pilot.press(*shot.keys)
+        if shot.opens is not None:
+            assert isinstance(pilot.app.screen, shot.opens)
+        if shot.inspects is not None:
+            screen = pilot.app.screen
+            assert isinstance(screen, InspectorScreen)
+            assert screen.record.tool == shot.inspects
 
     app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_overview_120x36(snap_compare: Any, clock: FakeClock) -> None:
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "fetcher-1")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before, terminal_size=(120, 36))
-
-
-def test_queue(snap_compare: Any, clock: FakeClock) -> None:
-    """The two turns left behind the failed fetch."""
-
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "fetcher-1")
-        await pilot.press("1")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_values(snap_compare: Any, clock: FakeClock) -> None:
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "fetcher-1")
-        await pilot.press("3")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_context(snap_compare: Any, clock: FakeClock) -> None:
-    """The summarizer's context queue window, and its pool after one eviction."""
-
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "summarizer")
-        await pilot.press("4")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_events_filtered(snap_compare: Any, clock: FakeClock) -> None:
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        pilot.app.screen.query_one("#filter", Input).cursor_blink = False
-        await pilot.press("slash", *"fetcher-2")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_timeline(snap_compare: Any, clock: FakeClock) -> None:
-    """fetcher-2's turns: a stream that completed, then the turn that timed out."""
-
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "fetcher-2")
-        await pilot.press("6")
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_inspector_failed_turn(snap_compare: Any, clock: FakeClock) -> None:
-    """Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns):
-    the timeline takes the focus as it is shown."""
-
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await select(pilot, "fetcher-1")
-        await pilot.press("6", "enter")
-        assert isinstance(pilot.app.screen, InspectorScreen)
-        assert pilot.app.screen.record.tool == "fetch_strict"
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
-
-
-def test_help(snap_compare: Any, clock: FakeClock) -> None:
-    async def after(pilot: Pilot[Any], scene: Scene) -> None:
-        await pilot.press("question_mark")
-        assert isinstance(pilot.app.screen, HelpScreen)
-
-    app, run_before = scene_app(clock, after)
-    assert snap_compare(app, run_before=run_before)
+    assert snap_compare(app, run_before=run_before, terminal_size=shot.size)
 
 
 def test_frozen(snap_compare: Any, clock: FakeClock) -> None:

@@ -1,16 +1,7 @@
-"""JSON Schema (Draft 2020-12) descriptions of a tool's parameters and result.
+"""The schema document under construction: one type hint at a time, ``$defs`` shared.
 
-Inferred from type hints once, when a tool is decorated, never per call. Best effort
-and dependency free: an annotation nothing is known about gives ``{}`` (anything)
-or an untyped object, never an error, because a schema must not stop a tool from
-being defined.
-
-Each schema is one self-contained document. Dataclasses, TypedDicts, NamedTuples and
-any class with a ``model_json_schema()`` method (pydantic models, by duck typing)
-become entries of ``$defs`` at the document's root, referenced by ``$ref``: a class
-used twice is described once, a recursive class refers to itself instead of being
-expanded without end, and a model's own ``$defs`` are hoisted to the root so that
-the ``#/$defs/...`` references it contains still resolve once it is nested.
+Private to `pygents._schema`; the package's ``__init__`` turns a function's
+parameters and result into documents built here.
 """
 
 from __future__ import annotations
@@ -29,17 +20,16 @@ import sys
 import types
 import typing
 import uuid
-from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from pygents._schema_docstrings import parameter_docs
-from pygents._schema_models import hoist_model_schema, json_value
+from pygents._schema._docstrings import parameter_docs
+from pygents._schema._models import hoist_model_schema, json_value
 
-__all__ = ["input_schema", "output_schema"]
+__all__ = ["JSON", "NO_DEFAULT", "STREAMS", "Document"]
 
 JSON = dict[str, Any]
 _REF: Final = "#/$defs/"
-_NO_DEFAULT: Final = object()
+NO_DEFAULT: Final = object()
 # Decimal: a JSON number may be read back as a binary float and lose digits, so a
 # string of digits is accepted as well, which keeps every one of them.
 _DECIMAL_PATTERN: Final = r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$"
@@ -76,13 +66,13 @@ _ARRAYS: Final = (
 )
 _SETS: Final = (set, frozenset, cabc.Set, cabc.MutableSet)
 _MAPPINGS: Final = (dict, cabc.Mapping, cabc.MutableMapping)
-_STREAMS: Final = (cabc.AsyncIterator, cabc.AsyncIterable, cabc.AsyncGenerator)
+STREAMS: Final = (cabc.AsyncIterator, cabc.AsyncIterable, cabc.AsyncGenerator)
 _UNIONS: Final = (typing.Union, types.UnionType)
 _WRAPPERS: Final = (typing.Required, typing.NotRequired, typing.Final, typing.ClassVar)
 _JSON_TYPES: Final = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
 
 
-class _Document:
+class Document:
     """One schema document under construction: the ``$defs`` it collects and which
     class each entry describes, so that every class is described once per document."""
 
@@ -129,12 +119,12 @@ class _Document:
             return self._class(tp)
         return {}
 
-    def field(self, tp: Any, doc: str | None, default: Any = _NO_DEFAULT) -> JSON:
+    def field(self, tp: Any, doc: str | None, default: Any = NO_DEFAULT) -> JSON:
         """A property's schema: its type's, a description, and a JSON default."""
         schema = self.schema(tp)
         if doc and "description" not in schema:
             schema["description"] = doc
-        if default is not _NO_DEFAULT:
+        if default is not NO_DEFAULT:
             ok, value = json_value(default)
             if ok:
                 schema["default"] = value
@@ -169,9 +159,11 @@ class _Document:
         if issubclass(cls, enum.Enum):
             return _enum(cls)
         if callable(getattr(cls, "model_json_schema", None)):
-            return self._model(cls)
+            return self._model(cls, "model_json_schema")
         if dataclasses.is_dataclass(cls) or typing.is_typeddict(cls) or _is_namedtuple(cls):
             return self._ref(cls)
+        if callable(getattr(cls, "schema", None)):  # pydantic 1; after the dataclass check,
+            return self._model(cls, "schema")  # whose fields say more than a method so named
         for base, schema in _SCALARS:
             if issubclass(cls, base):
                 return dict(schema)
@@ -220,7 +212,7 @@ class _Document:
             names: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]  # namedtuple API
             defaults: dict[str, Any] = cls._field_defaults  # type: ignore[attr-defined]
             items = [
-                self.field(hints.get(n, Any), docs.get(n), defaults.get(n, _NO_DEFAULT))
+                self.field(hints.get(n, Any), docs.get(n), defaults.get(n, NO_DEFAULT))
                 for n in names
             ]
             return {k: v for k, v in schema.items() if k != "type"} | _fixed_array(
@@ -231,10 +223,10 @@ class _Document:
         if dataclasses.is_dataclass(cls):
             required = []
             for f in dataclasses.fields(cls):
-                default = _NO_DEFAULT if f.default is dataclasses.MISSING else f.default
+                default = NO_DEFAULT if f.default is dataclasses.MISSING else f.default
                 text = docs.get(f.name) or _text(f.metadata.get("description"))
                 props[f.name] = self.field(hints.get(f.name, Any), text, default)
-                if default is _NO_DEFAULT and f.default_factory is dataclasses.MISSING:
+                if default is NO_DEFAULT and f.default_factory is dataclasses.MISSING:
                     required.append(f.name)
         else:  # TypedDict
             keys: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
@@ -245,12 +237,13 @@ class _Document:
             schema["required"] = required
         return schema
 
-    def _model(self, cls: type) -> JSON:
-        """A ``model_json_schema()`` class: its schema in ``$defs``, its own hoisted."""
+    def _model(self, cls: type, method: str) -> JSON:
+        """A class describing itself (``model_json_schema()`` of pydantic 2, ``schema()``
+        of pydantic 1): that schema in ``$defs``, its own definitions hoisted."""
         key = self.keys.get(cls)
         if key is None:
             try:
-                raw = cls.model_json_schema()  # type: ignore[attr-defined]  # duck-typed
+                raw = getattr(cls, method)()
             except Exception:
                 raw = {"type": "object", "title": cls.__name__}
             key = self.keys[cls] = hoist_model_schema(self, cls, raw)
@@ -340,55 +333,3 @@ def _class_hints(cls: type) -> dict[str, Any]:
                     continue
             hints[name] = annotation
     return hints
-
-
-def _with_extras(fn: Callable[..., Any], hints: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``hints`` with their ``Annotated`` metadata, which carries descriptions."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        return hints  # resolved one by one by the caller, metadata kept
-
-
-def type_schema(tp: Any) -> JSON:
-    """The schema document of one type hint; ``{}`` (anything) where nothing is known."""
-    document = _Document()
-    return document.finish(document.schema(tp))
-
-
-def input_schema(
-    fn: Callable[..., Any], hints: Mapping[str, Any], skip: frozenset[str] = frozenset()
-) -> JSON:
-    """The object schema of ``fn``'s parameters, leaving out ``skip`` and ``*args/**kwargs``.
-
-    A parameter's description comes from ``Annotated[T, "text"]``, else from the
-    docstring's Args / Parameters section (Google, NumPy or reST style).
-    """
-    document = _Document()
-    hints = _with_extras(fn, hints)
-    docs = parameter_docs(getattr(fn, "__doc__", None))
-    props: JSON = {}
-    required: list[str] = []
-    for name, p in inspect.signature(fn).parameters.items():
-        if name in skip or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        default = _NO_DEFAULT if p.default is p.empty else p.default
-        props[name] = document.field(hints.get(name, Any), docs.get(name), default)
-        if p.default is p.empty:
-            required.append(name)
-    schema: JSON = {"type": "object", "properties": props}
-    if required:
-        schema["required"] = required
-    return document.finish(schema)
-
-
-def output_schema(fn: Callable[..., Any], hints: Mapping[str, Any], streaming: bool) -> JSON:
-    """The schema of the return value, or for a generator of each yielded item."""
-    hints = _with_extras(fn, hints)
-    if "return" not in hints:
-        return {}
-    tp = hints["return"]
-    if streaming and typing.get_origin(tp) in _STREAMS:
-        args = typing.get_args(tp)
-        tp = args[0] if args else Any
-    return type_schema(tp)

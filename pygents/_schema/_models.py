@@ -1,8 +1,9 @@
 """Helpers of `pygents._schema`: hoisting a model's ``$defs``, JSON defaults.
 
-A class with ``model_json_schema()`` (a pydantic model, by duck typing) returns a
-complete document: its nested models are in its own ``$defs`` and referenced as
-``#/$defs/Name``. Nested inside a tool's schema that document's root is no longer
+A class with ``model_json_schema()`` or ``schema()`` (a pydantic 2 or 1 model, by
+duck typing) returns a complete document: its nested models are in its own ``$defs``
+(``definitions`` in pydantic 1) and referenced as ``#/$defs/Name``
+(``#/definitions/Name``). Nested inside a tool's schema that document's root is no longer
 the root, so those references would dangle. Its entries are therefore moved to the
 tool schema's ``$defs`` (renamed if a different schema already has the name) and
 every reference to them rewritten. Entries identical to one already present,
