@@ -78,21 +78,68 @@ def _open_files() -> int:
 class ConnectionGate:
     """A protocol factory in front of aiohttp's ``web.Server``: a connection beyond
     ``limit`` open ones is closed as soon as it is accepted (its descriptor freed at
-    once), and ``refused`` is called. aiohttp's idle timeout closes the connections
-    that never send a request, so a burst of idle ones locks nobody out for long."""
+    once), and ``refused`` is called. A connection that sends nothing within
+    ``idle_timeout`` is closed too (`_FirstBytes`), so a burst of idle ones locks
+    nobody out for long."""
 
-    def __init__(self, server: Any, limit: int, refused: Callable[[int], None]) -> None:
+    def __init__(
+        self, server: Any, limit: int, refused: Callable[[int], None], idle_timeout: float
+    ) -> None:
         self.server = server
         self.limit = limit
         self.refused = refused
+        self.idle_timeout = idle_timeout
 
     def __call__(self) -> asyncio.BaseProtocol:
         open_now = len(self.server.connections)
         if open_now >= self.limit:
             self.refused(open_now)
             return _Refuse()
-        protocol: asyncio.BaseProtocol = self.server()
-        return protocol
+        return _FirstBytes(self.server(), self.idle_timeout)
+
+
+class _FirstBytes(asyncio.Protocol):
+    """aiohttp's request handler, with a deadline for the connection's first bytes.
+
+    Why: aiohttp's ``keepalive_timeout`` closes a connection left idle *after* a
+    request; before aiohttp 3.14.5 a fresh connection that never sends one stays open
+    for good, holding a descriptor and one of the ``limit`` places. Every call is
+    passed on to the handler unchanged; only the deadline is added, and it ends with
+    the first bytes (from then on aiohttp's own timeouts apply).
+    """
+
+    __slots__ = ("_deadline", "_handler", "_timeout")
+
+    def __init__(self, handler: asyncio.Protocol, timeout: float) -> None:
+        self._handler = handler
+        self._timeout = timeout
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        loop = asyncio.get_running_loop()
+        self._deadline = loop.call_later(self._timeout, transport.close)
+        self._handler.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._handler.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._handler.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._handler.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._handler.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._handler.resume_writing()
 
 
 class _Refuse(asyncio.Protocol):

@@ -245,7 +245,8 @@ class Receiver:
         for signal in ("traces", "logs", "metrics"):
             app.router.add_post(f"/v1/{signal}", self._http_handler(signal))
         # Bodies are decompressed here, against the limit, not by the server. Idle
-        # connections (a fresh one too, in aiohttp) close after the idle timeout.
+        # connections close after the idle timeout: between requests by aiohttp, before
+        # the first bytes by the gate.
         runner = web.AppRunner(
             app,
             access_log=None,
@@ -254,7 +255,12 @@ class Receiver:
             keepalive_timeout=self.limits.idle_timeout,
         )
         await runner.setup()
-        gate = ConnectionGate(runner.server, self.max_connections, self._too_many_connections)
+        gate = ConnectionGate(
+            runner.server,
+            self.max_connections,
+            self._too_many_connections,
+            self.limits.idle_timeout,
+        )
         try:
             listening = await asyncio.get_running_loop().create_server(
                 gate, self.host, port, reuse_port=False, backlog=ACCEPT_BURST
