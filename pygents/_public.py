@@ -28,8 +28,8 @@ def publish(
 
     Names from public modules (``pygents_tui.app``) keep theirs, and so do objects that
     are not classes or functions (a registry instance, a constant): their type, not
-    they, says where they come from. ``source`` serves a public submodule whose code
-    lives in its parent's private modules (``pygents.redis`` in ``pygents._worker``).
+    they, says where they come from. ``source`` serves a public module whose code lives
+    in another package's private modules.
     """
     prefix = f"{source or package}."
     for name in names:

@@ -8,7 +8,7 @@ A `Worker` runs four things side by side until `Worker.stop`:
   for a read while turns wait in Redis, and a busy replica leaves the rest to others;
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
-* the *writer* (`Flusher` in `pygents._flusher`) records outcomes and streams
+* the *writer* (`Flusher` in `pygents.redis._flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
@@ -34,18 +34,18 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
-from pygents._flusher import Flusher
-from pygents._intake import FULL, claim, leave, read, setup
-from pygents._lanes import Lanes
-from pygents._mailbox import Mailboxes, tool_names
-from pygents._mailbox_lua import GROUP, HEARTBEAT
-from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
-from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
-from pygents._served import SERVED, WorkerCounters, setting
-from pygents._serving import Malformed, Served, Sink, decode_entry, parse_entry, run_as
 from pygents._turn import Turn
 from pygents._turn_run import Runner
+from pygents.redis._driver import Malformed, Served, Sink, decode_entry, parse_entry, run_as
+from pygents.redis._flusher import Flusher
+from pygents.redis._intake import FULL, claim, leave, read, setup
+from pygents.redis._lanes import Lanes
+from pygents.redis._mailbox import Mailboxes, tool_names
+from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
+from pygents.redis._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._stats import SERVED, WorkerCounters, setting
 
 __all__ = ["Worker"]
 

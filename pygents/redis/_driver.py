@@ -1,4 +1,7 @@
-"""Running one delivered turn as its agent, in a worker.
+"""The worker's turn driver: running one delivered turn as its agent.
+
+(Named for its role next to ``Agent.run()``, the other driver of turns; the worker's
+statistics are published by `_stats`, a different thing.)
 
 A worker runs many turns of an agent at once, so it does not use the agent's own
 queue and ``run()`` loop (one turn at a time). Each delivered turn runs in its own
@@ -21,12 +24,12 @@ from pygents._agent_run import AgentRun, verdict
 from pygents._context import ContextItem
 from pygents._enums import AgentHook, StopReason, ToolType
 from pygents._hooks import dispatch, fire
-from pygents._mailbox_lua import Keys
-from pygents._mailbox_types import bounded, outcome_data
 from pygents._observe import BUS
 from pygents._scope import AGENT_RUN_SCOPE, stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
+from pygents.redis._mailbox_lua import Keys
+from pygents.redis._mailbox_types import bounded, outcome_data
 
 __all__ = [
     "Malformed",
