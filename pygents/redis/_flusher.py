@@ -2,7 +2,7 @@
 
 Records accumulate while the event loop is busy and go out together, in one
 pipeline per batch with one ``RECORD`` script call for each run of records whose reply
-streams take the same limits (the producer's, see `pygents.redis._driver.ReplyTo`; almost
+streams take the same limits (the producer's, see `pygents.redis._entries.ReplyTo`; almost
 always one run) — see ``_mailbox_lua``: values first, in the order
 they were produced, and each outcome after its turn's values. A batch that fails
 because Redis went away, or is full, is kept and retried after a backoff; a turn whose
@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ResponseError
 
-from pygents.redis._driver import ReplyTo, caller_of
+from pygents.redis._entries import ReplyTo, caller_of
 from pygents.redis._intake import FULL
 from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
 from pygents.redis._mailbox_types import Outcome, bounded
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 
 if TYPE_CHECKING:
-    from pygents.redis._driver import Malformed, Served
+    from pygents.redis._entries import Malformed, Served
     from pygents.redis._mailbox import Mailboxes
 
 __all__ = ["Flusher"]
@@ -219,7 +219,7 @@ class Flusher:
         """Move a delivery to the dead-letter stream, telling its caller if known.
 
         Never raises but for cancellation: whatever the entry holds, its fields are text
-        here (see `pygents.redis._driver.decode_entry`), and the script checks its keys.
+        here (see `pygents.redis._entries.decode_entry`), and the script checks its keys.
         """
         turn_uuid, reply = (bad.turn_uuid, bad.reply) if bad is not None else caller_of(fields)
         outcome = Outcome(

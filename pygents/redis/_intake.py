@@ -3,7 +3,7 @@
 Entries are read as bytes. The client of `Mailboxes` decodes every reply as UTF-8,
 and a single field that is not UTF-8 would then fail the whole ``XREADGROUP`` or
 claim reply — every entry read with it, again at each retry. Reading bytes and
-decoding each entry on its own (`pygents.redis._driver.decode_entry`) confines a bad entry
+decoding each entry on its own (`pygents.redis._entries.decode_entry`) confines a bad entry
 to itself: it is dead-lettered, the others run.
 
 A full Redis (``maxmemory`` with the ``noeviction`` policy) refuses the writes that

@@ -37,7 +37,8 @@ from pygents._agent import Agent
 from pygents._routing import ROUTES
 from pygents._turn import Turn
 from pygents._turn_run import Runner
-from pygents.redis._driver import Malformed, Served, Sink, decode_entry, parse_entry, run_as
+from pygents.redis._driver import Sink, run_as
+from pygents.redis._entries import Malformed, Served, decode_entry, parse_entry
 from pygents.redis._flusher import Flusher
 from pygents.redis._intake import FULL, claim, leave, read, setup
 from pygents.redis._lanes import Lanes
