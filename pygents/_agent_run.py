@@ -27,7 +27,8 @@ from pygents._lifecycle import (
     before_turn,
     fail_turn,
     open_turn,
-    take_value,
+    route,
+    value_event,
     verdict,
 )
 from pygents._observe import BUS
@@ -167,15 +168,15 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
     error: BaseException | None = None
     queue = agent._queue
     put = agent.put
-    # The steps are `_lifecycle`'s, shared with the Redis worker. Each is called only
-    # when a hook or a subscriber could see it (or a value must be routed): with
-    # neither, a turn costs no extra coroutine (the benchmarks' W1 and W2).
+    # The steps are `_lifecycle`'s, shared with the Redis worker. The events are
+    # dispatched only when a hook or a subscriber could see them: with neither, a
+    # turn costs no call (the benchmarks' W1 and W2).
     try:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if agent._hooks or BUS.hot:
-                await before_turn(run)
+            if (agent._hooks or BUS.hot) and (pending := before_turn(run)):
+                await pending
             turn = queue.popleft()
             agent._current = turn
             tool = turn._tool
@@ -189,9 +190,13 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         async for value in turn_run.agen:
                             if turn_run.step_done(value):
                                 await turn_run.value_hooks(value)
-                            if not (
-                                agent._hooks or BUS.hot or isinstance(value, ROUTED)
-                            ) or await take_value(run, turn, value, put):
+                            if isinstance(value, ROUTED):
+                                await route(run, turn, value, put)
+                            else:
+                                if (agent._hooks or BUS.hot) and (
+                                    pending := value_event(run, turn, value)
+                                ):
+                                    await pending
                                 yield turn, value
                             turn_run.resume()
                         turn_run.step_failed(None)
@@ -208,17 +213,19 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         await turn_run.finish(None, value)
                     if check:
                         pass  # a verdict decides the loop; it is not a value
-                    elif not (
-                        agent._hooks or BUS.hot or isinstance(value, ROUTED)
-                    ) or await take_value(run, turn, value, put):
+                    elif isinstance(value, ROUTED):
+                        await route(run, turn, value, put)
+                    else:
+                        if (agent._hooks or BUS.hot) and (pending := value_event(run, turn, value)):
+                            await pending
                         agent._current = None
                         yield turn, value
             except BaseException as exc:
                 await fail_turn(run, turn, turn_run, exc)
                 raise
             agent._current = None
-            if agent._hooks or BUS.hot:
-                await after_turn(run, turn)
+            if (agent._hooks or BUS.hot) and (pending := after_turn(run, turn)):
+                await pending
             if done:
                 break
     except BaseException as exc:

@@ -10,9 +10,10 @@ goes (the agent's queue, or its mailbox) and where a plain value goes (yielded, 
 sent back to the caller).
 
 Each step checks for itself whether anyone listens, so a driver may call it
-unconditionally. ``Agent.run()`` still tests ``agent._hooks or BUS.hot`` inline
-before calling one: with no hook and no subscriber (the benchmarks' W1 and W2), a
-turn then costs no extra coroutine.
+unconditionally, and the per-turn events come back as an awaitable only when a hook
+is bound (as `dispatch` does). ``Agent.run()`` still tests ``agent._hooks or BUS.hot``
+inline before calling one: with no hook and no subscriber (the benchmarks' W1 and
+W2), a turn then costs no call at all.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ __all__ = [
     "before_turn",
     "fail_turn",
     "open_turn",
-    "take_value",
+    "route",
+    "value_event",
     "verdict",
 ]
 
@@ -62,28 +64,39 @@ _ON_TURN_ERROR: Final = AgentHook.ON_TURN_ERROR
 _ON_TURN_TIMEOUT: Final = AgentHook.ON_TURN_TIMEOUT
 
 
-async def before_turn(run: AgentRun) -> None:
-    """``BEFORE_TURN``, once per turn taken, before the turn is opened.
+def before_turn(run: AgentRun) -> Awaitable[Any] | None:
+    """``BEFORE_TURN``, once per turn taken, before the turn is opened: subscribers are
+    told now, and the hooks come back to await (``None`` when none is bound, so that
+    a turn with only subscribers costs no coroutine; see `dispatch`).
 
     A hook that raises here fails the run, not the turn (no turn started): the failure
     hooks do not fire for it."""
     agent: Agent = run.target
-    if (agent._hooks or BUS.hot) and (
-        pending := dispatch(AGENT_BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
-    ):
-        await pending
+    if agent._hooks or BUS.hot:
+        return dispatch(AGENT_BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
+    return None
 
 
-async def after_turn(run: AgentRun, turn: Turn) -> None:
-    """``AFTER_TURN``, once the turn and the routing of its values are done.
+def after_turn(run: AgentRun, turn: Turn) -> Awaitable[Any] | None:
+    """``AFTER_TURN``, once the turn and the routing of its values are done; awaited
+    as `before_turn` is.
 
     The turn has completed by then, so a hook that raises here fails the run and does
     not fire the failure hooks either."""
     agent: Agent = run.target
-    if (agent._hooks or BUS.hot) and (
-        pending := dispatch(AGENT_AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
-    ):
-        await pending
+    if agent._hooks or BUS.hot:
+        return dispatch(AGENT_AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
+    return None
+
+
+def value_event(run: AgentRun, turn: Turn, value: Any) -> Awaitable[Any] | None:
+    """``ON_TURN_VALUE`` for a plain value, before the driver hands it to its caller
+    (yields it, or sends it back); awaited as `before_turn` is. Not for a completion
+    check's verdict, which decides the run rather than being a result."""
+    agent: Agent = run.target
+    if agent._hooks or BUS.hot:
+        return dispatch(AGENT_ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
+    return None
 
 
 def open_turn(run: AgentRun, turn: Turn, runner: Runner) -> TurnRun:
@@ -93,31 +106,23 @@ def open_turn(run: AgentRun, turn: Turn, runner: Runner) -> TurnRun:
     return turn._open(run, turn._tool.streaming, agent._turn_hooks, runner)
 
 
-async def take_value(run: AgentRun, turn: Turn, value: Any, put: PutTurn) -> bool:
-    """Route a value a turn produced if it is routed, then fire ``ON_TURN_VALUE``;
-    True if the value is a plain one, for the driver to hand to its caller.
-
-    Routing comes first so that hooks see a routed value already queued or stored."""
+async def route(run: AgentRun, turn: Turn, value: Turn | ContextItem[Any], put: PutTurn) -> None:
+    """A routed value (`ROUTED`): a ``Turn`` to ``put``, a ``ContextItem`` to the
+    agent's context queue (no id) or pool (id); then ``ON_TURN_VALUE``, so that hooks
+    see the value already queued or stored."""
     agent: Agent = run.target
-    plain = not isinstance(value, ROUTED)
-    if not plain:
-        entered = BUS.enter(run)
-        try:
-            if isinstance(value, Turn):
-                await put(value)
-            elif value.id is None:
-                await agent._context_queue.append(value)
-            else:
-                await agent._context_pool.add(value)
-        finally:
-            BUS.exit(run, entered)
-    if (agent._hooks or BUS.hot) and (
-        pending := dispatch(
-            AGENT_ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run
-        )
-    ):
+    entered = BUS.enter(run)
+    try:
+        if isinstance(value, Turn):
+            await put(value)
+        elif value.id is None:
+            await agent._context_queue.append(value)
+        else:
+            await agent._context_pool.add(value)
+    finally:
+        BUS.exit(run, entered)
+    if pending := value_event(run, turn, value):
         await pending
-    return plain
 
 
 async def fail_turn(run: AgentRun, turn: Turn, turn_run: TurnRun, exc: BaseException) -> None:

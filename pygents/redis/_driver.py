@@ -23,12 +23,14 @@ from pygents._agent import Agent
 from pygents._agent_run import AgentRun
 from pygents._enums import COMPLETED, COMPLETION_CHECK, FAILED, TIMED_OUT
 from pygents._lifecycle import (
+    ROUTED,
     PutTurn,
     after_turn,
     before_turn,
     fail_turn,
     open_turn,
-    take_value,
+    route,
+    value_event,
     verdict,
 )
 from pygents._scope import stop_reason_for
@@ -113,7 +115,8 @@ async def run_as(
     output: Any = None
     error: BaseException | None = None
     try:
-        await before_turn(run)
+        if pending := before_turn(run):
+            await pending
         turn_run = open_turn(run, turn, runner)
         try:
             if tool.streaming:
@@ -127,12 +130,17 @@ async def run_as(
                     await turn_run.finish(None, value)
                 if check:
                     output = value  # the caller's answer; a verdict is not a value
-                elif await take_value(run, turn, value, route_turn):
+                elif isinstance(value, ROUTED):
+                    await route(run, turn, value, route_turn)
+                else:
+                    if pending := value_event(run, turn, value):
+                        await pending
                     output = value
         except BaseException as exc:
             await fail_turn(run, turn, turn_run, exc)
             raise
-        await after_turn(run, turn)
+        if pending := after_turn(run, turn):
+            await pending
     except Exception as exc:
         error = exc
     except BaseException as exc:
@@ -170,7 +178,11 @@ async def _stream(run: AgentRun, turn_run: TurnRun, sink: Sink, route_turn: PutT
         async for value in turn_run.agen:
             if turn_run.step_done(value):
                 await turn_run.value_hooks(value)
-            if await take_value(run, turn, value, route_turn):
+            if isinstance(value, ROUTED):
+                await route(run, turn, value, route_turn)
+            else:
+                if pending := value_event(run, turn, value):
+                    await pending
                 await sink.value(value)
             turn_run.resume()
         turn_run.step_failed(None)
