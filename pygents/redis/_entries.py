@@ -19,6 +19,7 @@ from pygents.redis._mailbox_lua import Keys
 from pygents.redis._mailbox_types import bounded
 
 __all__ = [
+    "DeadEntry",
     "Malformed",
     "ReplyTo",
     "Served",
@@ -86,6 +87,27 @@ class Served:
     @property
     def name(self) -> str:
         return self.agent.name
+
+
+@dataclass(frozen=True, slots=True)
+class DeadEntry:
+    """A delivery that will not run, on its way to the dead-letter stream: all the
+    worker knows of it, handed from the reader to the writer as one value."""
+
+    served: Served
+    message_id: str
+    fields: dict[str, str]
+    reason: str
+    deliveries: int
+    error: str = ""  # the error the last delivery left, if any
+    bad: Malformed | None = None  # the parser's refusal, which knows the caller
+
+    def caller(self) -> tuple[str, str | None]:
+        """The turn uuid (or ``""``) and reply stream (a `ReplyTo` when the envelope
+        could be read), to tell the caller if known."""
+        if self.bad is not None:
+            return self.bad.turn_uuid, self.bad.reply
+        return caller_of(self.fields)
 
 
 def decode_entry(fields: Mapping[bytes, bytes] | None) -> tuple[dict[str, str], str | None]:

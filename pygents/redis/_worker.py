@@ -38,7 +38,7 @@ from pygents._routing import ROUTES
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 from pygents.redis._driver import Sink, run_as
-from pygents.redis._entries import Malformed, Served, decode_entry, parse_entry
+from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
 from pygents.redis._flusher import Flusher
 from pygents.redis._intake import FULL, claim, leave, read, setup
 from pygents.redis._lanes import Lanes
@@ -327,37 +327,28 @@ class Worker:
                 f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
                 "an outcome: each worker running it died or lost Redis"
             )
-            self._dead(served, message_id, fields, reason, last_error or "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, reason, deliveries, last_error or ""))
             return
         if unreadable is not None:
-            self._dead(served, message_id, fields, unreadable, "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, unreadable, deliveries))
             return
         try:
             turn, reply = parse_entry(served, fields)
         except Malformed as bad:
-            self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
+            self._dead(DeadEntry(served, message_id, fields, bad.reason, deliveries, bad=bad))
             return
         except Exception as exc:  # whatever else an entry can do to the parser
             reason = f"cannot be read: {type(exc).__name__}: {bounded(str(exc))}"
-            self._dead(served, message_id, fields, reason, "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, reason, deliveries))
             return
         self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
 
-    def _dead(
-        self,
-        served: Served,
-        message_id: str,
-        fields: dict[str, str],
-        reason: str,
-        error: str,
-        deliveries: int,
-        bad: Malformed | None,
-    ) -> None:
+    def _dead(self, dead: DeadEntry) -> None:
+        """Queue an entry's move to the dead letters, in a lane like any delivery."""
+
         async def move(runner: Runner) -> None:
-            self._begun[served.name].add(message_id)
-            await self.flusher.dead_letter(
-                served, message_id, fields, reason, error, deliveries, bad
-            )
+            self._begun[dead.served.name].add(dead.message_id)
+            await self.flusher.dead_letter(dead)
 
         self._lanes.add(move)
 
