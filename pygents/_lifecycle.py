@@ -58,11 +58,6 @@ ROUTED: Final = (Turn, ContextItem)
 PutTurn = Callable[[Turn], Awaitable[None]]
 """Where a driver sends a routed ``Turn``: ``agent.put`` locally, the mailbox in a worker."""
 
-# The cold agent events, read once: an enum member through its class costs a lookup
-# the per-turn path does not need (see `pygents._enums`' constants).
-_ON_TURN_ERROR: Final = AgentHook.ON_TURN_ERROR
-_ON_TURN_TIMEOUT: Final = AgentHook.ON_TURN_TIMEOUT
-
 
 def before_turn(run: AgentRun) -> Awaitable[Any] | None:
     """``BEFORE_TURN``, once per turn taken, before the turn is opened: subscribers are
@@ -140,9 +135,9 @@ async def fail_turn(run: AgentRun, turn: Turn, turn_run: TurnRun, exc: BaseExcep
     if not (agent._hooks or BUS.any):
         return
     if turn.stop_reason is TIMED_OUT:
-        await fire(_ON_TURN_TIMEOUT, agent, agent._hooks, (agent, turn), None, run)
+        await fire(AgentHook.ON_TURN_TIMEOUT, agent, agent._hooks, (agent, turn), None, run)
     elif isinstance(exc, Exception):
-        await fire(_ON_TURN_ERROR, agent, agent._hooks, (agent, turn, exc), None, run)
+        await fire(AgentHook.ON_TURN_ERROR, agent, agent._hooks, (agent, turn, exc), None, run)
 
 
 def verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
