@@ -13,21 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator
 from contextvars import Token
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pygents._context import ContextItem, ContextPool, ContextQueue
-from pygents._enums import (
-    AGENT_AFTER_TURN,
-    AGENT_BEFORE_TURN,
-    AGENT_ON_TURN_VALUE,
-    COMPLETION_CHECK,
-    AgentHook,
-    StopReason,
+from pygents._context import ContextPool, ContextQueue
+from pygents._enums import COMPLETION_CHECK, AgentHook
+from pygents._errors import SafeExecutionError
+from pygents._hooks import fire
+from pygents._lifecycle import (
+    ROUTED,
+    after_turn,
+    before_turn,
+    fail_turn,
+    open_turn,
+    route,
+    value_event,
+    verdict,
 )
-from pygents._errors import CompletionCheckReturnError, SafeExecutionError, brief
-from pygents._hooks import dispatch, fire
 from pygents._observe import BUS
 from pygents._scope import (
     AGENT_RUN_SCOPE,
@@ -42,13 +45,10 @@ from pygents._turn_run import Runner
 
 if TYPE_CHECKING:
     from pygents._agent import Agent
-    from pygents._tool import DecoratedTool
 
-__all__ = ["AgentRun", "run_agent", "verdict"]
+__all__ = ["AgentRun", "run_agent"]
 
 Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
-
-_ROUTED: Final = (Turn, ContextItem)
 
 
 class AgentRun(Scope):
@@ -94,10 +94,25 @@ class AgentRun(Scope):
         agent: Agent = self.target
         agent._current = None
         agent._run = None
-        self.error = error
-        self.stop_reason = stop_reason_for(error)
         if self._ended is not None:
             self._ended.set()
+        self.end(error)
+
+    @classmethod
+    def detached(cls, agent: Agent) -> AgentRun:
+        """A run of its own for one turn that another driver runs (a worker: many turns
+        of one agent at once): subscribers are told it started, and it neither takes
+        the agent nor changes the current frame (the driver keeps its own). Finish it
+        with `end`."""
+        run = cls(agent, None)
+        if observers := BUS.scopers_by_kind[AGENT_RUN_SCOPE]:
+            BUS.start(run, observers)
+        return run
+
+    def end(self, error: BaseException | None) -> None:
+        """Record how the run ended (``error``; None: success) and tell subscribers."""
+        self.error = error
+        self.stop_reason = stop_reason_for(error)
         if self._observers:
             BUS.end(self)
 
@@ -130,16 +145,6 @@ async def _claim(agent: Agent) -> None:
         await previous._ended.wait()
 
 
-def _value_event(agent: Agent, run: AgentRun, turn: Turn, value: Any) -> Awaitable[Any] | None:
-    """``ON_TURN_VALUE``'s dispatch: its hooks' run to await, if any (see `dispatch`).
-
-    It fires for every value a turn produces, once the value is routed (a routed
-    value is already queued or stored when hooks see it), but not for a completion
-    check's verdict, which decides the loop rather than being a result.
-    """
-    return dispatch(AGENT_ON_TURN_VALUE, agent, agent._hooks, (agent, turn, value), None, run)
-
-
 async def _agent_event(agent: Agent, event: AgentHook, *args: Any) -> None:
     """A cold agent event (pause, resume, turn failure)."""
     if agent._hooks or BUS.any:
@@ -155,36 +160,6 @@ async def _wait_if_paused(agent: Agent) -> None:
     await _agent_event(agent, AgentHook.ON_RESUME, agent)
 
 
-async def _route(agent: Agent, run: AgentRun, value: Any) -> None:
-    entered = BUS.enter(run)
-    try:
-        if isinstance(value, Turn):
-            await agent.put(value)
-        elif value.id is None:
-            await agent._context_queue.append(value)
-        else:
-            await agent._context_pool.add(value)
-    finally:
-        BUS.exit(run, entered)
-
-
-def verdict(tool: DecoratedTool[..., Any], value: Any) -> bool:
-    """A completion check's result, refused (failing the turn) unless it is a bool."""
-    if type(value) is not bool:
-        raise CompletionCheckReturnError(
-            f"completion check {brief(tool.name, 60)} returned "
-            f"{type(value).__name__} {brief(value)}; it must return True or False"
-        )
-    return value
-
-
-async def _turn_failed(agent: Agent, turn: Turn, exc: BaseException) -> None:
-    if turn.stop_reason is StopReason.TIMEOUT:
-        await _agent_event(agent, AgentHook.ON_TURN_TIMEOUT, agent, turn)
-    elif isinstance(exc, Exception):
-        await _agent_event(agent, AgentHook.ON_TURN_ERROR, agent, turn, exc)
-
-
 async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
     if agent._run is not None:
         await _claim(agent)
@@ -192,18 +167,20 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
     runner = run.begin()
     error: BaseException | None = None
     queue = agent._queue
+    put = agent.put
+    # The steps are `_lifecycle`'s, shared with the Redis worker. The events are
+    # dispatched only when a hook or a subscriber could see them: with neither, a
+    # turn costs no call (the benchmarks' W1 and W2).
     try:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
             if agent._paused:
                 await _wait_if_paused(agent)
-            if (agent._hooks or BUS.hot) and (
-                pending := dispatch(AGENT_BEFORE_TURN, agent, agent._hooks, (agent,), None, run)
-            ):
+            if (agent._hooks or BUS.hot) and (pending := before_turn(run)):
                 await pending
             turn = queue.popleft()
             agent._current = turn
             tool = turn._tool
-            turn_run = turn._open(run, tool.streaming, agent._turn_hooks, runner)
+            turn_run = open_turn(run, turn, runner)
             done = False
             try:
                 if tool.streaming:
@@ -213,15 +190,11 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         async for value in turn_run.agen:
                             if turn_run.step_done(value):
                                 await turn_run.value_hooks(value)
-                            if isinstance(value, _ROUTED):
-                                await _route(agent, run, value)
-                                if (agent._hooks or BUS.hot) and (
-                                    pending := _value_event(agent, run, turn, value)
-                                ):
-                                    await pending
+                            if isinstance(value, ROUTED):
+                                await route(run, turn, value, put)
                             else:
                                 if (agent._hooks or BUS.hot) and (
-                                    pending := _value_event(agent, run, turn, value)
+                                    pending := value_event(run, turn, value)
                                 ):
                                     await pending
                                 yield turn, value
@@ -240,28 +213,18 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                         await turn_run.finish(None, value)
                     if check:
                         pass  # a verdict decides the loop; it is not a value
-                    elif isinstance(value, _ROUTED):
-                        await _route(agent, run, value)
-                        if (agent._hooks or BUS.hot) and (
-                            pending := _value_event(agent, run, turn, value)
-                        ):
-                            await pending
+                    elif isinstance(value, ROUTED):
+                        await route(run, turn, value, put)
                     else:
-                        if (agent._hooks or BUS.hot) and (
-                            pending := _value_event(agent, run, turn, value)
-                        ):
+                        if (agent._hooks or BUS.hot) and (pending := value_event(run, turn, value)):
                             await pending
                         agent._current = None
                         yield turn, value
             except BaseException as exc:
-                if turn._run is turn_run:
-                    await turn_run.finish(exc)
-                await _turn_failed(agent, turn, exc)
+                await fail_turn(run, turn, turn_run, exc)
                 raise
             agent._current = None
-            if (agent._hooks or BUS.hot) and (
-                pending := dispatch(AGENT_AFTER_TURN, agent, agent._hooks, (agent, turn), None, run)
-            ):
+            if (agent._hooks or BUS.hot) and (pending := after_turn(run, turn)):
                 await pending
             if done:
                 break

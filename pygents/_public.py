@@ -23,21 +23,15 @@ from types import FunctionType
 from typing import ForwardRef
 
 
-def publish(
-    package: str,
-    names: Iterable[str],
-    namespace: Mapping[str, object],
-    source: str | None = None,
-) -> None:
-    """Set ``__module__`` to ``package`` on each class or function among ``names`` that a
-    private module of ``source`` (by default ``package`` itself) defines.
+def publish(package: str, names: Iterable[str], namespace: Mapping[str, object]) -> None:
+    """Set ``__module__`` to ``package`` on each class or function among ``names`` that
+    one of its private modules defines (``pygents.redis._worker`` for ``pygents.redis``).
 
     Names from public modules (``pygents_tui.app``) keep theirs, and so do objects that
     are not classes or functions (a registry instance, a constant): their type, not
-    they, says where they come from. ``source`` serves a public submodule whose code
-    lives in its parent's private modules (``pygents.redis`` in ``pygents._worker``).
+    they, says where they come from.
     """
-    prefix = f"{source or package}."
+    prefix = f"{package}."
     for name in names:
         value = namespace[name]
         if not isinstance(value, (type, FunctionType)):

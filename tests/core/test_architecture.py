@@ -228,3 +228,57 @@ def test_docstrings_use_cross_references_the_docs_site_renders() -> None:
         if role.search(line)
     ]
     assert offenders == []
+
+
+def _redis_layer_imports(path: Path, module: str) -> list[str]:
+    """Where ``path`` (the module named ``module``) imports ``pygents.redis``, as
+    ``line: import``: every ``import`` statement, at any depth (functions and
+    ``TYPE_CHECKING`` blocks included: a type-only import still ties the core's
+    annotations to the layer above it), relative imports resolved, and
+    ``importlib.import_module("pygents.redis...")`` calls."""
+
+    def redis(name: str) -> bool:
+        return name == "pygents.redis" or name.startswith("pygents.redis.")
+
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, (ast.Name, ast.Attribute))
+            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+            in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        found.extend(f"{node.lineno}: {name}" for name in names if redis(name))
+    return found
+
+
+def test_no_module_outside_the_redis_layer_imports_it() -> None:
+    """The runtime knows nothing of Redis: ``pygents.redis`` is a layer on top of it
+    (through the routes of ``_routing``), so that the core stays standard-library only
+    and can be read, tested and changed without it."""
+    layer = PACKAGE / "redis"
+    offenders: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if layer in path.parents:
+            continue
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(relative.parts).removesuffix(".__init__")
+        offenders.extend(f"{module}:{hit}" for hit in _redis_layer_imports(path, module))
+    assert offenders == []
+    # The walker sees the layer's own imports, so an empty list above means something.
+    assert _redis_layer_imports(layer / "_worker.py", "pygents.redis._worker")
+    assert _redis_layer_imports(layer / "__init__.py", "pygents.redis")

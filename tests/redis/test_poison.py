@@ -16,8 +16,8 @@ from redis.asyncio import Redis
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
-from pygents._mailbox_lua import GROUP
 from pygents.redis import Mailboxes, RedisServer, Worker
+from pygents.redis._mailbox_lua import GROUP
 
 
 async def xadd_raw(raw: Redis, key: str, fields: dict[bytes, bytes]) -> str:

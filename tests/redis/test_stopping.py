@@ -7,8 +7,8 @@ import asyncio
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
-from pygents._mailbox_lua import GROUP
 from pygents.redis import Delivery, Mailboxes, Worker, current_delivery
+from pygents.redis._mailbox_lua import GROUP
 
 
 async def test_a_stopping_worker_starts_no_new_turn_and_hands_back_what_it_read_ahead(

@@ -8,35 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 
-import pygents_otel
-from pygents import Agent, tool
+from traced_process import greet, run_traced
+
+from pygents import Agent
 from pygents.redis import Mailboxes, Worker
 
 
-@tool()
-async def greet(name: str) -> str:
-    """Greets someone."""
-    return f"hello, {name}"
-
-
-async def main(url: str, endpoint: str) -> None:
-    telemetry = pygents_otel.configure(
-        service_name="mailbox-worker",
-        endpoint=endpoint,
-        protocol="http/protobuf",
-        traces_exporter="otlp",
-        metrics_exporter="none",
-    )
-    try:
-        async with Mailboxes(url) as mailboxes:
-            worker = Worker(mailboxes, Agent("courier", "Carries greetings", [greet]))
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, worker.stop)
-            await worker.run()
-    finally:
-        telemetry.shutdown()
+async def serve(mailboxes: Mailboxes) -> None:
+    worker = Worker(mailboxes, Agent("courier", "Carries greetings", [greet]))
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, worker.stop)
+    await worker.run()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    run_traced("mailbox-worker", serve)

@@ -2,7 +2,7 @@
 
 Records accumulate while the event loop is busy and go out together, in one
 pipeline per batch with one ``RECORD`` script call for each run of records whose reply
-streams take the same limits (the producer's, see `pygents._serving.ReplyTo`; almost
+streams take the same limits (the producer's, see `pygents.redis._entries.ReplyTo`; almost
 always one run) — see ``_mailbox_lua``: values first, in the order
 they were produced, and each outcome after its turn's values. A batch that fails
 because Redis went away, or is full, is kept and retried after a backoff; a turn whose
@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ResponseError
 
-from pygents._intake import FULL
-from pygents._mailbox_lua import DEAD, GROUP, RECORD, Keys
-from pygents._mailbox_types import Outcome, bounded
-from pygents._replies import CONNECTION_ERRORS, Backoff
-from pygents._serving import ReplyTo, caller_of
+from pygents.redis._entries import ReplyTo
+from pygents.redis._intake import FULL
+from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
+from pygents.redis._mailbox_types import Outcome, bounded
+from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 
 if TYPE_CHECKING:
-    from pygents._mailbox import Mailboxes
-    from pygents._serving import Malformed, Served
+    from pygents.redis._entries import DeadEntry, Served
+    from pygents.redis._mailbox import Mailboxes
 
 __all__ = ["Flusher"]
 
@@ -206,22 +206,19 @@ class Flusher:
 
     # -- dead letters -----------------------------------------------------------------
 
-    async def dead_letter(
-        self,
-        served: Served,
-        message_id: str,
-        fields: dict[str, str],
-        reason: str,
-        error: str,
-        deliveries: int,
-        bad: Malformed | None = None,
-    ) -> None:
+    async def dead_letter(self, dead: DeadEntry) -> None:
         """Move a delivery to the dead-letter stream, telling its caller if known.
 
         Never raises but for cancellation: whatever the entry holds, its fields are text
-        here (see `pygents._serving.decode_entry`), and the script checks its keys.
+        here (see `pygents.redis._entries.decode_entry`), and the script checks its keys.
         """
-        turn_uuid, reply = (bad.turn_uuid, bad.reply) if bad is not None else caller_of(fields)
+        served, message_id, reason, deliveries = (
+            dead.served,
+            dead.message_id,
+            dead.reason,
+            dead.deliveries,
+        )
+        turn_uuid, reply = dead.caller()
         outcome = Outcome(
             turn_uuid,
             served.name,
@@ -237,10 +234,10 @@ class Flusher:
         entry = {
             "message_id": message_id,
             "reason": reason,
-            "error": error,
+            "error": dead.error,
             "deliveries": str(deliveries),
             "worker": self.worker,
-            "payload": fields.get("turn", ""),
+            "payload": dead.fields.get("turn", ""),
         }
         flat = [part for pair in entry.items() for part in pair]
         self.dead_lettered()  # counted now, as the caller may learn of it before we do

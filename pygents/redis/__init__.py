@@ -29,9 +29,9 @@ from pygents._extras import missing_extra
 from pygents._public import publish as _publish
 
 try:
-    from pygents._handle import TurnHandle
-    from pygents._mailbox import Mailboxes
-    from pygents._mailbox_types import (
+    from pygents.redis._handle import TurnHandle
+    from pygents.redis._mailbox import Mailboxes
+    from pygents.redis._mailbox_types import (
         ConsumerStats,
         DeadLetter,
         Delivery,
@@ -48,9 +48,9 @@ try:
         TurnRerunError,
         current_delivery,
     )
-    from pygents._redis_server import RedisServer
-    from pygents._served import WorkerCounters, served_stats
-    from pygents._worker import Worker
+    from pygents.redis._redis_server import RedisServer
+    from pygents.redis._stats import WorkerCounters, served_stats
+    from pygents.redis._worker import Worker
 except ModuleNotFoundError as error:
     # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
     replacement = missing_extra(error, "pygents.redis", "redis", ("redis",))
@@ -83,4 +83,4 @@ __all__ = [
 ]
 
 # Tracebacks and reprs name ``pygents.redis.Worker``, not the private module it lives in.
-_publish(__name__, __all__, globals(), source="pygents")
+_publish(__name__, __all__, globals())

@@ -3,7 +3,7 @@
 Entries are read as bytes. The client of `Mailboxes` decodes every reply as UTF-8,
 and a single field that is not UTF-8 would then fail the whole ``XREADGROUP`` or
 claim reply — every entry read with it, again at each retry. Reading bytes and
-decoding each entry on its own (`pygents._serving.decode_entry`) confines a bad entry
+decoding each entry on its own (`pygents.redis._entries.decode_entry`) confines a bad entry
 to itself: it is dead-lettered, the others run.
 
 A full Redis (``maxmemory`` with the ``noeviction`` policy) refuses the writes that
@@ -22,8 +22,8 @@ from redis.asyncio import Redis
 from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from pygents._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
-from pygents._replies import CONNECTION_ERRORS
+from pygents.redis._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
+from pygents.redis._replies import CONNECTION_ERRORS
 
 __all__ = ["FULL", "Entry", "claim", "leave", "read", "setup"]
 

@@ -1,6 +1,6 @@
 """`TurnHandle`: one turn put on a mailbox, as its caller follows it.
 
-The reply reader (`pygents._replies.Replies`) hands each record of the turn to its
+The reply reader (`pygents.redis._replies.Replies`) hands each record of the turn to its
 handle: values (``"v"``) numbered from zero *per delivery* — a turn whose worker died
 runs again from the start as delivery 2 — and one outcome (``"o"``), which says which
 delivery recorded it. The handle therefore keeps each delivery's values apart and
@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from pygents._mailbox_types import (
+from pygents.redis._mailbox_types import (
     MailboxError,
     Outcome,
     RepliesLostError,
@@ -30,7 +30,7 @@ from pygents._mailbox_types import (
 )
 
 if TYPE_CHECKING:
-    from pygents._replies import Replies
+    from pygents.redis._replies import Replies
 
 __all__ = ["TurnHandle"]
 

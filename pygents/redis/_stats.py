@@ -8,6 +8,9 @@ latest here, where [`served_stats`][pygents.redis.served_stats] hands them over
 without any I/O or copying. The in-process dashboard and ``pygents_otel``'s mailbox
 gauges read them only if the program imported ``pygents.redis``; nothing here runs
 otherwise. Standard library only.
+
+(Named for what it publishes, statistics, so that it is not mistaken for `_driver`,
+which runs the turns.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from pygents._errors import brief
-from pygents._mailbox_types import MailboxStats
+from pygents.redis._mailbox_types import MailboxStats
 
 __all__ = ["SERVED", "ServedStats", "WorkerCounters", "served_stats", "setting"]
 

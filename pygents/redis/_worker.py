@@ -8,7 +8,7 @@ A `Worker` runs four things side by side until `Worker.stop`:
   for a read while turns wait in Redis, and a busy replica leaves the rest to others;
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
-* the *writer* (`Flusher` in `pygents._flusher`) records outcomes and streams
+* the *writer* (`Flusher` in `pygents.redis._flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
@@ -34,18 +34,19 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
-from pygents._flusher import Flusher
-from pygents._intake import FULL, claim, leave, read, setup
-from pygents._lanes import Lanes
-from pygents._mailbox import Mailboxes, tool_names
-from pygents._mailbox_lua import GROUP, HEARTBEAT
-from pygents._mailbox_types import DELIVERY, Delivery, bounded, unique_name
-from pygents._replies import CONNECTION_ERRORS, Backoff
 from pygents._routing import ROUTES
-from pygents._served import SERVED, WorkerCounters, setting
-from pygents._serving import Malformed, Served, Sink, decode_entry, parse_entry, run_as
 from pygents._turn import Turn
 from pygents._turn_run import Runner
+from pygents.redis._driver import Sink, run_as
+from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
+from pygents.redis._flusher import Flusher
+from pygents.redis._intake import FULL, claim, leave, read, setup
+from pygents.redis._lanes import Lanes
+from pygents.redis._mailbox import Mailboxes, tool_names
+from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
+from pygents.redis._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._stats import SERVED, WorkerCounters, setting
 
 __all__ = ["Worker"]
 
@@ -326,37 +327,28 @@ class Worker:
                 f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
                 "an outcome: each worker running it died or lost Redis"
             )
-            self._dead(served, message_id, fields, reason, last_error or "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, reason, deliveries, last_error or ""))
             return
         if unreadable is not None:
-            self._dead(served, message_id, fields, unreadable, "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, unreadable, deliveries))
             return
         try:
             turn, reply = parse_entry(served, fields)
         except Malformed as bad:
-            self._dead(served, message_id, fields, bad.reason, "", deliveries, bad)
+            self._dead(DeadEntry(served, message_id, fields, bad.reason, deliveries, bad=bad))
             return
         except Exception as exc:  # whatever else an entry can do to the parser
             reason = f"cannot be read: {type(exc).__name__}: {bounded(str(exc))}"
-            self._dead(served, message_id, fields, reason, "", deliveries, None)
+            self._dead(DeadEntry(served, message_id, fields, reason, deliveries))
             return
         self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
 
-    def _dead(
-        self,
-        served: Served,
-        message_id: str,
-        fields: dict[str, str],
-        reason: str,
-        error: str,
-        deliveries: int,
-        bad: Malformed | None,
-    ) -> None:
+    def _dead(self, dead: DeadEntry) -> None:
+        """Queue an entry's move to the dead letters, in a lane like any delivery."""
+
         async def move(runner: Runner) -> None:
-            self._begun[served.name].add(message_id)
-            await self.flusher.dead_letter(
-                served, message_id, fields, reason, error, deliveries, bad
-            )
+            self._begun[dead.served.name].add(dead.message_id)
+            await self.flusher.dead_letter(dead)
 
         self._lanes.add(move)
 

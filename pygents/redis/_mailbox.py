@@ -22,9 +22,11 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents._errors import UnregisteredToolError, brief
-from pygents._handle import TurnHandle
-from pygents._mailbox_lua import GROUP, PUT, Keys
-from pygents._mailbox_types import (
+from pygents._routing import ROUTES
+from pygents._turn import Turn
+from pygents.redis._handle import TurnHandle
+from pygents.redis._mailbox_lua import GROUP, PUT, Keys
+from pygents.redis._mailbox_types import (
     ConsumerStats,
     DeadLetter,
     MailboxFullError,
@@ -34,9 +36,7 @@ from pygents._mailbox_types import (
     bounded,
     unique_name,
 )
-from pygents._replies import CONNECTION_ERRORS, Backoff, Replies
-from pygents._routing import ROUTES
-from pygents._turn import Turn
+from pygents.redis._replies import CONNECTION_ERRORS, Backoff, Replies
 
 __all__ = ["Mailboxes"]
 
