@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pygents._enums import StopReason
-from pygents._errors import PygentsError
+from pygents._errors import PygentsError, cut
 
 __all__ = [
     "DELIVERY",
@@ -41,9 +41,10 @@ _REASONS: Final = {reason.value: reason for reason in StopReason}
 
 
 def bounded(value: object, limit: int = _LIMIT) -> str:
-    """``repr``-free, length-bounded text for messages (user values are data)."""
-    text = value if isinstance(value, str) else f"{type(value).__name__}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``repr``-free, length-bounded text for messages (user values are data): a
+    string cut by the core's one rule (`pygents._errors.cut`), anything else named
+    by its type."""
+    return cut(value if isinstance(value, str) else type(value).__name__, limit)
 
 
 def unique_name() -> str:
