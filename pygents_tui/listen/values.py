@@ -112,6 +112,12 @@ def value_of(value: Any, limits: Limits, reads: Reads) -> Value:
     """An ``AnyValue``: scalars as they are, an array of scalars as a tuple, anything
     nested as bounded text. Every value read is paid for from ``reads``."""
     reads.spend(1)
+    return _value(value, limits, reads)
+
+
+def _value(value: Any, limits: Limits, reads: Reads) -> Value:
+    """`value_of` with ``value`` itself already paid for (its nested items are paid
+    for here)."""
     kind = value.WhichOneof("value")
     scalar = _scalar(value, kind, limits) if kind else ""
     if scalar is not None:
@@ -179,16 +185,18 @@ def attributes_of(pairs: Any, limits: Limits, reads: Reads) -> tuple[dict[str, V
     dropped unread (``pairs`` is a protobuf repeated field, whose length costs
     nothing). A key sent twice keeps its last value and counts once as dropped."""
     sent = len(pairs)
+    read = pairs[: limits.max_attributes]
+    reads.spend(len(read))  # one per value read, as value_of would, paid at once
     found: dict[str, Value] = {}
-    for pair in pairs[: limits.max_attributes]:
+    size = _SLOT * len(read)  # a key sent twice is counted twice: an upper bound
+    max_name = limits.max_name
+    for pair in read:
         key: str = pair.key
-        if len(key) > limits.max_name:
-            key = cut(key, limits.max_name)
-        found[key] = value_of(pair.value, limits, reads)
-    size = _getsizeof(found) + sum(
-        _getsizeof(key) + size_of(value) + _SLOT for key, value in found.items()
-    )
-    return found, sent - len(found), size
+        if len(key) > max_name:
+            key = cut(key, max_name)
+        value = found[key] = _value(pair.value, limits, reads)
+        size += _getsizeof(key) + (size_of(value) if type(value) is tuple else _getsizeof(value))
+    return found, sent - len(found), size + _getsizeof(found)
 
 
 def name_of(value: object, limits: Limits) -> str:
