@@ -55,9 +55,25 @@ def reply_to(envelope: dict[str, Any]) -> ReplyTo | None:
     reply = envelope.get("reply")
     if not isinstance(reply, str) or not reply:
         return None
-    return ReplyTo(
-        reply, _limit(envelope.get("reply_maxlen")), _limit(envelope.get("reply_ttl_ms"))
-    )
+    maxlen, ttl_ms = envelope.get("reply_maxlen"), envelope.get("reply_ttl_ms")
+    key = (reply, type(maxlen), maxlen, type(ttl_ms), ttl_ms)  # True is not 1 here
+    try:
+        return _REPLIES[key]
+    except (KeyError, TypeError):  # new, or a limit that is not hashable (garbage)
+        found = ReplyTo(reply, _limit(maxlen), _limit(ttl_ms))
+    if len(_REPLIES) >= _REPLIES_KEPT:
+        _REPLIES.clear()  # a new producer now and then: start over, rarely
+    try:
+        _REPLIES[key] = found
+    except TypeError:
+        pass
+    return found
+
+
+# Every turn of one producer names the same reply stream and limits: one `ReplyTo`
+# serves them all (a str subclass with attributes is costly to build per turn).
+_REPLIES: dict[tuple[str, type, object, type, object], ReplyTo] = {}
+_REPLIES_KEPT: Final = 1024
 
 
 def _limit(value: object) -> int | None:

@@ -376,13 +376,16 @@ class Replies:
 
 
 def _well_formed(record: Any) -> bool:
+    """``[uuid, "v" | "o", index, delivery, data]`` as JSON decodes it (exact types:
+    a bool is not an index), an outcome's data an object."""
+    if type(record) is not list or len(record) != 5:
+        return False
+    uuid, kind, index, delivery, data = record
     return (
-        isinstance(record, list)
-        and len(record) == 5
-        and isinstance(record[0], str)
-        and record[1] in ("v", "o")
-        and all(isinstance(n, int) and not isinstance(n, bool) for n in record[2:4])
-        and (record[1] == "v" or isinstance(record[4], dict))
+        type(uuid) is str
+        and type(index) is int
+        and type(delivery) is int
+        and (kind == "v" or (kind == "o" and type(data) is dict))
     )
 
 
