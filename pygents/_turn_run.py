@@ -110,9 +110,12 @@ class TurnRun(Scope):
     def timeout_error(self) -> TurnTimeoutError:
         """This run's own timeout (a ``TurnTimeoutError`` from a nested turn is an error)."""
         turn: Turn = self.target
+        # Named by its tool (a turn has no name of its own), not by its repr, which
+        # would call it "running"; "give it more time" because "raise" reads as Python's.
+        name = turn._tool.name
         self._timed_out = TurnTimeoutError(
-            f"{turn!r} timed out after {turn._timeout:g}s; raise Turn(timeout=...) or make "
-            f"tool {turn._tool.name!r} (or the turn's hooks) faster"
+            f"turn of tool {name!r} timed out after {turn._timeout:g} s; give it more time "
+            f"with Turn(timeout=...), or make {name!r} (or the turn's hooks) faster"
         )
         return self._timed_out
 

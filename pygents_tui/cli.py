@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError
-from pygents_tui import __version__
+from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch pygents agents live: queues, running turns against their "
         "timeouts, streaming values, context, events.",
     )
-    parser.add_argument("--version", action="version", version=f"pygents-tui {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
     demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")

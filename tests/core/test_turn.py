@@ -754,7 +754,7 @@ async def test_a_hook_that_never_returns_times_its_turn_out(
     turn = stalling_turn(event, streaming, cut)
     log = record(turn, [], TurnHook.ON_TIMEOUT, TurnHook.ON_ERROR, TurnHook.ON_COMPLETE)
 
-    with pytest.raises(TurnTimeoutError, match=r"timed out after 0\.05s"):
+    with pytest.raises(TurnTimeoutError, match=r"timed out after 0\.05 s"):
         await run_turn(turn)
 
     assert cut == [event.value]  # the hook was cancelled at the deadline

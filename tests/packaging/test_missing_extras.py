@@ -3,13 +3,16 @@ the extra and the install command, from environments that really lack it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wheel_envs import Installed
+from wheel_envs import ROOT, Installed, run, uv_command
 
-from pygents._extras import MissingExtraError, missing_extra
+from pygents import __version__
+from pygents._extras import MissingExtraError, install_hint, missing_extra
+from pygents_tui import TUI_PROVIDES
 
 # The package imports without the extra (``pygents-tui listen`` reads its telemetry
 # names); its API is what says which extra to install.
@@ -83,7 +86,7 @@ def test_pygents_tui_without_the_tui_extra_prints_one_line_naming_it_and_exits_2
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("pygents-tui needs the 'tui' extra (textual is not installed): ")
-    assert f'uv pip install "dist/{wheel.name}[tui]"' in line
+    assert f'reinstall the wheel with the extra: uv pip install "{wheel}[tui]"' in line
     assert "Traceback" not in result.stderr
 
 
@@ -97,7 +100,7 @@ def test_pygents_tui_listen_without_the_listen_extra_prints_one_line_naming_it_a
     assert line.startswith(
         "pygents-tui listen needs the 'listen' extra (aiohttp is not installed): "
     )
-    assert f'uv pip install "dist/{wheel.name}[listen]"' in line
+    assert f'reinstall the wheel with the extra: uv pip install "{wheel}[listen]"' in line
     assert "Traceback" not in result.stderr
 
 
@@ -111,7 +114,7 @@ def test_importing_pygents_otel_without_the_otel_extra_raises_one_clear_import_e
     assert imported == "[]"
     assert kind == "MissingExtraError"
     assert message.startswith("pygents_otel needs the 'otel' extra (opentelemetry")
-    assert f'uv pip install "dist/{wheel.name}[otel]"' in message
+    assert f'reinstall the wheel with the extra: uv pip install "{wheel}[otel]"' in message
 
 
 def test_the_listen_extra_without_the_otel_extra_folds_live_records_without_the_sdk(
@@ -134,7 +137,7 @@ def test_importing_pygents_redis_without_the_redis_extra_raises_one_clear_import
     kind, message, imported = result.stdout.splitlines()
     assert kind == "MissingExtraError"
     assert message.startswith("pygents.redis needs the 'redis' extra (redis is not installed): ")
-    assert f'uv pip install "dist/{wheel.name}[redis]"' in message
+    assert f'reinstall the wheel with the extra: uv pip install "{wheel}[redis]"' in message
     assert imported == "False"
 
 
@@ -164,3 +167,52 @@ def test_the_missing_extra_error_is_a_bounded_module_not_found_error() -> None:
     assert replacement.name == "opentelemetry.sdk"
     assert "\n" not in str(replacement)
     assert len(str(replacement)) < 300
+
+
+@pytest.mark.parametrize("extras", ["", "otel", "tui"])
+def test_pygents_tui_version_answers_with_or_without_the_tui_extra(
+    install: Callable[[str], Installed], extras: str
+) -> None:
+    result = install(extras).call("pygents-tui", "--version")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"pygents-tui {__version__}\n"
+
+
+def test_a_wheel_that_is_gone_is_not_named_and_both_ways_to_add_the_extra_are_given(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """Installed from a wheel that was deleted since: naming it would send the user
+    to a file that does not exist."""
+    copy = tmp_path / wheel.name
+    copy.write_bytes(wheel.read_bytes())
+    run([uv_command(), "venv", "--quiet", "--python", sys.executable, tmp_path / "venv"], tmp_path)
+    python = tmp_path / "venv" / "bin" / "python"
+    run([uv_command(), "pip", "install", "--quiet", "--python", python, copy], tmp_path)
+    copy.unlink()
+    result = Installed(tmp_path / "venv").call("pygents-tui", "demo")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert str(tmp_path) not in line
+    assert "dist/" not in line
+    assert line.endswith(install_hint("tui", None))
+
+
+def test_in_a_checkout_the_message_says_to_reinstall_from_the_checkout() -> None:
+    """This suite runs from a checkout, installed editable by uv sync."""
+    error = ModuleNotFoundError("No module named 'textual'", name="textual")
+    replacement = missing_extra(error, "pygents-tui", "tui", TUI_PROVIDES)
+    assert replacement is not None
+    assert str(replacement).endswith(
+        f'reinstall it from its checkout with the extra: uv pip install -e "{ROOT}[tui]" '
+        "(or uv sync there, for the environment of that checkout)"
+    )
+
+
+def test_with_no_known_origin_the_hint_gives_both_ways_and_names_no_path() -> None:
+    hint = install_hint("otel", None)
+    assert hint == (
+        'in a checkout, run uv sync (or uv pip install -e ".[otel]"); from a wheel, '
+        f'reinstall it with the extra: uv pip install "pygents-{__version__}-py3-none-any'
+        '.whl[otel]", with the path of your wheel'
+    )
+    assert "/" not in hint

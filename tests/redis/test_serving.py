@@ -226,7 +226,7 @@ def test_importing_pygents_redis_without_the_client_names_the_extra() -> None:
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(
         "pygents._extras.MissingExtraError: pygents.redis needs the 'redis' extra "
-        "(redis is not installed): uv pip install "
+        "(redis is not installed): reinstall it from its checkout with the extra: "
     )
     assert "During handling" not in done.stderr  # raised from None: no chained traceback
 

@@ -78,11 +78,17 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TextDelta:
     """A piece of the reply's text, as it streams."""
 
     text: str
+
+    def __repr__(self) -> str:
+        """The piece itself, quoted: the dashboard's Values panel shows each streamed
+        value by its repr, and ``TextDelta(text='te the n')`` on every line buries the
+        text it streams. The quotes keep the spaces at its ends visible."""
+        return repr(self.text)
 
 
 @dataclass(frozen=True)

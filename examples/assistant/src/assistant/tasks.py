@@ -46,14 +46,14 @@ class Progress:
     task: str
     status: str = "running"
     tool_calls: int = 0
-    text: str = ""  # the tail of the model's latest text
+    text: str = ""  # the tail of the model's latest text, from a word's start
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
     _in_text: bool = False
 
     def record(self, event: Event) -> None:
         if event.kind == "text":
             text = (self.text if self._in_text else "") + event.text
-            self.text = text[-TEXT_TAIL:]
+            self.text = clip(text, TEXT_TAIL, keep="tail")
             self._in_text = True
             return
         self._in_text = False

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 # jsonschema ships no type hints (types-jsonschema is not a dependency of the example).
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
@@ -52,11 +53,33 @@ RESPOND_TIMEOUT: Final = 600.0
 #: The longest any other tool's turn may take, in seconds.
 TOOL_TIMEOUT: Final = 120.0
 _ERRORS_SHOWN: Final = 3
+_WHITESPACE: Final = re.compile(r"\s+")
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying so."""
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+def clip(text: str, limit: int, keep: Literal["head", "tail"] = "head") -> str:
+    """``text`` in at most ``limit`` characters: its head (or its ``tail``), with "…"
+    where the rest was left out.
+
+    The cut falls between words when a word boundary lies in the half of the kept text
+    nearest the cut: the model (and whoever reads a tool's output) would otherwise
+    take the half word for a typo. One long token, a path or a hash, is cut as it is.
+    """
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…"[: max(limit, 0)]
+    room = limit - 1
+    if keep == "tail":
+        kept = text[len(text) - room :]
+        if not text[len(text) - room - 1].isspace():  # the cut is inside a word
+            gap = _WHITESPACE.search(kept, 0, room // 2)
+            kept = kept[gap.end() :] if gap else kept
+        return "…" + kept.lstrip()
+    kept = text[:room]
+    if not text[room].isspace():
+        gaps = [gap.start() for gap in _WHITESPACE.finditer(kept, room // 2)]
+        kept = kept[: gaps[-1]] if gaps else kept
+    return kept.rstrip() + "…"
 
 
 class Conversation(ContextQueue[Message]):
