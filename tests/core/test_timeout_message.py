@@ -7,15 +7,23 @@ import asyncio
 
 import pytest
 
-from pygents import Agent, Turn, TurnTimeoutError, tool
+from pygents import Agent, DecoratedTool, Turn, TurnTimeoutError, tool
 
 
-@tool()
-async def dawdle() -> None:
-    await asyncio.Event().wait()  # never set: only the turn's deadline ends it
+@pytest.fixture
+def dawdle() -> DecoratedTool[[], None]:
+    """A tool that never returns, made per test (the isolation fixture forgets it)."""
+
+    @tool()
+    async def dawdle() -> None:
+        await asyncio.Event().wait()  # never set: only the turn's deadline ends it
+
+    return dawdle
 
 
-async def test_a_timeout_names_the_tool_and_the_timeout_and_says_how_to_allow_more_time() -> None:
+async def test_a_timeout_names_the_tool_and_the_timeout_and_says_how_to_allow_more_time(
+    dawdle: DecoratedTool[[], None],
+) -> None:
     turn = Turn(dawdle, timeout=0.05)
     with pytest.raises(TurnTimeoutError) as caught:
         await turn.returning()
@@ -25,7 +33,7 @@ async def test_a_timeout_names_the_tool_and_the_timeout_and_says_how_to_allow_mo
     )
 
 
-async def test_a_timeout_out_of_an_agent_run_reads_the_same() -> None:
+async def test_a_timeout_out_of_an_agent_run_reads_the_same(dawdle: DecoratedTool[[], None]) -> None:
     async with Agent("dawdler", "waits forever", [dawdle]) as agent:
         await agent.put(Turn(dawdle, timeout=1))
         with pytest.raises(TurnTimeoutError) as caught:
