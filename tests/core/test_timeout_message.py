@@ -33,7 +33,9 @@ async def test_a_timeout_names_the_tool_and_the_timeout_and_says_how_to_allow_mo
     )
 
 
-async def test_a_timeout_out_of_an_agent_run_reads_the_same(dawdle: DecoratedTool[[], None]) -> None:
+async def test_a_timeout_out_of_an_agent_run_reads_the_same(
+    dawdle: DecoratedTool[[], None],
+) -> None:
     async with Agent("dawdler", "waits forever", [dawdle]) as agent:
         await agent.put(Turn(dawdle, timeout=1))
         with pytest.raises(TurnTimeoutError) as caught:
