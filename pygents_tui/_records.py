@@ -12,6 +12,7 @@ from typing import Any, Final, TypeGuard
 from pygents import StopReason, Turn
 from pygents_tui._errors import Traceback
 from pygents_tui._preview import preview
+from pygents_tui.state import LogEntry, ValueEntry
 
 __all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord", "tokens_of", "tokens_text"]
 
@@ -244,16 +245,4 @@ def _plus(total: int | None, more: int | None) -> int | None:
     return more if total is None else total + more
 
 
-@dataclass(slots=True)
-class ValueRecord:
-    at: float
-    tool: str
-    text: str
-
-
-@dataclass(slots=True)
-class LogEntry:
-    at: float
-    agent: str
-    kind: str
-    text: str
+ValueRecord = ValueEntry  # the name this module gave it before the state package

@@ -178,7 +178,7 @@ class LocalView:
         return (state.values, state.values_tail) if state is not None else (0, ())
 
     def event_log(self) -> tuple[int, Sequence[LogEntry]]:
-        return self.model.log_total, self.model.log
+        return self.model.log_total, self.model.log.items
 
     def find_turn(self, key: str) -> TurnRecord | None:
         """The turn with id ``key``; its trace id learned from its span if the model

@@ -23,8 +23,9 @@ from pygents_tui.listen.coerce import (
     tool_of,
 )
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
-from pygents_tui.listen.services import PHASES, RUN_PHASE, Handler, Services
+from pygents_tui.listen.services import PHASES, Handler, Services
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
+from pygents_tui.state import RUN_PHASE, turn_started
 
 __all__ = ["Folding"]
 
@@ -159,22 +160,10 @@ class Folding(Services):
     def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
         if agent.current_turn == turn.key:
             agent.current_turn = agent.current_tool = None
-        reason, at, tool = turn.stop_reason, turn.ended or turn.started, turn.tool
-        kind = "turn"
-        if reason is StopReason.COMPLETED:
-            agent.completed += 1
-            agent.rate.tick(at)
-            text = f"✔ {tool} {turn.elapsed_at(at):.2f}s"
-        elif reason is StopReason.TIMEOUT:
-            agent.timed_out += 1
-            kind, text = "timeout", f"⏱ {tool} timed out after {turn.timeout:g}s"
-        elif reason is StopReason.ERROR:
-            agent.failed += 1
-            agent.last_error = turn.error
-            kind, text = "error", f"✖ {tool}: {turn.error or 'error'}"
-        else:
-            agent.cancelled += 1
-            text = f"⊘ {tool} cancelled"
+        at = turn.ended or turn.started
+        kind, text = agent.turn_ended(
+            turn.stop_reason, turn.tool, at, turn.elapsed_at(at), turn.timeout, turn.error
+        )
         self.note(turn.service, at, agent.label, kind, text)
 
     def _adopt(self, turn: TurnEntry, agent: AgentEntry) -> None:
@@ -223,7 +212,7 @@ class Folding(Services):
             agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
             if agent.phase != "paused":
                 agent.phase = "running"
-        self.note(service, at, turn.agent_label, "turn", f"▶ {tool}")
+        self.note(service, at, turn.agent_label, "turn", turn_started(tool))
 
     def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
