@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal, NamedTuple, Protocol
 
 from pygents import StopReason
+from pygents_tui.state import Capabilities, Reply
 
 __all__ = [
     "AgentRow",
     "Capacity",
+    "ContextContents",
     "DashboardView",
     "EventRow",
     "Panel",
@@ -45,6 +48,18 @@ class Capacity(NamedTuple):
 
     size: int
     limit: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextContents:
+    """An agent's context as the context panel lists it, in bounded previews: its
+    queue window's items (oldest first) and its pool's last items as ``(id,
+    description, content)``."""
+
+    queue: Capacity
+    queue_items: tuple[str, ...]
+    pool: Capacity
+    pool_items: tuple[tuple[str, str, str], ...]
 
 
 class AgentRow(Protocol):
@@ -243,7 +258,47 @@ class TraceTree:
 
 class DashboardView(Protocol):
     """What every panel reads. ``drain()`` folds what arrived since the last call
-    (the UI calls it on a timer) and says whether anything changed."""
+    (the UI calls it on a timer) and says whether anything changed.
+
+    A source says what it can do in ``capabilities``; the app and the panels follow
+    that, never the source's type, and say in one line what it does not offer."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def label_width(self) -> int:
+        """How wide the agents' labels are drawn (a fleet's carry their service)."""
+
+    @property
+    def wall_clock(self) -> Callable[[float], datetime] | None:
+        """The date of a time on ``clock``, where the source knows it (``None``: times
+        are shown as seconds since ``epoch``)."""
+
+    def start(self) -> None:
+        """Begin taking what the source sends (the app calls it once it is mounted)."""
+
+    def close(self) -> None:
+        """Stop taking it, and let go of what the source holds."""
+
+    def toggle_pause(self, agent: str | None) -> Reply:
+        """Pause the agent with key ``agent``, or resume it if it is paused; called
+        only when ``capabilities`` offer ``pause``."""
+
+    def queued_turns(self, agent: str) -> Sequence[tuple[str, str, str, str]]:
+        """The agent's waiting turns as the queue panel lists them (position, tool,
+        arguments, timeout); called only when ``capabilities`` offer
+        ``queue_contents``."""
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        """The agent's context items (``None``: the agent is gone, and its context with
+        it); called only when ``capabilities`` offer ``context_items``."""
+
+    def finished_count(self) -> int:
+        """Agents that are gone but still listed, with their totals, until cleared."""
+
+    def clear_finished(self) -> int:
+        """Forget the finished agents; how many there were."""
 
     @property
     def clock(self) -> Callable[[], float]: ...

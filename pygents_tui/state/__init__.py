@@ -10,7 +10,7 @@ panels read one shape.
 
 from __future__ import annotations
 
-from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability
+from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability, Reply
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
 from pygents_tui.state._texts import (
     PAUSED,
@@ -34,6 +34,7 @@ __all__ = [
     "Capabilities",
     "Capability",
     "LogEntry",
+    "Reply",
     "Ring",
     "Throughput",
     "ValueEntry",

@@ -10,11 +10,11 @@ what the source does give (a queue's depth rather than its turns, say).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Final, Literal
 
-__all__ = ["PANEL_NEEDS", "Capabilities", "Capability"]
+__all__ = ["PANEL_NEEDS", "Capabilities", "Capability", "Reply"]
 
 Capability = Literal["pause", "queue_contents", "context_items", "program_output"]
 """``pause``: pause and resume an agent; ``queue_contents``: the turns waiting in an
@@ -44,3 +44,16 @@ class Capabilities:
         """Why ``panel`` shows less here than it can (``None``: it shows it all)."""
         need = PANEL_NEEDS.get(panel)
         return self.lacking.get(need) if need is not None else None
+
+    def lacks(self, what: Capability, line: str) -> Capabilities:
+        """These capabilities, without ``what``, which ``line`` says is not offered."""
+        return replace(self, lacking={**self.lacking, what: line})
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a source answers to an action it offers: a line for the user, and
+    whether it is a warning (nothing was done: no agent selected, or it is gone)."""
+
+    text: str
+    warning: bool = False
