@@ -31,12 +31,11 @@ from pygents_tui._errors import summary
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
-from pygents_tui.listen.view import DashboardView
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
-from pygents_tui.state import Capability
+from pygents_tui.state import Capability, DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
 
 __all__ = ["Dashboard", "Workload", "exit_status"]

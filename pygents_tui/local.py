@@ -3,7 +3,7 @@
 [`DashboardModel`][pygents_tui.DashboardModel] is fed by the core's subscription
 seam and stays free of any UI; [`LocalView`][pygents_tui.local.LocalView] is the
 thin adapter that makes it a
-[`DashboardView`][pygents_tui.listen.view.DashboardView], the protocol every panel
+`DashboardView`, the protocol every panel
 reads (the fleet model of ``pygents-tui listen`` is the other one). It adds what
 only a process's own agents can give: their live state (queue depth, current turn,
 context sizes), read from the registry at refresh time, the agents that have left the
@@ -24,9 +24,16 @@ from typing import Any, Protocol
 from pygents import Agent, AgentRegistry, Turn, subscribe
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
-from pygents_tui.listen.view import Capacity, ContextContents, DashboardView, Panel, TraceTree
 from pygents_tui.model import AgentState, DashboardModel
-from pygents_tui.state import Capabilities, Reply
+from pygents_tui.state import (
+    Capabilities,
+    Capacity,
+    ContextContents,
+    DashboardView,
+    Panel,
+    Reply,
+    TraceTree,
+)
 
 __all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
 
@@ -103,7 +110,7 @@ class LocalAgentRow:
 
 
 class LocalView:
-    """``model`` through the [`DashboardView`][pygents_tui.listen.view.DashboardView]
+    """``model`` through the `DashboardView`
     protocol. ``tracer_provider``: the provider whose spans the trace view shows
     (``None``: the global one, looked for until an SDK installs one).
 

@@ -35,8 +35,7 @@ from pygents_tui.listen.state import (
     TurnEntry,
     ValueEntry,
 )
-from pygents_tui.listen.view import ContextContents, DashboardView, Panel, TraceTree
-from pygents_tui.state import Capabilities, Reply
+from pygents_tui.state import Capabilities, ContextContents, DashboardView, Panel, Reply, TraceTree
 
 __all__ = ["CAPABILITIES", "FleetLimits", "FleetModel"]
 

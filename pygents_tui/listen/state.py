@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pygents import StopReason
-from pygents_tui.listen.view import Capacity
-from pygents_tui.state import AgentTotals, LogEntry, Ring, Throughput, ValueEntry
+from pygents_tui.state import AgentTotals, Capacity, LogEntry, Ring, Throughput, ValueEntry
 
 __all__ = [
     "AgentEntry",

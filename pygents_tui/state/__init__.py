@@ -1,6 +1,6 @@
 """The dashboard's state, whatever feeds it: agents and their totals, value previews,
-the event log, the bounds that keep them, the texts that describe them, and what each
-source can do.
+the event log, the bounds that keep them, the texts that describe them, what each
+source can do, and the read API every panel uses (`DashboardView`).
 
 Pure Python: no Textual, no OpenTelemetry (a test checks it), so that every source —
 the in-process subscriber (`pygents_tui.model`), the OTLP receiver
@@ -22,6 +22,18 @@ from pygents_tui.state._texts import (
     turn_started,
 )
 from pygents_tui.state._totals import RUN_PHASE, THROUGHPUT_SECONDS, AgentTotals, Throughput
+from pygents_tui.state._view import (
+    AgentRow,
+    Capacity,
+    ContextContents,
+    DashboardView,
+    EventRow,
+    Panel,
+    SpanNode,
+    TraceTree,
+    TurnRow,
+    ValueRow,
+)
 
 __all__ = [
     "PANEL_NEEDS",
@@ -30,14 +42,24 @@ __all__ = [
     "RUN_PHASE",
     "RUN_STARTED",
     "THROUGHPUT_SECONDS",
+    "AgentRow",
     "AgentTotals",
     "Capabilities",
     "Capability",
+    "Capacity",
+    "ContextContents",
+    "DashboardView",
+    "EventRow",
     "LogEntry",
+    "Panel",
     "Reply",
     "Ring",
+    "SpanNode",
     "Throughput",
+    "TraceTree",
+    "TurnRow",
     "ValueEntry",
+    "ValueRow",
     "added",
     "evicted",
     "queued",

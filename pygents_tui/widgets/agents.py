@@ -9,7 +9,7 @@ from rich.text import Text
 
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
 from pygents_tui._plain import plain
-from pygents_tui.listen.view import AgentRow, Capacity, DashboardView
+from pygents_tui.state import AgentRow, Capacity, DashboardView
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend, sparkline
 

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pygents_tui._preview import preview
-from pygents_tui.listen.view import Capacity
+from pygents_tui.state import Capacity
 from pygents_tui.widgets._panel import ModelPanel, find_row
 
 

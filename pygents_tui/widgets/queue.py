@@ -7,7 +7,7 @@ from typing import ClassVar
 from rich.text import Text
 
 from pygents_tui._plain import plain
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.state import DashboardView
 from pygents_tui.widgets._panel import NavigableTable, find_row
 
 
