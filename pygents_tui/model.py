@@ -253,11 +253,10 @@ class DashboardModel(Subscriber):
             return
         self._tail_stream(scope, record, at)
         self._seen_values.pop(scope, None)
-        record.ended = at
-        record.stop_reason = scope.stop_reason
         error = scope.error if scope.stop_reason is not StopReason.COMPLETED else None
-        if error is not None:
-            record.error = summary(error, 200, preview)
+        record.end(
+            scope.stop_reason, at, summary(error, 200, preview) if error is not None else None
+        )
         turn: Turn = scope.target
         output = None  # its preview, made here only when the values tail needs it
         if (
@@ -276,12 +275,9 @@ class DashboardModel(Subscriber):
             return
         state = self.agent(record.agent)
         state.turns.append(record)
-        reason = scope.stop_reason
-        if reason is StopReason.COMPLETED:
+        if scope.stop_reason is StopReason.COMPLETED:
             self.completed += 1
-        kind, text = state.turn_ended(
-            reason, record.tool, at, record.elapsed_at(at), record.timeout, record.error
-        )
+        kind, text = state.turn_ended(record)
         self._note(at, state.name, kind, text)
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:

@@ -142,9 +142,7 @@ class Folding(Services):
         return max(at, turn.started)
 
     def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
-        turn.ended, turn.stop_reason = ended, reason
-        if error and reason is not StopReason.COMPLETED:
-            turn.error = error
+        turn.end(reason, ended, error)
         self.stop_running(turn)
         self.recent.append(turn)
         turn.service.turns.append(turn)
@@ -160,10 +158,8 @@ class Folding(Services):
     def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
         if agent.current_turn == turn.key:
             agent.current_turn = agent.current_tool = None
-        at = turn.ended or turn.started
-        kind, text = agent.turn_ended(
-            turn.stop_reason, turn.tool, at, turn.elapsed_at(at), turn.timeout, turn.error
-        )
+        kind, text = agent.turn_ended(turn)
+        at = turn.ended if turn.ended is not None else turn.started
         self.note(turn.service, at, agent.label, kind, text)
 
     def _adopt(self, turn: TurnEntry, agent: AgentEntry) -> None:

@@ -14,8 +14,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
-from pygents import StopReason
-from pygents_tui.state import AgentTotals, Capacity, LogEntry, Ring, Throughput, ValueEntry
+from pygents_tui.state import (
+    AgentTotals,
+    Capacity,
+    LogEntry,
+    Ring,
+    Throughput,
+    TurnFacts,
+    ValueEntry,
+)
 
 __all__ = [
     "AgentEntry",
@@ -143,24 +150,15 @@ class AgentEntry(AgentTotals):
 
 
 @dataclass(slots=True, eq=False)
-class TurnEntry:
-    """A turn seen through its live records and/or its span; satisfies
+class TurnEntry(TurnFacts):
+    """A turn seen through its live records and/or its span: what every source knows
+    of a turn (`TurnFacts`) and the ids and previews its sender stamped; satisfies
     `TurnRow`."""
 
     key: str
     uuid: str
     service: ServiceState = field(repr=False)
-    agent: str | None
     agent_label: str
-    tool: str
-    started: float
-    timeout: float = 0.0
-    streaming: bool = False
-    ended: float | None = None
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    values: int = 0
-    trace_id: str | None = None
     span_id: str | None = None
     parent_id: str | None = None  # the turn span's parent (the agent-run span)
     start_ns: int = 0  # the sender's clock, for exact durations
@@ -171,9 +169,6 @@ class TurnEntry:
     @property
     def stale(self) -> bool:
         return self.ended is None and self.service.stale
-
-    def elapsed_at(self, now: float) -> float:
-        return (self.ended if self.ended is not None else now) - self.started
 
     def details(self) -> list[tuple[str, str]]:
         lines = [("service", self.service.label), ("turn", self.uuid)]

@@ -22,6 +22,7 @@ from pygents_tui.state._texts import (
     turn_started,
 )
 from pygents_tui.state._totals import RUN_PHASE, THROUGHPUT_SECONDS, AgentTotals, Throughput
+from pygents_tui.state._turns import TurnFacts
 from pygents_tui.state._view import (
     AgentRow,
     Capacity,
@@ -57,6 +58,7 @@ __all__ = [
     "SpanNode",
     "Throughput",
     "TraceTree",
+    "TurnFacts",
     "TurnRow",
     "ValueEntry",
     "ValueRow",

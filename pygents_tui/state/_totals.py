@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from pygents import StopReason
+from pygents_tui.state._turns import TurnFacts
 
 __all__ = ["RUN_PHASE", "THROUGHPUT_SECONDS", "AgentTotals", "Throughput"]
 
@@ -73,28 +74,22 @@ class AgentTotals:
         """Turns completed per second, oldest first (for a sparkline)."""
         return self.rate.buckets
 
-    def turn_ended(
-        self,
-        reason: StopReason | None,
-        tool: str,
-        at: float,
-        elapsed: float,
-        timeout: float,
-        error: str | None,
-    ) -> tuple[str, str]:
-        """Count a turn of this agent that ended at ``at`` for ``reason``; the event
-        log's kind and line for it."""
+    def turn_ended(self, turn: TurnFacts) -> tuple[str, str]:
+        """Count ``turn``, one of this agent's, which has ended (`TurnFacts.end`); the
+        event log's kind and line for it."""
+        reason, tool = turn.stop_reason, turn.tool
+        at = turn.ended if turn.ended is not None else turn.started
         if reason is StopReason.COMPLETED:
             self.completed += 1
             self.rate.tick(at)
-            return "turn", f"✔ {tool} {elapsed:.2f}s"
+            return "turn", f"✔ {tool} {at - turn.started:.2f}s"
         if reason is StopReason.TIMEOUT:
             self.timed_out += 1
-            return "timeout", f"⏱ {tool} timed out after {timeout:g}s"
+            return "timeout", f"⏱ {tool} timed out after {turn.timeout:g}s"
         if reason is StopReason.ERROR:
             self.failed += 1
-            self.last_error = error
-            return "error", f"✖ {tool}: {error or 'error'}"
+            self.last_error = turn.error
+            return "error", f"✖ {tool}: {turn.error or 'error'}"
         self.cancelled += 1
         return "turn", f"⊘ {tool} cancelled"
 

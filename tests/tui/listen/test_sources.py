@@ -20,7 +20,7 @@ from pygents_tui.listen import FleetModel
 from pygents_tui.listen.fleet import CAPABILITIES
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
-from pygents_tui.state import AgentTotals, LogEntry
+from pygents_tui.state import AgentTotals, LogEntry, TurnFacts
 from stuck_tools import blocking_tool
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests
@@ -37,6 +37,10 @@ def totals(agent: AgentTotals) -> tuple[Any, ...]:
         agent.cancelled,
         sum(agent.throughput),
     )
+
+
+def ended(turn: TurnFacts) -> tuple[Any, ...]:
+    return (turn.tool, turn.stop_reason, turn.timeout, turn.error is None)
 
 
 def turn_ends(log: Iterable[LogEntry]) -> list[tuple[str, str]]:
@@ -86,6 +90,9 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
     assert isinstance(remote, AgentTotals)
     assert totals(local) == totals(remote) == ("failed", 2, 1, 1, 0, 2)
     assert turn_ends(model.log) == turn_ends(fleet.log)
+    local_turns, remote_turns = list(model.recent), fleet.recent_turns()
+    assert all(isinstance(turn, TurnFacts) for turn in (*local_turns, *remote_turns))
+    assert [ended(turn) for turn in local_turns] == [ended(turn) for turn in remote_turns]
     assert turn_ends(model.log) == [
         ("turn", "✔ ok …s"),
         ("turn", "✔ ok …s"),
