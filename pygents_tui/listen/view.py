@@ -3,28 +3,5 @@
 
 from __future__ import annotations
 
-from pygents_tui.state._view import (
-    AgentRow,
-    Capacity,
-    ContextContents,
-    DashboardView,
-    EventRow,
-    Panel,
-    SpanNode,
-    TraceTree,
-    TurnRow,
-    ValueRow,
-)
-
-__all__ = [
-    "AgentRow",
-    "Capacity",
-    "ContextContents",
-    "DashboardView",
-    "EventRow",
-    "Panel",
-    "SpanNode",
-    "TraceTree",
-    "TurnRow",
-    "ValueRow",
-]
+from pygents_tui.state._view import *  # noqa: F403  (every name of its __all__)
+from pygents_tui.state._view import __all__ as __all__
