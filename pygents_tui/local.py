@@ -14,14 +14,15 @@ the spans of this process for the trace view.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
 from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygents import Agent, AgentRegistry, Turn, subscribe
+from pygents_tui._mailboxes import served_stats
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
 from pygents_tui.model import AgentState, DashboardModel
@@ -34,6 +35,9 @@ from pygents_tui.state import (
     Reply,
     TraceTree,
 )
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 __all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
 
@@ -193,6 +197,9 @@ class LocalView:
                 for item in pool.items[-POOL_SHOWN:]
             ),
         )
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return served_stats()
 
     def finished_count(self) -> int:
         return len(self.model.finished)

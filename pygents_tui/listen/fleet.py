@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from pygents_tui.listen.decode import Batch, cut
 from pygents_tui.listen.folding import Folding
@@ -36,6 +37,9 @@ from pygents_tui.listen.state import (
     ValueEntry,
 )
 from pygents_tui.state import Capabilities, ContextContents, DashboardView, Panel, Reply, TraceTree
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 __all__ = ["CAPABILITIES", "FleetLimits", "FleetModel"]
 
@@ -232,6 +236,9 @@ class FleetModel(Folding):
 
     def context_contents(self, agent: str) -> ContextContents | None:
         return None  # not offered: the sizes are all a sender reports
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return {}  # the Redis mailboxes of the services are not sent over OTLP
 
     def finished_count(self) -> int:
         return 0  # a process that stops sending keeps its agents, marked stale

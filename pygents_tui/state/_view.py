@@ -20,10 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from pygents import StopReason
 from pygents_tui.state._capabilities import Capabilities, Reply
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
 
 __all__ = [
     "AgentRow",
@@ -293,6 +296,10 @@ class DashboardView(Protocol):
     def context_contents(self, agent: str) -> ContextContents | None:
         """The agent's context items (``None``: the agent is gone, and its context with
         it); called only when ``capabilities`` offer ``context_items``."""
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        """The latest statistics of the agents served from ``pygents.redis``
+        mailboxes, by agent key (none: no agent is)."""
 
     def finished_count(self) -> int:
         """Agents that are gone but still listed, with their totals, until cleared."""
