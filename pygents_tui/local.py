@@ -34,6 +34,7 @@ from pygents_tui.state import (
     Panel,
     Reply,
     TraceTree,
+    of_agent,
 )
 
 if TYPE_CHECKING:
@@ -252,7 +253,7 @@ class LocalView:
 
     def recent_turns(self, agent: str | None = None) -> Sequence[TurnRecord]:
         recent = self.model.recent
-        return recent if agent is None else [r for r in recent if r.agent == agent]
+        return recent if agent is None else of_agent(recent, agent)  # no copy of them all
 
     def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRecord]]:
         state = self.model.agents.get(agent)

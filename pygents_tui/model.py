@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
@@ -48,6 +48,7 @@ from pygents_tui.state import (
     Ring,
     ValueEntry,
     added,
+    by_start,
     evicted,
     queued,
     turn_started,
@@ -381,10 +382,7 @@ class DashboardModel(Subscriber):
         return state.phase if state is not None and state.phase != "running" else "idle"
 
     def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
-        records: Iterable[TurnRecord] = self.running.values()
-        if agent is not None:
-            records = (r for r in records if r.agent == agent)
-        return sorted(records, key=lambda r: r.started)
+        return by_start(self.running.values(), agent)
 
     def find_turn(self, uuid: str) -> TurnRecord | None:
         for record in (*self.running.values(), *reversed(self.recent)):

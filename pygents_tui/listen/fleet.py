@@ -36,7 +36,16 @@ from pygents_tui.listen.state import (
     TurnEntry,
     ValueEntry,
 )
-from pygents_tui.state import Capabilities, ContextContents, DashboardView, Panel, Reply, TraceTree
+from pygents_tui.state import (
+    Capabilities,
+    ContextContents,
+    DashboardView,
+    Panel,
+    Reply,
+    TraceTree,
+    by_start,
+    of_agent,
+)
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
@@ -171,12 +180,10 @@ class FleetModel(Folding):
         return sorted(self.agents.values(), key=lambda a: (a.service.label, a.name, a.key))
 
     def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        turns = self.running.values()
-        chosen = turns if agent is None else [t for t in turns if t.agent == agent]
-        return sorted(chosen, key=lambda t: t.started)
+        return by_start(self.running.values(), agent)
 
     def recent_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        return [t for t in self.recent if agent is None or t.agent == agent]
+        return of_agent(self.recent, agent)
 
     def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
         found = self.agents.get(agent)

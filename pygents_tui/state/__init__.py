@@ -22,7 +22,7 @@ from pygents_tui.state._texts import (
     turn_started,
 )
 from pygents_tui.state._totals import RUN_PHASE, THROUGHPUT_SECONDS, AgentTotals, Throughput
-from pygents_tui.state._turns import TurnFacts
+from pygents_tui.state._turns import TurnFacts, by_start, of_agent
 from pygents_tui.state._view import (
     AgentRow,
     Capacity,
@@ -63,7 +63,9 @@ __all__ = [
     "ValueEntry",
     "ValueRow",
     "added",
+    "by_start",
     "evicted",
+    "of_agent",
     "queued",
     "turn_started",
 ]

@@ -6,11 +6,15 @@ kept details); the fleet's hold the ids and previews a sender stamped. Both exte
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pygents import StopReason
 
-__all__ = ["TurnFacts"]
+__all__ = ["TurnFacts", "by_start", "of_agent"]
+
+T = TypeVar("T", bound="TurnFacts")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,3 +40,18 @@ class TurnFacts:
         self.ended, self.stop_reason = at, reason
         if error and reason is not StopReason.COMPLETED:
             self.error = error
+
+
+def of_agent(turns: Iterable[T], agent: str | None) -> list[T]:
+    """The turns of the agent with key ``agent`` (``None``: all of them), in order."""
+    return list(turns) if agent is None else [turn for turn in turns if turn.agent == agent]
+
+
+def by_start(turns: Iterable[T], agent: str | None) -> list[T]:
+    """The turns of ``agent`` (``None``: all), oldest start first: the running panel's
+    order, whatever order a source keeps them in."""
+    return sorted(of_agent(turns, agent), key=_started)
+
+
+def _started(turn: TurnFacts) -> float:
+    return turn.started
