@@ -15,52 +15,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from pygents_tui._records import TurnRecord, ValueRecord
+from pygents_tui._records import TurnRecord
+from pygents_tui.state import THROUGHPUT_SECONDS, AgentTotals, ValueEntry
 
 __all__ = ["THROUGHPUT_SECONDS", "TURNS_KEPT", "AgentState", "FinishedAgents"]
 
-THROUGHPUT_SECONDS: Final = 60
 TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
 VALUES_KEPT: Final = 500  # per agent, for the values panel
 
 
-@dataclass
-class AgentState:
-    """What the dashboard knows about one agent beyond what it can read live."""
+@dataclass(slots=True)
+class AgentState(AgentTotals):
+    """What the dashboard knows about one agent of this process beyond what it can
+    read live: its totals (`AgentTotals`, shared with the fleet's agents), its last
+    values and turns, and when it left the registry."""
 
     name: str
-    phase: str = "idle"  # idle / running / paused / finished / failed
-    completed: int = 0
-    failed: int = 0
-    timed_out: int = 0
-    cancelled: int = 0
-    values: int = 0
-    evictions: int = 0
-    last_error: str | None = None
-    values_tail: deque[ValueRecord] = field(default_factory=lambda: deque(maxlen=VALUES_KEPT))
+    values_tail: deque[ValueEntry] = field(default_factory=lambda: deque(maxlen=VALUES_KEPT))
     turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
-    throughput: deque[int] = field(
-        default_factory=lambda: deque([0] * THROUGHPUT_SECONDS, maxlen=THROUGHPUT_SECONDS)
-    )
-    bucket: int = 0  # the whole second the last throughput bucket counts
     unregistered_at: float | None = None  # when it was seen gone from the registry
-
-    def roll(self, second: int) -> bool:
-        """Quiet seconds count as zero: move the buckets up to ``second``."""
-        if not self.bucket or second <= self.bucket:
-            return False
-        for _ in range(min(second - self.bucket, THROUGHPUT_SECONDS)):
-            self.throughput.append(0)
-        self.bucket = second
-        return True
-
-    def tick(self, at: float) -> None:
-        """Count a completed turn in the second of ``at``."""
-        second = int(at)
-        if not self.bucket:
-            self.bucket = second
-        self.roll(second)
-        self.throughput[-1] += 1
 
 
 class FinishedAgents:

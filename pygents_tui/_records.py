@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Final, TypeGuard
 
-from pygents import StopReason, Turn
+from pygents import Turn
 from pygents_tui._errors import Traceback
 from pygents_tui._preview import preview
+from pygents_tui.state import LogEntry, TurnFacts, ValueEntry
 
 __all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord", "tokens_of", "tokens_text"]
 
@@ -133,23 +134,14 @@ class TurnDetails:
 
 
 @dataclass(slots=True)
-class TurnRecord:
-    """One turn the dashboard saw start (and maybe end).
+class TurnRecord(TurnFacts):
+    """One turn of this process the dashboard saw start (and maybe end): what every
+    source knows of a turn (`TurnFacts`), and the turn itself.
 
     ``turn`` is the live turn while it runs (the panels read its progress), and None
     once it has ended: from then on ``kept`` holds what there is to show."""
 
     turn: Turn | None
-    agent: str | None
-    tool: str
-    started: float
-    timeout: float
-    streaming: bool
-    ended: float | None = None
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    values: int = 0
-    trace_id: str | None = None
     kept: TurnDetails | None = None  # what the inspector shows once the turn ended
     tokens: Tokens | None = None  # the token usage its values reported, added up
     _uuid: str | None = None
@@ -234,9 +226,6 @@ class TurnRecord:
     def elapsed(self) -> float:
         return (self.ended if self.ended is not None else time.monotonic()) - self.started
 
-    def elapsed_at(self, now: float) -> float:
-        return (self.ended if self.ended is not None else now) - self.started
-
 
 def _plus(total: int | None, more: int | None) -> int | None:
     if more is None:
@@ -244,16 +233,4 @@ def _plus(total: int | None, more: int | None) -> int | None:
     return more if total is None else total + more
 
 
-@dataclass(slots=True)
-class ValueRecord:
-    at: float
-    tool: str
-    text: str
-
-
-@dataclass(slots=True)
-class LogEntry:
-    at: float
-    agent: str
-    kind: str
-    text: str
+ValueRecord = ValueEntry  # the name this module gave it before the state package

@@ -5,7 +5,10 @@ The workload (the demo, or your coroutine) runs in the app's own event loop. A
 the agents; a timer drains it ten times a second and repaints only what changed.
 
 The panels read the model through the `DashboardView` protocol, so the same app
-shows the fleet model of ``pygents-tui listen`` (``view=``); it is read-only then.
+shows the fleet model of ``pygents-tui listen`` (``view=``). The app never asks which
+source it shows: keys and panels follow what the source says it can do (its
+`Capabilities`), and a key for something it does not offer answers with the one line
+the source gives for it.
 """
 
 from __future__ import annotations
@@ -23,23 +26,22 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
-from pygents import AgentRegistry, Scope, subscribe
+from pygents import Scope
 from pygents_tui._errors import summary
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
-from pygents_tui.listen.view import DashboardView
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
+from pygents_tui.state import Capability, DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
 
 __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
-READ_ONLY = "read-only: this dashboard watches agents it does not run, and cannot pause them"
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -59,11 +61,12 @@ def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
 class Dashboard(App[int]):
     """Watch agents live. ``workload`` is started in the app's loop on mount.
 
-    In-process (the default) the app subscribes a `DashboardModel` (``model``) to the
-    runtime, shows the spans of ``tracer_provider`` (default: the global one, once an
-    OpenTelemetry SDK is set) in the turn inspector, and ``p`` pauses the selected
-    agent. With ``view`` (the fleet model of ``pygents-tui listen``) it shows that
-    instead and controls nothing: ``read_only`` says why, on ``p`` and in the help."""
+    By default its source is this process: a `DashboardModel` (``model``) subscribed
+    to the runtime, with the spans of ``tracer_provider`` (default: the global one,
+    once an OpenTelemetry SDK is set) for the turn inspector; ``p`` pauses the
+    selected agent. ``view`` is another source (the fleet model of ``pygents-tui
+    listen``); what it does not offer, ``p`` and the help say in its own words.
+    ``read_only`` takes pausing away from any source, with that line instead."""
 
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     TITLE = "pygents"
@@ -99,15 +102,18 @@ class Dashboard(App[int]):
         read_only: str | None = None,
     ) -> None:
         super().__init__()
+        # The default source, kept for programs and tests that read this process's
+        # model; the app itself only ever reads `view` and `capabilities`.
         self.local: LocalView | None = None
-        self.model: DashboardModel | None = None  # the in-process model (None: listen mode)
         if view is None:
-            self.model = model if model is not None else DashboardModel(trace_id=trace_id)
-            self.local = view = LocalView(self.model, tracer_provider)
+            model = model if model is not None else DashboardModel(trace_id=trace_id)
+            self.local = view = LocalView(model, tracer_provider)
+        self.model: DashboardModel | None = self.local.model if self.local is not None else None
         self.view: DashboardView = view
-        if read_only is None and self.local is None:
-            read_only = READ_ONLY
-        self.read_only = read_only
+        capabilities = view.capabilities
+        if read_only is not None:
+            capabilities = capabilities.lacks("pause", read_only)
+        self.capabilities = capabilities
         self.workload = workload
         self.refresh_hz = refresh_hz
         self.trace_url = trace_url
@@ -117,19 +123,15 @@ class Dashboard(App[int]):
         self.exit_reason: str | None = None  # why the app ended itself, for the CLI
         self.view_error: Exception | None = None
         self.workload_done = asyncio.Event()
-        self._subscription: Any = None
         self.output = ProgramOutput()  # what the program prints; replayed on exit
-        # Listen mode's agent labels carry their service and instance.
-        agent_width = 10 if self.local is not None else 24
-        self._main = MainScreen(view, self.output, agent_width=agent_width)
+        self._main = MainScreen(view, self.output, agent_width=view.label_width)
         self._had_finished = False
 
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self.begin_capture_print(self, stdout=True, stderr=True)
-        if self.model is not None:
-            self._subscription = subscribe(self.model)
+        self.view.start()
         self.push_screen(self._main)
         self.refresh_timer = self.set_interval(1 / self.refresh_hz, self.refresh_view)
         if self.workload is not None:
@@ -142,11 +144,7 @@ class Dashboard(App[int]):
         self.output.write(event.text, event.stderr)
 
     def on_unmount(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
-        if self.local is not None:
-            self.local.close()
+        self.view.close()
 
     async def _run_workload(self) -> None:
         assert self.workload is not None
@@ -267,7 +265,7 @@ class Dashboard(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen, note=self.read_only))
+            self.push_screen(HelpScreen(self.screen, note=self.capabilities.why_not("pause")))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that have nothing to act on are left out of the footer."""
@@ -278,14 +276,12 @@ class Dashboard(App[int]):
         return True
 
     def _has_finished(self) -> bool:
-        """Whether agents that left the registry are listed (in-process only: a
-        listening dashboard keeps a silent process's agents, marked stale)."""
-        return self.model is not None and bool(self.model.finished)
+        """Whether agents that are gone are listed (a source without such agents
+        never has any: `c` stays out of the footer)."""
+        return self.view.finished_count() > 0
 
     def action_clear_finished(self) -> None:
-        if self.model is None:
-            return
-        count = self.model.clear_finished()
+        count = self.view.clear_finished()
         self.notify(f"cleared {count} finished agent(s)", markup=False)
         self.refresh_view()
 
@@ -294,22 +290,21 @@ class Dashboard(App[int]):
             self.push_screen(ErrorScreen(self.workload_error))
 
     def action_toggle_pause(self) -> None:
-        if self.read_only is not None:
-            self.notify(self.read_only, title="read-only", severity="warning", markup=False)
+        if self._not_offered("pause"):
             return
-        name = self.selected_agent
-        agent = AgentRegistry.find(name) if name else None
-        if agent is None:
-            warning = f"{name} has finished" if name else "select an agent first"
-            self.notify(warning, severity="warning", markup=False)
+        reply = self.view.toggle_pause(self.selected_agent)
+        if reply.warning:
+            self.notify(reply.text, severity="warning", markup=False)
             return
-        if agent.is_paused:
-            agent.resume()
-            self.notify(f"{name} resumed", markup=False)
-        else:
-            agent.pause()
-            self.notify(f"{name} will pause before its next turn", markup=False)
+        self.notify(reply.text, markup=False)
         self.refresh_view()
+
+    def _not_offered(self, what: Capability) -> bool:
+        """Say in one line that the source does not offer ``what``, if it does not."""
+        line = self.capabilities.why_not(what)
+        if line is not None:
+            self.notify(line, title="not offered here", severity="warning", markup=False)
+        return line is not None
 
     def action_freeze(self) -> None:
         self._main.toggle_freeze()
@@ -340,8 +335,7 @@ class Dashboard(App[int]):
                 markup=False,
             )
             return
-        wall_time = self.model.wall_time if self.model is not None else None
-        self.push_screen(InspectorScreen(self.view, record, self.trace_url, wall_time))
+        self.push_screen(InspectorScreen(self.view, record, self.trace_url, self.view.wall_clock))
 
     @on(DataTable.RowSelected, "#timeline")
     def _inspect_row(self, event: DataTable.RowSelected) -> None:

@@ -3,7 +3,7 @@
 [`DashboardModel`][pygents_tui.DashboardModel] is fed by the core's subscription
 seam and stays free of any UI; [`LocalView`][pygents_tui.local.LocalView] is the
 thin adapter that makes it a
-[`DashboardView`][pygents_tui.listen.view.DashboardView], the protocol every panel
+`DashboardView`, the protocol every panel
 reads (the fleet model of ``pygents-tui listen`` is the other one). It adds what
 only a process's own agents can give: their live state (queue depth, current turn,
 context sizes), read from the registry at refresh time, the agents that have left the
@@ -14,18 +14,36 @@ the spans of this process for the trace view.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import islice
 from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pygents import Agent, Turn
+from pygents import Agent, AgentRegistry, Turn, subscribe
+from pygents_tui._mailboxes import served_stats
+from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
-from pygents_tui.listen.view import Capacity, DashboardView, Panel, TraceTree
 from pygents_tui.model import AgentState, DashboardModel
+from pygents_tui.state import (
+    Capabilities,
+    Capacity,
+    ContextContents,
+    DashboardView,
+    Panel,
+    Reply,
+    TraceTree,
+    of_agent,
+)
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 __all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
 
+QUEUE_SHOWN = 200  # waiting turns listed by the queue panel
+POOL_SHOWN = 30  # the pool's newest items listed by the context panel
 NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
 
 
@@ -97,13 +115,20 @@ class LocalAgentRow:
 
 
 class LocalView:
-    """``model`` through the [`DashboardView`][pygents_tui.listen.view.DashboardView]
+    """``model`` through the `DashboardView`
     protocol. ``tracer_provider``: the provider whose spans the trace view shows
-    (``None``: the global one, looked for until an SDK installs one)."""
+    (``None``: the global one, looked for until an SDK installs one).
+
+    A process is a fleet of one that the dashboard can reach into: it offers
+    everything (its agents can be paused, their queues and contexts read)."""
+
+    capabilities = Capabilities()
+    label_width = 10  # the agents' own names
 
     def __init__(self, model: DashboardModel, tracer_provider: object | None = None) -> None:
         self.model = model
         self.spans: SpanSource | None = None
+        self._subscription: Any = None
         self._find_provider: Callable[[], object] | None = None
         if _SPANS is not None:
             given = tracer_provider is not None
@@ -121,10 +146,67 @@ class LocalView:
             self.spans = capture
             self._find_provider = None
 
+    def start(self) -> None:
+        """Subscribe the model to this process's runtime."""
+        if self._subscription is None:
+            self._subscription = subscribe(self.model)
+
     def close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
         if self.spans is not None:
             self.spans.close()
         self._find_provider = None
+
+    # -- what only this process's agents offer -------------------------------------------
+
+    @property
+    def wall_clock(self) -> Callable[[float], datetime]:
+        return self.model.wall_time
+
+    def toggle_pause(self, agent: str | None) -> Reply:
+        found = AgentRegistry.find(agent) if agent else None
+        if found is None:
+            return Reply(f"{agent} has finished" if agent else "select an agent first", True)
+        if found.is_paused:
+            found.resume()
+            return Reply(f"{agent} resumed")
+        found.pause()
+        return Reply(f"{agent} will pause before its next turn")
+
+    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
+        found = AgentRegistry.find(agent)
+        if found is None:
+            return []
+        return [
+            (str(position), turn.tool.name, _arguments(turn), f"{turn.timeout:g}s")
+            for position, turn in enumerate(islice(found, QUEUE_SHOWN), start=1)
+        ]
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        found = AgentRegistry.find(agent)
+        if found is None:
+            return None
+        queue, pool = found.context_queue, found.context_pool
+        return ContextContents(
+            queue=Capacity(len(queue), queue.limit),
+            queue_items=tuple(preview(item.content, 70) for item in queue.items),
+            pool=Capacity(len(pool), pool.limit),
+            pool_items=tuple(
+                (preview(item.id, 14), preview(item.description, 40), preview(item.content, 40))
+                for item in pool.items[-POOL_SHOWN:]
+            ),
+        )
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return served_stats()
+
+    def finished_count(self) -> int:
+        return len(self.model.finished)
+
+    def clear_finished(self) -> int:
+        return self.model.clear_finished()
 
     # -- the protocol ------------------------------------------------------------------
 
@@ -171,14 +253,14 @@ class LocalView:
 
     def recent_turns(self, agent: str | None = None) -> Sequence[TurnRecord]:
         recent = self.model.recent
-        return recent if agent is None else [r for r in recent if r.agent == agent]
+        return recent if agent is None else of_agent(recent, agent)  # no copy of them all
 
     def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRecord]]:
         state = self.model.agents.get(agent)
         return (state.values, state.values_tail) if state is not None else (0, ())
 
     def event_log(self) -> tuple[int, Sequence[LogEntry]]:
-        return self.model.log_total, self.model.log
+        return self.model.log_total, self.model.log.items
 
     def find_turn(self, key: str) -> TurnRecord | None:
         """The turn with id ``key``; its trace id learned from its span if the model
@@ -194,7 +276,7 @@ class LocalView:
     def unavailable(self, panel: Panel) -> str | None:
         if panel == "trace" and self.spans is None:
             return NO_SDK
-        return None
+        return self.capabilities.panel_note(panel)
 
     def counters(self) -> dict[str, int]:
         model = self.model
@@ -207,6 +289,16 @@ class LocalView:
         if self.spans is not None:
             counts["spans_dropped"] = self.spans.dropped
         return {name: value for name, value in counts.items() if value}
+
+
+def _arguments(turn: Turn[Any]) -> str:
+    """A waiting turn's arguments, in one bounded line."""
+    arguments = ", ".join(f"{k}={preview(v, 24)}" for k, v in turn.kwargs.items())
+    if turn.args:
+        arguments = ", ".join(preview(a, 16) for a in turn.args) + (
+            f", {arguments}" if arguments else ""
+        )
+    return preview(arguments, 40)
 
 
 def _finished(state: AgentState) -> LocalAgentRow:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
@@ -41,6 +41,18 @@ from pygents_tui._agents import THROUGHPUT_SECONDS, TURNS_KEPT, AgentState, Fini
 from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
+from pygents_tui.state import (
+    PAUSED,
+    RESUMED,
+    RUN_STARTED,
+    Ring,
+    ValueEntry,
+    added,
+    by_start,
+    evicted,
+    queued,
+    turn_started,
+)
 
 __all__ = [
     "THROUGHPUT_SECONDS",
@@ -98,8 +110,7 @@ class DashboardModel(Subscriber):
         self.completed = 0  # turns completed, by every agent, cleared or not
         self.running: dict[Scope, TurnRecord] = {}
         self.recent: deque[TurnRecord] = deque(maxlen=500)
-        self.log: deque[LogEntry] = deque(maxlen=max_log)
-        self.log_total = 0
+        self.log: Ring[LogEntry] = Ring(max_log)
         self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
         self._seen_values: dict[Scope, int] = {}
@@ -129,6 +140,11 @@ class DashboardModel(Subscriber):
         self.inbox.append((_EVENT, event, self.clock(), None))
 
     # -- processing, on the UI's timer ---------------------------------------------------
+
+    @property
+    def log_total(self) -> int:
+        """Log lines ever written (the log keeps the last ``max_log``)."""
+        return self.log.total
 
     @property
     def dropped(self) -> int:
@@ -197,19 +213,18 @@ class DashboardModel(Subscriber):
         """Quiet seconds count as zero: move every agent's buckets up to now."""
         rolled = False
         for state in self.agents.values():
-            if state.roll(second):
+            if state.rate.roll(second):
                 rolled = True
         return rolled
 
     def _note(self, at: float, agent: str, kind: str, text: str) -> None:
         self.log.append(LogEntry(at, agent, kind, text))
-        self.log_total += 1
 
     def _started(self, scope: Scope, at: float, trace: str | None = None) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
             state = self.agent(scope.target.name)
             state.phase = "running"
-            self._note(at, state.name, "run", "run started")
+            self._note(at, state.name, "run", RUN_STARTED)
             return
         turn: Turn = scope.target
         agent = scope.agent.name if scope.agent is not None else None
@@ -224,32 +239,25 @@ class DashboardModel(Subscriber):
         )
         self.running[scope] = record
         if agent is not None:
-            self._note(at, agent, "turn", f"▶ {record.tool}")
+            self._note(at, agent, "turn", turn_started(record.tool))
 
     def _ended(self, scope: Scope, at: float) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
             state = self.agent(scope.target.name)
-            reason = scope.stop_reason
-            if reason is StopReason.COMPLETED:
-                state.phase = "finished"
-            elif reason is StopReason.CANCELLED:
-                state.phase = "idle"
-            else:
-                state.phase = "failed"
+            text = state.run_ended(scope.stop_reason)
             if scope.error is not None and isinstance(scope.error, Exception):
                 state.last_error = summary(scope.error, 120, preview)
-            self._note(at, state.name, "run", f"run ended: {reason}")
+            self._note(at, state.name, "run", text)
             return
         record = self.running.pop(scope, None)
         if record is None:
             return
         self._tail_stream(scope, record, at)
         self._seen_values.pop(scope, None)
-        record.ended = at
-        record.stop_reason = scope.stop_reason
         error = scope.error if scope.stop_reason is not StopReason.COMPLETED else None
-        if error is not None:
-            record.error = summary(error, 200, preview)
+        record.end(
+            scope.stop_reason, at, summary(error, 200, preview) if error is not None else None
+        )
         turn: Turn = scope.target
         output = None  # its preview, made here only when the values tail needs it
         if (
@@ -268,24 +276,10 @@ class DashboardModel(Subscriber):
             return
         state = self.agent(record.agent)
         state.turns.append(record)
-        reason = scope.stop_reason
-        if reason is StopReason.COMPLETED:
-            state.completed += 1
+        if scope.stop_reason is StopReason.COMPLETED:
             self.completed += 1
-            state.tick(at)
-            self._note(at, state.name, "turn", f"✔ {record.tool} {record.elapsed_at(at):.2f}s")
-        elif reason is StopReason.TIMEOUT:
-            state.timed_out += 1
-            self._note(
-                at, state.name, "timeout", f"⏱ {record.tool} timed out after {record.timeout:g}s"
-            )
-        elif reason is StopReason.ERROR:
-            state.failed += 1
-            state.last_error = record.error
-            self._note(at, state.name, "error", f"✖ {record.tool}: {record.error}")
-        else:
-            state.cancelled += 1
-            self._note(at, state.name, "turn", f"⊘ {record.tool} cancelled")
+        kind, text = state.turn_ended(record)
+        self._note(at, state.name, kind, text)
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:
         """Count a value of ``record``'s turn, and keep ``text``, its preview."""
@@ -294,7 +288,7 @@ class DashboardModel(Subscriber):
         state = self.agent(record.agent)
         state.values += 1
         record.values += 1
-        state.values_tail.append(ValueRecord(at, record.tool, text))
+        state.values_tail.append(ValueEntry(at, record.tool, text))
 
     def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
         output = record.turn.output if record.turn is not None else None
@@ -333,13 +327,13 @@ class DashboardModel(Subscriber):
             name = source.name
             if kind is AgentHook.AFTER_PUT:
                 turn: Turn = event["turn"]
-                self._note(at, name, "put", f"← {turn.tool.name} queued")
+                self._note(at, name, "put", queued(turn.tool.name))
             elif kind is AgentHook.ON_PAUSE:
                 self.agent(name).phase = "paused"
-                self._note(at, name, "pause", "⏸ paused")
+                self._note(at, name, "pause", PAUSED)
             elif kind is AgentHook.ON_RESUME:
                 self.agent(name).phase = "running"
-                self._note(at, name, "pause", "▶ resumed")
+                self._note(at, name, "pause", RESUMED)
             return
         owner = event.agent.name if event.agent is not None else "—"
         if kind in (ContextPoolHook.ON_EVICT, ContextQueueHook.ON_EVICT):
@@ -348,11 +342,13 @@ class DashboardModel(Subscriber):
                 self.agent(owner).evictions += 1
             store = "pool" if kind is ContextPoolHook.ON_EVICT else "queue"
             label = item.id if getattr(item, "id", None) else preview(item.content, 30)
-            self._note(at, owner, "evict", f"♻ {store} evicted {label}")
+            self._note(at, owner, "evict", evicted(store, label))
         elif kind is ContextPoolHook.AFTER_ADD:
-            self._note(at, owner, "context", f"+ pool {event['item'].id}")
+            self._note(at, owner, "context", added("pool", event["item"].id))
         elif kind is ContextQueueHook.AFTER_APPEND:
-            self._note(at, owner, "context", f"+ queue {len(event['appended_items'])} item(s)")
+            self._note(
+                at, owner, "context", added("queue", f"{len(event['appended_items'])} item(s)")
+            )
         else:
             self._note(at, owner, "event", f"{kind.qualified}")
 
@@ -386,10 +382,7 @@ class DashboardModel(Subscriber):
         return state.phase if state is not None and state.phase != "running" else "idle"
 
     def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
-        records: Iterable[TurnRecord] = self.running.values()
-        if agent is not None:
-            records = (r for r in records if r.agent == agent)
-        return sorted(records, key=lambda r: r.started)
+        return by_start(self.running.values(), agent)
 
     def find_turn(self, uuid: str) -> TurnRecord | None:
         for record in (*self.running.values(), *reversed(self.recent)):

@@ -33,7 +33,7 @@ from pygents_otel import _names as k
 from pygents_tui.listen.decode import ReceivedSpan, ResourceInfo
 from pygents_tui.listen.traces import TraceStore
 from pygents_tui.listen.values import Limits, Scalar, Value, cut
-from pygents_tui.listen.view import TraceTree
+from pygents_tui.state import TraceTree
 
 __all__ = ["SpanCapture", "attach", "global_provider"]
 

@@ -7,7 +7,7 @@ read API (`DashboardView`) as the in-process model.
 The receiver is read-only: it accepts data, stores it bounded, and runs nothing.
 
 The names below load on first use. The dashboard's panels import
-`pygents_tui.listen.view` (standard library only) with just the ``tui`` extra
+`pygents_tui.state` (no extra library) with just the ``tui`` extra
 installed; only the receiver and the fleet model need the ``listen`` extra, and
 asking for them without it raises a one-line ``MissingExtraError`` naming it.
 """
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pygents_tui.listen.fleet import FleetLimits, FleetModel
     from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver, Sink
     from pygents_tui.listen.traces import TraceStore, flatten
-    from pygents_tui.listen.view import DashboardView, SpanNode, TraceTree
+    from pygents_tui.state import DashboardView, SpanNode, TraceTree
 
 # The top-level modules the 'listen' extra installs (aiohttp, grpcio, and the OTLP
 # messages of opentelemetry-proto with protobuf).

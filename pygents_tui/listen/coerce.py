@@ -10,7 +10,7 @@ from pygents import StopReason
 from pygents_otel import _names as k
 from pygents_tui.listen.decode import ResourceInfo, Value
 from pygents_tui.listen.state import Run
-from pygents_tui.listen.view import Capacity
+from pygents_tui.state import Capacity
 
 __all__ = [
     "as_capacity",

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from pygents_tui.listen.decode import Batch, cut
 from pygents_tui.listen.folding import Folding
@@ -35,15 +36,42 @@ from pygents_tui.listen.state import (
     TurnEntry,
     ValueEntry,
 )
-from pygents_tui.listen.view import DashboardView, Panel, TraceTree
+from pygents_tui.state import (
+    Capabilities,
+    ContextContents,
+    DashboardView,
+    Panel,
+    Reply,
+    TraceTree,
+    by_start,
+    of_agent,
+)
 
-__all__ = ["FleetLimits", "FleetModel"]
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
+
+__all__ = ["CAPABILITIES", "FleetLimits", "FleetModel"]
+
+CAPABILITIES = Capabilities(
+    {
+        "pause": "read-only: pygents-tui listen only receives telemetry; it cannot pause or "
+        "resume remote agents (pause them in their own process)",
+        "queue_contents": "queue contents are not sent over OTLP; depth only",
+        "context_items": "context items are not sent over OTLP; sizes only",
+        "program_output": "no program output: the services' prints are not sent over OTLP",
+    }
+)
+"""What a fleet heard over OTLP offers: what the services send, and no control."""
 
 
 class FleetModel(Folding):
     """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
     nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
     ingestion, so a waiter wakes up instead of polling."""
+
+    capabilities = CAPABILITIES
+    label_width = 24  # labels carry their service and instance
+    wall_clock = None  # the senders' clocks date their records, not the listener's
 
     def __init__(
         self,
@@ -152,12 +180,10 @@ class FleetModel(Folding):
         return sorted(self.agents.values(), key=lambda a: (a.service.label, a.name, a.key))
 
     def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        turns = self.running.values()
-        chosen = turns if agent is None else [t for t in turns if t.agent == agent]
-        return sorted(chosen, key=lambda t: t.started)
+        return by_start(self.running.values(), agent)
 
     def recent_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        return [t for t in self.recent if agent is None or t.agent == agent]
+        return of_agent(self.recent, agent)
 
     def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
         found = self.agents.get(agent)
@@ -182,14 +208,11 @@ class FleetModel(Folding):
         return self.traces.tree(trace_id)
 
     def unavailable(self, panel: Panel) -> str | None:
-        if panel == "queue":
-            return "queue contents are not sent over OTLP; depth only"
-        if panel == "context":
-            return "context items are not sent over OTLP; sizes only"
+        note = self.capabilities.panel_note(panel)
+        if note is not None:
+            return note
         if panel == "values" and not self.previews_seen:
             return "values are counted; previews are sent only with content capture on"
-        if panel == "output":
-            return "no program output: the services' prints are not sent over OTLP"
         if panel in ("agents", "running") and self.services and not self.live_seen:
             return "no live records yet: turns show when their spans end (turn live mode on)"
         return None
@@ -203,6 +226,32 @@ class FleetModel(Folding):
         counts["log_dropped"] = self.log.dropped
         counts["pending"] = sum(b.items for b, _, _ in self._inbox)
         return {name: value for name, value in counts.items() if value}
+
+    # -- what a fleet does not offer, or has nothing of ---------------------------------------
+
+    def start(self) -> None:
+        """Nothing to start: the receiver feeds the model (``ingest``) as requests arrive."""
+
+    def close(self) -> None:
+        """Nothing to let go of: the receiver is closed by whoever started it."""
+
+    def toggle_pause(self, agent: str | None) -> Reply:
+        return Reply(self.capabilities.why_not("pause") or "", warning=True)
+
+    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
+        return []  # not offered: the depth is all a sender reports
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        return None  # not offered: the sizes are all a sender reports
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return {}  # the Redis mailboxes of the services are not sent over OTLP
+
+    def finished_count(self) -> int:
+        return 0  # a process that stops sending keeps its agents, marked stale
+
+    def clear_finished(self) -> int:
+        return 0
 
     # -- the fleet's own views ---------------------------------------------------------------
 

@@ -23,8 +23,9 @@ from pygents_tui.listen.coerce import (
     tool_of,
 )
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
-from pygents_tui.listen.services import PHASES, RUN_PHASE, Handler, Services
+from pygents_tui.listen.services import PHASES, Handler, Services
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
+from pygents_tui.state import RUN_PHASE, turn_started
 
 __all__ = ["Folding"]
 
@@ -141,9 +142,7 @@ class Folding(Services):
         return max(at, turn.started)
 
     def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
-        turn.ended, turn.stop_reason = ended, reason
-        if error and reason is not StopReason.COMPLETED:
-            turn.error = error
+        turn.end(reason, ended, error)
         self.stop_running(turn)
         self.recent.append(turn)
         turn.service.turns.append(turn)
@@ -159,22 +158,8 @@ class Folding(Services):
     def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
         if agent.current_turn == turn.key:
             agent.current_turn = agent.current_tool = None
-        reason, at, tool = turn.stop_reason, turn.ended or turn.started, turn.tool
-        kind = "turn"
-        if reason is StopReason.COMPLETED:
-            agent.completed += 1
-            agent.rate.tick(at)
-            text = f"✔ {tool} {turn.elapsed_at(at):.2f}s"
-        elif reason is StopReason.TIMEOUT:
-            agent.timed_out += 1
-            kind, text = "timeout", f"⏱ {tool} timed out after {turn.timeout:g}s"
-        elif reason is StopReason.ERROR:
-            agent.failed += 1
-            agent.last_error = turn.error
-            kind, text = "error", f"✖ {tool}: {turn.error or 'error'}"
-        else:
-            agent.cancelled += 1
-            text = f"⊘ {tool} cancelled"
+        kind, text = agent.turn_ended(turn)
+        at = turn.ended if turn.ended is not None else turn.started
         self.note(turn.service, at, agent.label, kind, text)
 
     def _adopt(self, turn: TurnEntry, agent: AgentEntry) -> None:
@@ -223,7 +208,7 @@ class Folding(Services):
             agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
             if agent.phase != "paused":
                 agent.phase = "running"
-        self.note(service, at, turn.agent_label, "turn", f"▶ {tool}")
+        self.note(service, at, turn.agent_label, "turn", turn_started(tool))
 
     def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes

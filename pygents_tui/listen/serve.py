@@ -18,12 +18,7 @@ from pygents_tui.app import Dashboard
 from pygents_tui.listen.fleet import FleetModel
 from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver
 
-__all__ = ["READ_ONLY", "listen_app", "run"]
-
-READ_ONLY = (
-    "read-only: pygents-tui listen only receives telemetry; it cannot pause or resume "
-    "remote agents (pause them in their own process)"
-)
+__all__ = ["listen_app", "run"]
 
 Interrupts = Callable[[Dashboard], AbstractContextManager[None]]
 
@@ -45,7 +40,6 @@ def listen_app(
         view=fleet,
         title="listen · " + " · ".join(where),
         trace_url=trace_url,
-        read_only=READ_ONLY,
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 
-from pygents import StopReason
 from pygents_otel import _names as k
 from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
@@ -25,17 +24,13 @@ from pygents_tui.listen.state import (
     TurnEntry,
 )
 from pygents_tui.listen.traces import TraceStore
+from pygents_tui.state import PAUSED, RESUMED, RUN_STARTED, added, evicted, queued
 
-__all__ = ["PHASES", "RUN_PHASE", "Handler", "Services"]
+__all__ = ["PHASES", "Handler", "Services"]
 
 Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 
 PHASES = frozenset(("idle", "running", "paused"))
-
-RUN_PHASE = {
-    StopReason.COMPLETED: "finished",
-    StopReason.CANCELLED: "idle",
-}
 
 
 class Services:
@@ -276,15 +271,14 @@ class Services:
         agent = self.agent_of(service, record.attributes)
         if agent is not None:
             agent.phase = "paused" if agent.phase == "paused" else "running"
-            self.note(service, at, agent.label, "run", "run started")
+            self.note(service, at, agent.label, "run", RUN_STARTED)
 
     def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         agent = self.agent_of(service, record.attributes)
         if agent is None:
             return
-        reason = stop_reason(record.attributes.get(k.RUN_STOP_REASON), None)
-        agent.phase = RUN_PHASE.get(reason, "failed")
-        self.note(service, at, agent.label, "run", f"run ended: {reason}")
+        text = agent.run_ended(stop_reason(record.attributes.get(k.RUN_STOP_REASON), None))
+        self.note(service, at, agent.label, "run", text)
 
     def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -297,14 +291,14 @@ class Services:
         name = record.event_name
         if name == k.AFTER_PUT:
             tool = tool_of(attributes)
-            self.note(service, at, agent.label, "put", f"← {tool or 'turn'} queued")
+            self.note(service, at, agent.label, "put", queued(tool or "turn"))
         elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
             agent.phase = "paused"
             if name == k.ON_PAUSE:
-                self.note(service, at, agent.label, "pause", "⏸ paused")
+                self.note(service, at, agent.label, "pause", PAUSED)
         elif name == k.ON_RESUME:
             agent.phase = "running"
-            self.note(service, at, agent.label, "pause", "▶ resumed")
+            self.note(service, at, agent.label, "pause", RESUMED)
 
     def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -323,6 +317,6 @@ class Services:
         item = as_text(attributes.get(k.ITEM_ID))
         if event == "on_evict":
             agent.evictions += 1
-            self.note(service, at, agent.label, "evict", f"♻ {store} evicted {item or 'an item'}")
+            self.note(service, at, agent.label, "evict", evicted(store, item or "an item"))
         elif event in ("after_add", "after_append"):
-            self.note(service, at, agent.label, "context", f"+ {store} {item or 'item'}")
+            self.note(service, at, agent.label, "context", added(store, item or "item"))

@@ -1,21 +1,28 @@
-"""The fleet model's records: services, agents, turns, values and log lines.
+"""The fleet model's records: services, agents and turns.
 
 Plain mutable records owned by `FleetModel`, which
 alone writes them; panels read them through the protocols of
 `pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
-``TurnRow``...). Every collection here is bounded.
-"""
+``TurnRow``...). Every collection here is bounded. What every source shares (an
+agent's totals, the log and value entries, the rings) is `pygents_tui.state`'s, and
+re-exported here for the fleet's own modules."""
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final, Generic, TypeVar
+from typing import Final
 
-from pygents import StopReason
-from pygents_tui.listen.view import Capacity
+from pygents_tui.state import (
+    AgentTotals,
+    Capacity,
+    LogEntry,
+    Ring,
+    Throughput,
+    TurnFacts,
+    ValueEntry,
+)
 
 __all__ = [
     "AgentEntry",
@@ -30,10 +37,8 @@ __all__ = [
     "ValueEntry",
 ]
 
-THROUGHPUT_SECONDS: Final = 60
 CLOCK_WINDOW: Final = 30.0  # seconds per window of a sender's apparent delays
 RETIRED_RUNS: Final = 8  # process runs of a service remembered as replaced
-T = TypeVar("T")
 
 Run = tuple[int | None, str | None]
 """One run of a process: its ``process.pid`` and ``process.creation.time`` (either
@@ -59,58 +64,6 @@ class FleetLimits:
     agent_spans: int = 4096  # agent-run span ids remembered, to find a turn span's agent
     clock_lag: float = 30.0  # the most a sender's timestamps may move a time back
     clock_trust: float = 5.0  # how far a sender's clock may be off ours and still be used
-
-
-class Ring(Generic[T]):
-    """A bounded deque that remembers how many items it was ever given, so the
-    number that fell off (``dropped``) can be shown, and a reader can tell how many
-    items are new since it last looked (``total``)."""
-
-    __slots__ = ("items", "total")
-
-    def __init__(self, maxlen: int) -> None:
-        self.items: deque[T] = deque(maxlen=maxlen)
-        self.total = 0
-
-    def append(self, item: T) -> None:
-        self.items.append(item)
-        self.total += 1
-
-    @property
-    def dropped(self) -> int:
-        return self.total - len(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __iter__(self) -> Iterator[T]:
-        return iter(self.items)
-
-
-class Throughput:
-    """Turns completed per whole second over the last minute; quiet seconds count
-    as zero once `roll` moves the window up to now."""
-
-    __slots__ = ("buckets", "second")
-
-    def __init__(self, seconds: int = THROUGHPUT_SECONDS) -> None:
-        self.buckets: deque[int] = deque([0] * seconds, maxlen=seconds)
-        self.second = 0  # the whole second the last bucket counts (0: none yet)
-
-    def roll(self, now: float) -> bool:
-        second = int(now)
-        if not self.second or second <= self.second:
-            return False
-        for _ in range(min(second - self.second, len(self.buckets))):
-            self.buckets.append(0)
-        self.second = second
-        return True
-
-    def tick(self, at: float) -> None:
-        if not self.second:
-            self.second = int(at)
-        self.roll(at)
-        self.buckets[-1] += 1
 
 
 class SenderClock:
@@ -143,21 +96,6 @@ class SenderClock:
         return smallest if math.isfinite(smallest) else 0.0
 
 
-@dataclass(slots=True)
-class ValueEntry:
-    at: float
-    tool: str
-    text: str
-
-
-@dataclass(slots=True)
-class LogEntry:
-    at: float
-    agent: str
-    kind: str
-    text: str
-
-
 @dataclass(slots=True, eq=False)
 class ServiceState:
     """One process (or whatever shares a ``service.name`` and instance)."""
@@ -186,28 +124,20 @@ class ServiceState:
 
 
 @dataclass(slots=True, eq=False)
-class AgentEntry:
-    """An agent of one service; satisfies `AgentRow`."""
+class AgentEntry(AgentTotals):
+    """An agent of one service: its totals (`AgentTotals`, shared with the
+    in-process agents) and what its live records say; satisfies `AgentRow`."""
 
     key: str
     name: str
     label: str
     service: ServiceState = field(repr=False)
     values_tail: Ring[ValueEntry] = field(repr=False)
-    phase: str = "idle"
     queue_depth: int | None = None
     current_turn: str | None = None
     current_tool: str | None = None
-    completed: int = 0
-    failed: int = 0
-    timed_out: int = 0
-    cancelled: int = 0
-    values: int = 0
-    evictions: int = 0
     context_queue: Capacity | None = None
     context_pool: Capacity | None = None
-    last_error: str | None = None
-    rate: Throughput = field(default_factory=Throughput)
 
     @property
     def state(self) -> str:
@@ -218,30 +148,17 @@ class AgentEntry:
         """Never: a process that stops sending keeps its agents, marked stale."""
         return False
 
-    @property
-    def throughput(self) -> deque[int]:
-        return self.rate.buckets
-
 
 @dataclass(slots=True, eq=False)
-class TurnEntry:
-    """A turn seen through its live records and/or its span; satisfies
+class TurnEntry(TurnFacts):
+    """A turn seen through its live records and/or its span: what every source knows
+    of a turn (`TurnFacts`) and the ids and previews its sender stamped; satisfies
     `TurnRow`."""
 
     key: str
     uuid: str
     service: ServiceState = field(repr=False)
-    agent: str | None
     agent_label: str
-    tool: str
-    started: float
-    timeout: float = 0.0
-    streaming: bool = False
-    ended: float | None = None
-    stop_reason: StopReason | None = None
-    error: str | None = None
-    values: int = 0
-    trace_id: str | None = None
     span_id: str | None = None
     parent_id: str | None = None  # the turn span's parent (the agent-run span)
     start_ns: int = 0  # the sender's clock, for exact durations
@@ -252,9 +169,6 @@ class TurnEntry:
     @property
     def stale(self) -> bool:
         return self.ended is None and self.service.stale
-
-    def elapsed_at(self, now: float) -> float:
-        return (self.ended if self.ended is not None else now) - self.started
 
     def details(self) -> list[tuple[str, str]]:
         lines = [("service", self.service.label), ("turn", self.uuid)]

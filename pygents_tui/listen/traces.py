@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from pygents_tui.listen.decode import ReceivedSpan, Value, cut
-from pygents_tui.listen.view import SpanNode, TraceTree
+from pygents_tui.state import SpanNode, TraceTree
 
 __all__ = ["TraceStore", "flatten"]
 

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from pygents_tui._errors import Traceback, summary
 from pygents_tui._visible import visible
-from pygents_tui.listen.view import DashboardView, TraceTree, TurnRow
+from pygents_tui.state import DashboardView, TraceTree, TurnRow
 from pygents_tui.widgets.trace import waterfall
 
 _LABEL = 10  # the width of the label column

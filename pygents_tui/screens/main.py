@@ -21,8 +21,8 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from pygents_tui._output import ProgramOutput
 from pygents_tui._plain import plain
-from pygents_tui.listen.view import AgentRow, DashboardView
-from pygents_tui.listen.view import Panel as ViewPanel
+from pygents_tui.state import AgentRow, DashboardView
+from pygents_tui.state import Panel as ViewPanel
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,

@@ -11,7 +11,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Log
 
 from pygents_tui._visible import visible
-from pygents_tui.listen.view import AgentRow, DashboardView
+from pygents_tui.state import AgentRow, DashboardView
 
 __all__ = ["FollowingLog", "ModelPanel", "NavigableTable", "Panel", "find_row"]
 

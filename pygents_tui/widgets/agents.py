@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 
-from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell, served_stats
+from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell
 from pygents_tui._plain import plain
-from pygents_tui.listen.view import AgentRow, Capacity, DashboardView
+from pygents_tui.state import AgentRow, Capacity, DashboardView
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend, sparkline
 
@@ -117,12 +117,12 @@ class AgentsTable(NavigableTable[Text]):
         self.show(self.model.agent_rows())
 
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
-        """The statistics of the agents served from ``pygents.redis`` mailboxes in this
-        process (in-process only: a listening dashboard serves none).
+        """The statistics of the agents the source serves from ``pygents.redis``
+        mailboxes (this process's; a listening dashboard serves none).
 
         Their Mailbox column appears with the first of them, so a program without
         mailboxes keeps a table that fits 80 columns."""
-        stats = served_stats()
+        stats = self.model.mailboxes()
         if stats and self._columns is self.COLUMNS:
             key, label, width = MAILBOX_COLUMN
             self.add_column(label, key=key, width=width, default=Text(""))

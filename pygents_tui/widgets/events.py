@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Log
 
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.state import DashboardView
 from pygents_tui.widgets._panel import FollowingLog
 from pygents_tui.widgets._text import Legend, legend
 

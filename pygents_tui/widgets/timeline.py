@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 
 from pygents import StopReason
 from pygents_tui._plain import plain
-from pygents_tui.listen.view import DashboardView, TurnRow
+from pygents_tui.state import DashboardView, TurnRow
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._text import Legend, legend
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from pygents_tui._visible import visible
 from pygents_tui.listen.values import cut
-from pygents_tui.listen.view import SpanNode, TraceTree
+from pygents_tui.state import SpanNode, TraceTree
 
 __all__ = ["waterfall"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.state import DashboardView
 from pygents_tui.widgets._panel import FollowingLog
 
 _FMT = "{at:8.2f}  {tool:<12} {text}"

@@ -1,0 +1,71 @@
+"""The dashboard's state, whatever feeds it: agents and their totals, value previews,
+the event log, the bounds that keep them, the texts that describe them, what each
+source can do, and the read API every panel uses (`DashboardView`).
+
+Pure Python: no Textual, no OpenTelemetry (a test checks it), so that every source —
+the in-process subscriber (`pygents_tui.model`), the OTLP receiver
+(`pygents_tui.listen`) — writes the same records through the same code, and the
+panels read one shape.
+"""
+
+from __future__ import annotations
+
+from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability, Reply
+from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._texts import (
+    PAUSED,
+    RESUMED,
+    RUN_STARTED,
+    added,
+    evicted,
+    queued,
+    turn_started,
+)
+from pygents_tui.state._totals import RUN_PHASE, THROUGHPUT_SECONDS, AgentTotals, Throughput
+from pygents_tui.state._turns import TurnFacts, by_start, of_agent
+from pygents_tui.state._view import (
+    AgentRow,
+    Capacity,
+    ContextContents,
+    DashboardView,
+    EventRow,
+    Panel,
+    SpanNode,
+    TraceTree,
+    TurnRow,
+    ValueRow,
+)
+
+__all__ = [
+    "PANEL_NEEDS",
+    "PAUSED",
+    "RESUMED",
+    "RUN_PHASE",
+    "RUN_STARTED",
+    "THROUGHPUT_SECONDS",
+    "AgentRow",
+    "AgentTotals",
+    "Capabilities",
+    "Capability",
+    "Capacity",
+    "ContextContents",
+    "DashboardView",
+    "EventRow",
+    "LogEntry",
+    "Panel",
+    "Reply",
+    "Ring",
+    "SpanNode",
+    "Throughput",
+    "TraceTree",
+    "TurnFacts",
+    "TurnRow",
+    "ValueEntry",
+    "ValueRow",
+    "added",
+    "by_start",
+    "evicted",
+    "of_agent",
+    "queued",
+    "turn_started",
+]

@@ -1,0 +1,143 @@
+"""One state, two feeders: a turn that runs in this process is counted, charted and
+logged by the same code whether the dashboard hears of it through the runtime's
+subscription or over OTLP; and the app follows what each source says it can do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.trace import TracerProvider
+from otlp_requests import Event, logs_batch
+from test_listen_live import exporting, settle
+
+from pygents import Agent, AgentRegistry, Turn, TurnTimeoutError, subscribe, tool
+from pygents_tui.app import Dashboard
+from pygents_tui.listen import FleetModel
+from pygents_tui.listen.fleet import CAPABILITIES
+from pygents_tui.local import LocalView
+from pygents_tui.model import DashboardModel
+from pygents_tui.state import AgentTotals, LogEntry, TurnFacts
+from stuck_tools import blocking_tool
+
+__all__ = ["exporting"]  # a fixture, shared with the live-mode tests
+
+WALL = 1_700_000_000 * 10**9
+
+
+def totals(agent: AgentTotals) -> tuple[Any, ...]:
+    return (
+        agent.phase,
+        agent.completed,
+        agent.failed,
+        agent.timed_out,
+        agent.cancelled,
+        sum(agent.throughput),
+    )
+
+
+def ended(turn: TurnFacts) -> tuple[Any, ...]:
+    return (turn.tool, turn.stop_reason, turn.timeout, turn.error is None)
+
+
+def turn_ends(log: Iterable[LogEntry]) -> list[tuple[str, str]]:
+    """The log's lines for ended turns, with the seconds taken (which each source
+    measures on its own clock) and an error's text (which the OTLP sender cuts to
+    its type) left out."""
+    return [
+        (entry.kind, re.sub(r"^(✔ .*) \d+\.\d\ds$", r"\1 …s", entry.text).split(":")[0])
+        for entry in log
+        if entry.text[:1] in "✔⏱✖⊘"
+    ]
+
+
+async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike(
+    fleet: FleetModel, exporting: tuple[TracerProvider, LoggerProvider]
+) -> None:
+    @tool()
+    async def ok(word: str) -> str:
+        return word.upper()
+
+    @tool()
+    async def broken() -> str:
+        raise LookupError("nothing here")
+
+    model = DashboardModel()
+    subscription = subscribe(model)
+    try:
+        stuck = blocking_tool()
+        agent = Agent("same", "one agent, two feeders", [ok, broken, stuck])
+        for word in ("a", "b"):
+            await agent.put(Turn(ok, args=[word]))
+        assert [value async for _, value in agent.run()] == ["A", "B"]
+        await agent.put(Turn(broken))
+        with pytest.raises(LookupError, match="nothing here"):
+            [value async for _, value in agent.run()]
+        await agent.put(Turn(stuck, timeout=0.02))
+        with pytest.raises(TurnTimeoutError):
+            [value async for _, value in agent.run()]
+    finally:
+        subscription.close()
+    model.drain()
+    await settle(fleet, exporting)
+
+    local = model.agents["same"]
+    (remote,) = fleet.agent_rows()
+    assert isinstance(local, AgentTotals)
+    assert isinstance(remote, AgentTotals)
+    assert totals(local) == totals(remote) == ("failed", 2, 1, 1, 0, 2)
+    assert turn_ends(model.log) == turn_ends(fleet.log)
+    local_turns, remote_turns = list(model.recent), fleet.recent_turns()
+    assert all(isinstance(turn, TurnFacts) for turn in (*local_turns, *remote_turns))
+    assert [ended(turn) for turn in local_turns] == [ended(turn) for turn in remote_turns]
+    assert turn_ends(model.log) == [
+        ("turn", "✔ ok …s"),
+        ("turn", "✔ ok …s"),
+        ("error", "✖ broken"),
+        ("timeout", "⏱ blocks timed out after 0.02s"),
+    ]
+
+
+def heard_agent(fleet: FleetModel) -> None:
+    """One agent of one service, as a snapshot record says it is."""
+    attributes = {"gen_ai.agent.name": "planner", "gen_ai.agent.id": "agent-1"}
+    snapshot = {**attributes, "pygents.agent.state": "running"}
+    fleet.ingest(logs_batch([Event("pygents.agent.snapshot", snapshot, WALL)]))
+
+
+async def test_pause_on_an_agent_heard_over_otlp_answers_in_one_line_that_it_is_not_offered(
+    fleet: FleetModel, until: Any
+) -> None:
+    heard_agent(fleet)
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.selected_agent is not None)
+        await pilot.press("p")
+        await until(pilot, lambda: bool(app._notifications))
+        (toast,) = list(app._notifications)
+        line = CAPABILITIES.why_not("pause")
+        assert line is not None
+        assert toast.message == line
+        assert "\n" not in toast.message
+        assert toast.severity == "warning"
+
+
+async def test_an_in_process_source_handed_in_as_a_view_pauses_its_agents_as_it_offers(
+    until: Any,
+) -> None:
+    @tool()
+    async def ok() -> None:
+        return None
+
+    agent = Agent("pausable", "waits", [ok])
+    assert AgentRegistry.find("pausable") is agent
+    app = Dashboard(view=LocalView(DashboardModel()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.selected_agent == "pausable")
+        await pilot.press("p")
+        await until(pilot, lambda: agent.is_paused)
+        (toast,) = list(app._notifications)
+        assert toast.message == "pausable will pause before its next turn"
