@@ -53,7 +53,9 @@ class Folding(Services):
                 ),
                 self._agent_hook,
             ),
-            **dict.fromkeys((k.TOOL_START, k.TOOL_END, k.HEARTBEAT), self._ignore),
+            k.HEARTBEAT: self._heartbeat,
+            k.GOODBYE: self._goodbye,
+            **dict.fromkeys((k.TOOL_START, k.TOOL_END), self._ignore),
         }
 
     # -- entry points -------------------------------------------------------------------------
