@@ -127,7 +127,7 @@ class Services:
         return True
 
     def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
-        lost = self._lose_running(service, at)
+        lost = self._lose_running(service, at, "restarted")
         self._retire_agents(service)
         service.retired.append(service.run)
         self.counts["restarts"] += 1
@@ -135,17 +135,17 @@ class Services:
         text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
         self.note(service, at, service.label, "service", text)
 
-    def _lose_running(self, service: ServiceState, at: float) -> list[TurnEntry]:
+    def _lose_running(self, service: ServiceState, at: float, why: str) -> list[TurnEntry]:
         """End a service's running turns as lost (its process is gone); those turns."""
         running = self.running
         lost = sorted(
             (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
         )
         for turn in lost:
-            self.lose(turn, at)
+            self.lose(turn, at, why)
         return lost
 
-    def lose(self, turn: TurnEntry, at: float) -> None:
+    def lose(self, turn: TurnEntry, at: float, why: str) -> None:
         """End a turn whose process is gone (`Folding` ends it as it ends turns)."""
         raise NotImplementedError
 
@@ -278,7 +278,7 @@ class Services:
         if service.ended:
             return
         service.ended = True
-        lost = self._lose_running(service, at)
+        lost = self._lose_running(service, at, "ended")
         text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
         self.note(service, at, service.label, "service", text)
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+from otlp_requests import Event, logs_batch
 from textual.widgets import DataTable
 from worker_processes import Spawn, Worker
 
@@ -104,4 +105,34 @@ async def test_a_process_that_exits_normally_ends_and_c_clears_it_while_a_killed
         await pilot.pause()
         assert shown_states(app) == ["stale"], "`c` removed the ended process only"
     assert states(fleet) == {"victim": "stale"}
+    assert fleet.finished_count() == 0
+
+
+# -- the goodbye record, folded on its own -----------------------------------------------------
+
+
+def test_a_goodbye_ends_the_running_turns_as_lost_and_a_later_heartbeat_revives_the_process() -> (
+    None
+):
+    now = [1000.0]
+    wall = 1_700_000_000 * 10**9
+    fleet = FleetModel(clock=lambda: now[0], wall=lambda: wall, stale_after=5.0)
+    agent = {"gen_ai.agent.name": "planner", "gen_ai.agent.id": "agent-1"}
+    start = {**agent, "pygents.turn.uuid": "t1", "gen_ai.tool.name": "think"}
+    fleet.ingest(logs_batch([Event("pygents.turn.start", start, wall)]))
+    fleet.ingest(logs_batch([Event("pygents.process.goodbye", {}, wall)]))
+    fleet.drain()
+
+    (row,) = fleet.agent_rows()
+    assert row.state == "ended"
+    assert fleet.running_turns() == [], "its process is gone: the turn cannot end now"
+    (turn,) = fleet.recent_turns()
+    assert turn.error == "lost: its process ended"
+    now[0] += 60.0
+    fleet.drain()
+    assert row.state == "ended", "an ended process does not go stale"
+
+    fleet.ingest(logs_batch([Event("pygents.process.heartbeat", {}, wall)]))
+    fleet.drain()
+    assert row.state == "running", "live mode on again in that process"
     assert fleet.finished_count() == 0
