@@ -15,6 +15,10 @@ mode (opt-in: ``instrument(live=True)``) adds a second signal, built by ``_recor
   agent's state and one heartbeat for the process: a listener that starts late or
   lost a record catches up within a second, and a process that stops sending can
   be told from one with nothing to say.
+* A goodbye record when live mode is closed normally (``Telemetry.shutdown``,
+  ``uninstrument()``, the interpreter's exit), before the providers flush: a
+  listener marks the process ended instead of waiting for it to go stale. A process
+  that is killed sends none, and goes stale.
 
 Every record carries the trace context of the span of its scope (the turn span for
 a turn's records, the agent-run span for an agent's), so a receiver links the two
@@ -242,6 +246,10 @@ class LiveSubscriber(Subscriber):
             self.emit(n.SNAPSHOT, r.snapshot(agent), context)
         self.emit(n.HEARTBEAT, r.heartbeat(len(agents)))
 
+    def goodbye(self) -> None:
+        """The process's last live record (see the module docstring)."""
+        self.emit(n.GOODBYE, {})
+
 
 class Snapshots:
     """The thread that calls `LiveSubscriber.snapshot` every ``interval`` seconds,
@@ -297,3 +305,8 @@ class LiveMode:
         atexit.unregister(self.close)
         self._subscription.close()
         self.snapshots.stop()
+        # After the last snapshot, so nothing of this process's follows it.
+        try:
+            self.subscriber.goodbye()
+        except Exception:  # a provider already shut down must not fail the shutdown
+            _log.exception("pygents live goodbye could not be sent")

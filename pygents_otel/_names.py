@@ -131,6 +131,9 @@ START: Final[dict[ScopeKind, str]] = {kind: _prefix(kind.value) + "start" for ki
 END: Final[dict[ScopeKind, str]] = {kind: _prefix(kind.value) + "end" for kind in ScopeKind}
 SNAPSHOT: Final = _prefix("agent") + "snapshot"
 HEARTBEAT: Final = _prefix("process") + "heartbeat"
+GOODBYE: Final = _prefix("process") + "goodbye"
+"""Live mode's last record, sent when it is closed normally (shutdown, uninstrument):
+a listener then knows the process ended, rather than that it went quiet."""
 CONTEXT_QUEUE_PREFIX: Final = _prefix(_OBJECT[ContextQueueHook])
 CONTEXT_POOL_PREFIX: Final = _prefix(_OBJECT[ContextPoolHook])
 
@@ -186,6 +189,7 @@ __all__ = [
     "EVENT_NAME",
     "EVENT_NAMES",
     "EXECUTE_TOOL",
+    "GOODBYE",
     "HEARTBEAT",
     "HOST_NAME",
     "INVOKE_AGENT",

@@ -78,6 +78,7 @@ NAMES: Final[frozenset[str]] = frozenset(
         *n.END.values(),
         n.SNAPSHOT,
         n.HEARTBEAT,
+        n.GOODBYE,
         *(n.EVENT_NAMES[e] for e in EVENTS),
     )
 )

@@ -158,7 +158,9 @@ class FleetModel(Folding):
     def _check_stale(self, now: float) -> bool:
         changed = False
         for service in self.services.values():
-            if not service.stale and now - service.last_seen > self.stale_after:
+            if service.ended or service.stale:
+                continue  # an ended process says nothing more, and is not stale for it
+            if now - service.last_seen > self.stale_after:
                 service.stale = True
                 self.note(service, now, service.label, "stale", "stopped sending")
                 changed = True
@@ -221,6 +223,7 @@ class FleetModel(Folding):
         counts = dict(self.counts)
         counts["services"] = len(self.services)
         counts["stale"] = sum(1 for s in self.services.values() if s.stale)
+        counts["ended"] = sum(1 for s in self.services.values() if s.ended)
         counts["traces_evicted"] = self.traces.evicted
         counts["trace_spans_dropped"] = self.traces.dropped
         counts["log_dropped"] = self.log.dropped
@@ -248,10 +251,20 @@ class FleetModel(Folding):
         return {}  # the Redis mailboxes of the services are not sent over OTLP
 
     def finished_count(self) -> int:
-        return 0  # a process that stops sending keeps its agents, marked stale
+        """The agents of processes that said goodbye (one that just stops sending
+        keeps its agents, marked stale: see `forget_stale`)."""
+        return sum(len(s.agents) for s in self.services.values() if s.ended)
 
     def clear_finished(self) -> int:
-        return 0
+        """Remove every process that said goodbye, with its agents and turns; how many
+        agents went."""
+        ended = [s for s in self.services.values() if s.ended]
+        count = sum(len(s.agents) for s in ended)
+        for service in ended:
+            self.remove_service(service)
+        if ended:
+            self._version += 1
+        return count
 
     # -- the fleet's own views ---------------------------------------------------------------
 

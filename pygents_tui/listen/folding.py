@@ -53,7 +53,9 @@ class Folding(Services):
                 ),
                 self._agent_hook,
             ),
-            **dict.fromkeys((k.TOOL_START, k.TOOL_END, k.HEARTBEAT), self._ignore),
+            k.HEARTBEAT: self._heartbeat,
+            k.GOODBYE: self._goodbye,
+            **dict.fromkeys((k.TOOL_START, k.TOOL_END), self._ignore),
         }
 
     # -- entry points -------------------------------------------------------------------------
@@ -150,10 +152,10 @@ class Folding(Services):
         if agent is not None:
             self._count(agent, turn)
 
-    def lose(self, turn: TurnEntry, at: float) -> None:
-        """A turn of a process that was replaced by a new run of it: it cannot end
-        now, so it ends here, failed, as lost."""
-        self._finish(turn, StopReason.ERROR, "lost: its process restarted", max(at, turn.started))
+    def lose(self, turn: TurnEntry, at: float, why: str) -> None:
+        """A turn of a process that is gone (``why``: it ``restarted``, or ``ended``):
+        it cannot end now, so it ends here, failed, as lost."""
+        self._finish(turn, StopReason.ERROR, f"lost: its process {why}", max(at, turn.started))
 
     def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
         if agent.current_turn == turn.key:

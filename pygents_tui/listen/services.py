@@ -127,12 +127,7 @@ class Services:
         return True
 
     def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
-        running = self.running
-        lost = sorted(
-            (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
-        )
-        for turn in lost:
-            self.lose(turn, at)
+        lost = self._lose_running(service, at, "restarted")
         self._retire_agents(service)
         service.retired.append(service.run)
         self.counts["restarts"] += 1
@@ -140,7 +135,17 @@ class Services:
         text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
         self.note(service, at, service.label, "service", text)
 
-    def lose(self, turn: TurnEntry, at: float) -> None:
+    def _lose_running(self, service: ServiceState, at: float, why: str) -> list[TurnEntry]:
+        """End a service's running turns as lost (its process is gone); those turns."""
+        running = self.running
+        lost = sorted(
+            (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
+        )
+        for turn in lost:
+            self.lose(turn, at, why)
+        return lost
+
+    def lose(self, turn: TurnEntry, at: float, why: str) -> None:
         """End a turn whose process is gone (`Folding` ends it as it ends turns)."""
         raise NotImplementedError
 
@@ -266,6 +271,23 @@ class Services:
 
     def _ignore(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         """Known, nothing to fold (the service's last-seen time is already updated)."""
+
+    def _goodbye(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """The process ended normally: its agents are finished (`c` clears them), not
+        stale. A turn still running cannot end now; it ends as lost."""
+        if service.ended:
+            return
+        service.ended = True
+        lost = self._lose_running(service, at, "ended")
+        text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
+        self.note(service, at, service.label, "service", text)
+
+    def _heartbeat(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """Live mode is on in that process (again, if it had said goodbye: a process
+        may uninstrument and instrument again)."""
+        if service.ended:
+            service.ended = False
+            self.note(service, at, service.label, "service", "sending again")
 
     def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         agent = self.agent_of(service, record.attributes)

@@ -112,6 +112,7 @@ class ServiceState:
     turns: Ring[TurnEntry] = field(repr=False)
     run: Run = (None, None)
     stale: bool = False
+    ended: bool = False  # it said goodbye: its live mode closed normally
     spans: int = 0
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
@@ -141,12 +142,14 @@ class AgentEntry(AgentTotals):
 
     @property
     def state(self) -> str:
-        return "stale" if self.service.stale else self.phase
+        service = self.service
+        return "ended" if service.ended else "stale" if service.stale else self.phase
 
     @property
     def gone(self) -> bool:
-        """Never: a process that stops sending keeps its agents, marked stale."""
-        return False
+        """When its process said goodbye (ended normally): listed, with its totals,
+        until cleared. A process that just stops sending keeps its agents, stale."""
+        return self.service.ended
 
 
 @dataclass(slots=True, eq=False)

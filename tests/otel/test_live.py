@@ -79,6 +79,11 @@ class Records(LogRecordExporter):
             found = [str(r.log_record.event_name) for r in self.records]
         return [name for name in found if name not in PERIODIC]
 
+    def every_name(self) -> list[str]:
+        """The names of all the records, periodic ones too, in order."""
+        with self._lock:
+            return [str(r.log_record.event_name) for r in self.records]
+
     def first(self, name: str) -> ReadableLogRecord:
         with self._lock:
             return next(r for r in self.records if r.log_record.event_name == name)
@@ -446,6 +451,18 @@ async def test_a_process_without_agents_still_sends_heartbeats(
     await records.until(lambda: len(records.named("pygents.process.heartbeat")) >= 2)
     assert records.named("pygents.process.heartbeat")[0]["pygents.process.agents"] == 0
     assert records.named("pygents.agent.snapshot") == []
+
+
+async def test_closing_live_mode_sends_a_goodbye_after_everything_else(
+    live: Instrument, records: Records
+) -> None:
+    instrumentor = live(snapshot_interval=0.05)
+    await records.until(lambda: bool(records.named("pygents.process.heartbeat")))
+    assert records.named("pygents.process.goodbye") == [], "not while live mode is on"
+    instrumentor.uninstrument()
+    names = records.every_name()
+    assert names[-1] == "pygents.process.goodbye", "the last record of the process"
+    assert names.count("pygents.process.goodbye") == 1
 
 
 # -- settings -----------------------------------------------------------------------------------
