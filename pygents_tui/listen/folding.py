@@ -135,6 +135,12 @@ class Folding(Services):
             agent.values += count - turn.values
         turn.values = count
 
+    def _returned(self, turn: TurnEntry) -> None:
+        """Count what a completed turn that does not stream returned as its one value,
+        as the in-process source does, once both its start and its end are known."""
+        if turn.returns and turn.stop_reason is StopReason.COMPLETED and not turn.values:
+            self._values(turn, 1)
+
     def _end_time(self, turn: TurnEntry, end_ns: int, at: float) -> float:
         """Exact when both ends come from the same sender's clock."""
         if turn.start_ns and end_ns >= turn.start_ns:
@@ -143,6 +149,7 @@ class Folding(Services):
 
     def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
         turn.end(reason, ended, error)
+        self._returned(turn)
         self.stop_running(turn)
         self.recent.append(turn)
         turn.service.turns.append(turn)
@@ -193,7 +200,9 @@ class Folding(Services):
         if found is None:
             return
         turn, agent = found
+        turn.returns = attributes.get(k.TURN_STREAMING) is False
         if turn.ended is not None:
+            self._returned(turn)
             return  # its end came first: a start now must not make it run again
         turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or turn.timeout

@@ -165,6 +165,10 @@ class TurnEntry(TurnFacts):
     args_preview: str | None = None
     output_preview: str | None = None
     tags: tuple[str, ...] = ()
+    # Its start record said it does not stream, so what it returns counts as its one
+    # value, as the in-process source counts it (a sender counts streamed values only;
+    # a turn known from its span alone is not known not to stream, and is not counted).
+    returns: bool = False
 
     @property
     def stale(self) -> bool:
