@@ -213,9 +213,21 @@ class FleetModel(Folding):
             return note
         if panel == "values" and not self.previews_seen:
             return "values are counted; previews are sent only with content capture on"
-        if panel in ("agents", "running") and self.services and not self.live_seen:
-            return "no live records yet: turns show when their spans end (turn live mode on)"
+        if panel in ("agents", "running"):
+            return self._spans_only()
         return None
+
+    def _spans_only(self) -> str | None:
+        """Which services sent no live record yet, per service: one that sends them
+        must not hide another whose running agents show as idle for want of them."""
+        quiet = sorted(s.label for s in self.services.values() if not s.live)
+        if not quiet:
+            return None
+        effect = "turns show when their spans end (turn live mode on)"
+        if len(quiet) == len(self.services):
+            return f"no live records yet: {effect}"
+        named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
+        return f"no live records yet from {named}: its {effect}"
 
     def counters(self) -> dict[str, int]:
         counts = dict(self.counts)

@@ -100,7 +100,7 @@ class Folding(Services):
         if handler is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
             handler = self._context
         if handler is not None:
-            self.live_seen = True
+            service.live = True
             handler(service, record, self.local_time(service, record.time_ns, mono, wall))
 
     # -- turns ------------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ class Folding(Services):
                 turn = self.turns.get(f"{service.id}/{uuid}")
                 if turn is not None and turn.agent is None:
                     self._adopt(turn, agent)
-        if not self.live_seen:  # no live records: the span is all we know of the run
+        if not service.live:  # no live records: the span is all we know of the run
             reason = stop_reason(
                 span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"
             )

@@ -115,6 +115,7 @@ class ServiceState:
     spans: int = 0
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
+    live: bool = False  # any live record from it: else its agents are known by spans only
     agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
     # The keys of its turns in the model's turn index or running table, so that
     # removing the service costs its own turns, not a scan of every table.

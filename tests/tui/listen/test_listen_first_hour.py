@@ -3,20 +3,24 @@ counts for the same program, and what it shows before anything arrived says what
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import TracerProvider
+from otlp_sender import MakeSender
 from test_listen_live import exporting, settle
 
 from pygents import Agent, Turn, subscribe, tool
 from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel
+from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.listen.serve import listen_app
 from pygents_tui.model import DashboardModel
 from pygents_tui.widgets import AgentsTable
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests
+
+TextOf = Callable[[Dashboard], str]
 
 
 async def test_returned_values_are_counted_under_listen_as_under_run(
@@ -50,3 +54,24 @@ async def test_returned_values_are_counted_under_listen_as_under_run(
         await until(pilot, lambda: table.row_count == 1)
         keys = [key for key, _label, _width in AgentsTable.COLUMNS]
         assert str(table.get_row_at(0)[keys.index("values")]) == "5"
+
+
+async def test_a_second_service_without_live_records_is_named_in_the_agents_panel_hint(
+    fleet: FleetModel, receiver: Receiver, senders: MakeSender, until: Any, text_of: TextOf
+) -> None:
+    app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
+    async with app.run_test(size=(130, 40)) as pilot:
+        live = senders("grpc", service="checkout", instance="pod-a")
+        planner = live.agent("planner")
+        live.turn_start(planner, live.run_start(planner), "fetch", timeout=9.0)
+        await live.sent()
+        await until(pilot, lambda: "checkout@pod-a/planner" in text_of(app))
+        assert "no live records" not in text_of(app)
+
+        legacy = senders("grpc", service="legacy", instance="l-1")
+        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sorter"}
+        legacy.tracer.start_span("invoke_agent sorter", attributes=attributes).end()
+        await legacy.sent()
+        line = "no live records yet from legacy@l-1: its turns show when their spans end"
+        await until(pilot, lambda: line in text_of(app))
+        assert "checkout@pod-a, " not in text_of(app)  # the live one is not named
