@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pilot import dashboard
-from test_app import SIZE, row
+from pilot import dashboard, numbered
+from test_app import SIZE, focus_timeline, row
 
 from pygents import Agent, Turn, tool
+from pygents_tui.screens import InspectorScreen
+from pygents_tui.widgets import TimelineTable
 
 
 async def test_a_turn_cancelled_under_a_task_group_is_counted_in_its_agents_row(
@@ -50,3 +52,22 @@ async def test_a_turn_cancelled_under_a_task_group_is_counted_in_its_agents_row(
         await until(pilot, lambda: "⊘" in row(app, "waiter")["counts"])
         assert row(app, "waiter")["counts"] == "0/0/0 ⊘1"
         assert "⊘" not in row(app, "breaker")["counts"]
+
+
+async def test_the_inspector_leaves_out_a_heading_with_nothing_under_it(
+    until: Any, text_of: Any
+) -> None:
+    agent, workload = numbered("plain", 1)
+    app = dashboard(workload)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: row(app, "plain")["counts"] == "1/0/0")
+        await pilot.press("6")
+        timeline = app._main.query_one(TimelineTable)
+        await until(pilot, lambda: timeline.row_count == 1)
+        await focus_timeline(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        screen = text_of(app)
+        assert "0: 0" in screen  # its one argument, under its heading
+        assert "arguments" in screen
+        assert "metadata" not in screen  # it has none
