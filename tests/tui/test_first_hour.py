@@ -10,7 +10,7 @@ from pilot import dashboard, numbered
 from test_app import SIZE, focus_timeline, row
 
 from pygents import Agent, Turn, tool
-from pygents_tui.screens import InspectorScreen
+from pygents_tui.screens import ErrorScreen, InspectorScreen
 from pygents_tui.widgets import TimelineTable
 
 
@@ -71,3 +71,26 @@ async def test_the_inspector_leaves_out_a_heading_with_nothing_under_it(
         assert "0: 0" in screen  # its one argument, under its heading
         assert "arguments" in screen
         assert "metadata" not in screen  # it has none
+
+
+async def test_the_workloads_traceback_starts_at_the_programs_own_frames(
+    until: Any, text_of: Any
+) -> None:
+    async def step_of_the_program() -> None:
+        await asyncio.sleep(0)
+        raise RuntimeError("the program broke")
+
+    async def workload() -> None:
+        await step_of_the_program()
+
+    app = dashboard(workload)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.workload_done.is_set)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ErrorScreen))
+        lines = app.screen.traceback.lines()
+        first = next(line for line in lines if line.startswith("  File "))
+        assert first.endswith("in workload"), first  # not Textual's worker, nor asyncio's
+        assert not any("site-packages/textual" in line for line in lines)
+        assert any("in step_of_the_program" in line for line in lines)
+        assert lines[-1] == "RuntimeError: the program broke"
