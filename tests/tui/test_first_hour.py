@@ -57,7 +57,7 @@ async def test_a_turn_cancelled_under_a_task_group_is_counted_in_its_agents_row(
 async def test_the_inspector_leaves_out_a_heading_with_nothing_under_it(
     until: Any, text_of: Any
 ) -> None:
-    agent, workload = numbered("plain", 1)
+    _agent, workload = numbered("plain", 1)
     app = dashboard(workload)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: row(app, "plain")["counts"] == "1/0/0")

@@ -16,6 +16,8 @@ from pygents_tui.app import Dashboard
 from pygents_tui.listen import FleetModel, Receiver
 from pygents_tui.listen.serve import listen_app
 from pygents_tui.model import DashboardModel
+from pygents_tui.screens import HelpScreen
+from pygents_tui.screens.help import key_map
 from pygents_tui.widgets import AgentsTable
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests
@@ -75,3 +77,17 @@ async def test_a_second_service_without_live_records_is_named_in_the_agents_pane
         line = "no live records yet from legacy@l-1: its turns show when their spans end"
         await until(pilot, lambda: line in text_of(app))
         assert "checkout@pod-a, " not in text_of(app)  # the live one is not named
+
+
+async def test_the_help_lists_each_key_once_and_not_pause_when_listening(
+    fleet: FleetModel, until: Any, text_of: TextOf
+) -> None:
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 80)) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        keys = [line.split()[0] for line in key_map(app.screen.over).plain.splitlines() if line]
+        assert keys.count("^c") == 1  # ctrl+c
+        assert "p" not in keys  # a listening dashboard never pauses an agent
+        assert "space" in keys
+        assert "?" in keys
