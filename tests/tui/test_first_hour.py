@@ -10,6 +10,7 @@ from pilot import dashboard, numbered
 from test_app import SIZE, focus_timeline, row
 
 from pygents import Agent, Turn, tool
+from pygents_tui import DashboardModel
 from pygents_tui.screens import ErrorScreen, InspectorScreen
 from pygents_tui.widgets import TimelineTable
 
@@ -94,3 +95,37 @@ async def test_the_workloads_traceback_starts_at_the_programs_own_frames(
         assert not any("site-packages/textual" in line for line in lines)
         assert any("in step_of_the_program" in line for line in lines)
         assert lines[-1] == "RuntimeError: the program broke"
+
+
+async def test_the_timeline_keeps_the_bars_of_a_program_that_ended_long_ago(
+    until: Any, clock: Any
+) -> None:
+    gate = asyncio.Event()
+
+    @tool()
+    async def step(n: int) -> int:
+        clock.advance(2.0)  # each turn takes two seconds of the model's clock
+        return n
+
+    worker = Agent("stepper", "three two-second turns", [step])
+
+    async def workload() -> None:
+        for n in range(3):
+            await worker.put(Turn(step, args=[n]))
+        async for _ in worker.run():
+            pass
+        gate.set()
+
+    app = dashboard(workload, model=DashboardModel(clock=clock))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: gate.is_set() and row(app, "stepper")["counts"] == "3/0/0")
+        clock.advance(60.0)  # long after the program's last turn
+        await pilot.press("6")
+        timeline = app._main.query_one(TimelineTable)
+        await until(pilot, lambda: timeline.row_count == 3)
+        bars = [str(timeline.get_row_at(i)[3]) for i in range(3)]
+        assert all("█" in bar for bar in bars), bars
+        assert bars[-1].endswith("█"), "the window ends at the last turn's end"
+        starts = [len(bar) - len(bar.lstrip()) for bar in bars]
+        assert starts == sorted(starts)
+        assert starts[0] < starts[1] < starts[2]
