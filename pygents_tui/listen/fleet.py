@@ -92,6 +92,9 @@ class FleetModel(Folding):
         self._inbox: deque[tuple[Batch, float, int]] = deque()
         self._pending = 0
         self._second = int(self._epoch)
+        # What a program sets to send here (``listen_app`` knows where it listens): the
+        # empty panels say it, so that a first run shows what to do next.
+        self.send_here: str | None = None
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -213,6 +216,9 @@ class FleetModel(Folding):
             return note
         if panel == "values" and not self.previews_seen:
             return "values are counted; previews are sent only with content capture on"
+        if panel in ("agents", "running", "events", "timeline") and not self.services:
+            how = self.send_here or "point a program's OTLP exporter here"
+            return f"nothing received yet: {how}, with pygents_otel.configure(live=True)"
         if panel in ("agents", "running"):
             return self._spans_only()
         return None

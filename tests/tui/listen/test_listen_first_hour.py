@@ -91,3 +91,13 @@ async def test_the_help_lists_each_key_once_and_not_pause_when_listening(
         assert "p" not in keys  # a listening dashboard never pauses an agent
         assert "space" in keys
         assert "?" in keys
+
+
+async def test_a_listening_dashboard_with_nothing_yet_says_how_to_send_it_some(
+    fleet: FleetModel, receiver: Receiver, until: Any, text_of: TextOf
+) -> None:
+    app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
+    async with app.run_test(size=(130, 40)) as pilot:
+        endpoint = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{receiver.grpc_port}"
+        await until(pilot, lambda: endpoint in text_of(app))
+        assert "pygents_otel.configure(live=True)" in text_of(app)
