@@ -12,7 +12,7 @@ from test_app import SIZE, focus_timeline, row
 from pygents import Agent, Turn, tool
 from pygents_tui import DashboardModel
 from pygents_tui.screens import ErrorScreen, InspectorScreen
-from pygents_tui.widgets import TimelineTable
+from pygents_tui.widgets import EventsPanel, TimelineTable
 
 
 async def test_a_turn_cancelled_under_a_task_group_is_counted_in_its_agents_row(
@@ -129,3 +129,41 @@ async def test_the_timeline_keeps_the_bars_of_a_program_that_ended_long_ago(
         starts = [len(bar) - len(bar.lstrip()) for bar in bars]
         assert starts == sorted(starts)
         assert starts[0] < starts[1] < starts[2]
+
+
+async def test_a_failed_turn_is_called_failed_in_the_table_the_log_and_the_inspector(
+    until: Any, text_of: Any
+) -> None:
+    @tool()
+    async def breaks() -> None:
+        raise LookupError("nothing here")
+
+    broken = Agent("broken", "fails once", [breaks])
+
+    async def workload() -> None:
+        await broken.put(Turn(breaks))
+        async for _ in broken.run():
+            pass
+
+    app = dashboard(workload)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: row(app, "broken")["counts"] == "0/1/0")
+        assert row(app, "broken")["state"] == "failed"
+        await pilot.press("5")
+        log = app._main.query_one(EventsPanel).log_widget
+        await until(pilot, lambda: any("✖ breaks" in line for line in log.lines))
+        (line,) = [line for line in log.lines if "✖ breaks" in line]
+        assert " failed " in line
+        assert " error " not in line
+        await pilot.press("slash")
+        for key in "error":  # the old word still finds it
+            await pilot.press(key)
+        await until(pilot, lambda: not any("▶" in line for line in log.lines))
+        assert any("✖ breaks" in line for line in log.lines)
+        await pilot.press("escape", "6")  # leave the filter field, then the timeline
+        timeline = app._main.query_one(TimelineTable)
+        await until(pilot, lambda: timeline.row_count == 1)
+        await focus_timeline(app, pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
+        assert "state     failed after" in text_of(app)
