@@ -11,14 +11,13 @@ width: an exception's message is the program's text, of any size.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Final
-
-import textual
 
 from pygents_tui._preview import preview
 
@@ -32,9 +31,12 @@ _DEPTH: Final = 32  # nested groups walked before a group is taken as a leaf
 _LINE: Final = 300  # characters per traceback line
 # Where the frames that run the program come from (the event loop, Textual's worker,
 # this dashboard): the outermost frames of a workload's traceback, none the program's.
+# Textual's place is looked up, not imported: the state package uses this module and
+# imports no UI library.
+_TEXTUAL = importlib.util.find_spec("textual")
 _RUNNERS: Final = tuple(
     os.path.dirname(path) + os.sep
-    for path in (asyncio.__file__, textual.__file__, __file__)
+    for path in (asyncio.__file__, _TEXTUAL.origin if _TEXTUAL else None, __file__)
     if path
 )
 
