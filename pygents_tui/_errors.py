@@ -10,6 +10,8 @@ width: an exception's message is the program's text, of any size.
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import os
 import traceback
 from collections.abc import Callable, Iterator
@@ -27,6 +29,16 @@ LEAF_WIDTH: Final = 100  # characters per leaf named in a summary
 FRAMES: Final = 20  # innermost frames kept per traceback
 _DEPTH: Final = 32  # nested groups walked before a group is taken as a leaf
 _LINE: Final = 300  # characters per traceback line
+# Where the frames that run the program come from (the event loop, Textual's worker,
+# this dashboard): the outermost frames of a workload's traceback, none the program's.
+# Textual's place is looked up, not imported: the state package uses this module and
+# imports no UI library.
+_TEXTUAL = importlib.util.find_spec("textual")
+_RUNNERS: Final = tuple(
+    os.path.dirname(path) + os.sep
+    for path in (asyncio.__file__, _TEXTUAL.origin if _TEXTUAL else None, __file__)
+    if path
+)
 
 
 def leaves(error: BaseException) -> Iterator[BaseException]:
@@ -89,8 +101,13 @@ def _shown(filename: str) -> str:
 
 def _frames(error: BaseException) -> tuple[traceback.StackSummary, int]:
     """The innermost frames of ``error``'s traceback (their source lines are read only
-    when shown), and how many outer ones were left out."""
+    when shown), and how many outer ones were left out: at most `FRAMES`, and not
+    the outermost ones that merely run the program (Textual's worker, asyncio)."""
     walked = list(traceback.walk_tb(error.__traceback__))
+    runners = 0
+    while runners < len(walked) - 1 and walked[runners][0].f_code.co_filename.startswith(_RUNNERS):
+        runners += 1
+    walked = walked[runners:]
     kept = traceback.StackSummary.from_list(
         [
             traceback.FrameSummary(
@@ -99,7 +116,7 @@ def _frames(error: BaseException) -> tuple[traceback.StackSummary, int]:
             for frame, line in walked[-FRAMES:]
         ]
     )  # built by hand: `StackSummary.extract` would also stat every file, now
-    return kept, len(walked) - len(kept)
+    return kept, runners + len(walked) - len(kept)
 
 
 @dataclass(frozen=True, slots=True)

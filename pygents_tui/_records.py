@@ -211,11 +211,14 @@ class TurnRecord(TurnFacts):
             lines.append(("tokens", tokens_text(self.tokens)))
         if self.trace_id:
             lines.append(("trace", self.trace_id))
-        lines.append(("arguments", ""))
-        lines.extend(("", f"{index}: {arg}") for index, arg in enumerate(details.args))
-        lines.extend(("", f"{key} = {value}") for key, value in details.kwargs)
-        lines.append(("metadata", ""))
-        lines.extend(("", f"{key} = {value}") for key, value in details.metadata)
+        # A heading with nothing under it reads as missing data: empty ones are left out.
+        arguments = [f"{index}: {arg}" for index, arg in enumerate(details.args)]
+        arguments += [f"{key} = {value}" for key, value in details.kwargs]
+        metadata = [f"{key} = {value}" for key, value in details.metadata]
+        for heading, section in (("arguments", arguments), ("metadata", metadata)):
+            if section:
+                lines.append((heading, ""))
+                lines.extend(("", line) for line in section)
         lines.append(("tags", details.tags or "—"))
         if details.traceback is not None:
             lines += [("", ""), ("traceback", "")]

@@ -42,6 +42,8 @@ __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+ACTION_NEEDS: dict[str, Capability] = {"toggle_pause": "pause"}
+"""The app's actions that only some sources offer, and what each needs."""
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -274,6 +276,12 @@ class Dashboard(App[int]):
         if action == "clear_finished":
             return self._has_finished()
         return True
+
+    def key_applies(self, action: str) -> bool:
+        """Whether the help lists the keys of ``action``: not when the source never
+        offers it (its key still answers, with the line saying why)."""
+        need = ACTION_NEEDS.get(action)
+        return need is None or self.capabilities.offers(need)
 
     def _has_finished(self) -> bool:
         """Whether agents that are gone are listed (a source without such agents

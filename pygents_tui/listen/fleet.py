@@ -92,6 +92,9 @@ class FleetModel(Folding):
         self._inbox: deque[tuple[Batch, float, int]] = deque()
         self._pending = 0
         self._second = int(self._epoch)
+        # What a program sets to send here (``listen_app`` knows where it listens): the
+        # empty panels say it, so that a first run shows what to do next.
+        self.send_here: str | None = None
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -215,9 +218,24 @@ class FleetModel(Folding):
             return note
         if panel == "values" and not self.previews_seen:
             return "values are counted; previews are sent only with content capture on"
-        if panel in ("agents", "running") and self.services and not self.live_seen:
-            return "no live records yet: turns show when their spans end (turn live mode on)"
+        if panel in ("agents", "running", "events", "timeline") and not self.services:
+            how = self.send_here or "point a program's OTLP exporter here"
+            return f"nothing received yet: {how}, with pygents_otel.configure(live=True)"
+        if panel in ("agents", "running"):
+            return self._spans_only()
         return None
+
+    def _spans_only(self) -> str | None:
+        """Which services sent no live record yet, per service: one that sends them
+        must not hide another whose running agents show as idle for want of them."""
+        quiet = sorted(s.label for s in self.services.values() if not s.live)
+        if not quiet:
+            return None
+        effect = "turns show when their spans end (turn live mode on)"
+        if len(quiet) == len(self.services):
+            return f"no live records yet: {effect}"
+        named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
+        return f"no live records yet from {named}: its {effect}"
 
     def counters(self) -> dict[str, int]:
         counts = dict(self.counts)

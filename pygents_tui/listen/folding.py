@@ -102,7 +102,7 @@ class Folding(Services):
         if handler is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
             handler = self._context
         if handler is not None:
-            self.live_seen = True
+            service.live = True
             handler(service, record, self.local_time(service, record.time_ns, mono, wall))
 
     # -- turns ------------------------------------------------------------------------------------
@@ -137,6 +137,12 @@ class Folding(Services):
             agent.values += count - turn.values
         turn.values = count
 
+    def _returned(self, turn: TurnEntry) -> None:
+        """Count what a completed turn that does not stream returned as its one value,
+        as the in-process source does, once both its start and its end are known."""
+        if turn.returns and turn.stop_reason is StopReason.COMPLETED and not turn.values:
+            self._values(turn, 1)
+
     def _end_time(self, turn: TurnEntry, end_ns: int, at: float) -> float:
         """Exact when both ends come from the same sender's clock."""
         if turn.start_ns and end_ns >= turn.start_ns:
@@ -145,6 +151,7 @@ class Folding(Services):
 
     def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
         turn.end(reason, ended, error)
+        self._returned(turn)
         self.stop_running(turn)
         self.recent.append(turn)
         turn.service.turns.append(turn)
@@ -195,7 +202,9 @@ class Folding(Services):
         if found is None:
             return
         turn, agent = found
+        turn.returns = attributes.get(k.TURN_STREAMING) is False
         if turn.ended is not None:
+            self._returned(turn)
             return  # its end came first: a start now must not make it run again
         turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or turn.timeout
@@ -330,7 +339,7 @@ class Folding(Services):
                 turn = self.turns.get(f"{service.id}/{uuid}")
                 if turn is not None and turn.agent is None:
                     self._adopt(turn, agent)
-        if not self.live_seen:  # no live records: the span is all we know of the run
+        if not service.live:  # no live records: the span is all we know of the run
             reason = stop_reason(
                 span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"
             )

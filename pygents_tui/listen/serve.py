@@ -36,6 +36,13 @@ def listen_app(
         for name, port in (("gRPC", grpc_port), ("HTTP", http_port))
         if port is not None
     ]
+    if grpc_port is not None:
+        fleet.send_here = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
+    elif http_port is not None:
+        fleet.send_here = (
+            f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port} "
+            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
+        )
     return Dashboard(
         view=fleet,
         title="listen · " + " · ".join(where),

@@ -47,7 +47,6 @@ class Services:
         self.running: dict[str, TurnEntry] = {}
         self.recent: Ring[TurnEntry] = Ring(limits.recent)
         self.counts: Counter[str] = Counter()
-        self.live_seen = False  # any live record received at all
         self.previews_seen = False  # any value preview received at all
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
         self._service_ids = 0

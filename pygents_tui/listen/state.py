@@ -116,6 +116,7 @@ class ServiceState:
     spans: int = 0
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
+    live: bool = False  # any live record from it: else its agents are known by spans only
     agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
     # The keys of its turns in the model's turn index or running table, so that
     # removing the service costs its own turns, not a scan of every table.
@@ -168,6 +169,10 @@ class TurnEntry(TurnFacts):
     args_preview: str | None = None
     output_preview: str | None = None
     tags: tuple[str, ...] = ()
+    # Its start record said it does not stream, so what it returns counts as its one
+    # value, as the in-process source counts it (a sender counts streamed values only;
+    # a turn known from its span alone is not known not to stream, and is not counted).
+    returns: bool = False
 
     @property
     def stale(self) -> bool:

@@ -50,13 +50,31 @@ def _available(node: DOMNode, binding: Binding) -> bool:
         return True
 
 
-def _lines(app: App[object], node: DOMNode) -> Iterator[tuple[str, str, str, bool]]:
+def _applies(app: App[object], action: str) -> bool:
+    """Whether the app's source offers ``action`` at all (``key_applies``): a key for
+    what it never does (pausing a remote agent) is not listed; one that has nothing
+    to act on yet is, dimmed (`_available`)."""
+    applies = getattr(app, "key_applies", None)
+    return applies is None or bool(applies(action))
+
+
+def _lines(
+    app: App[object], node: DOMNode, listed: set[str]
+) -> Iterator[tuple[str, str, str, bool]]:
     """(keys, description, tooltip, available) per action of ``node``: the keys bound
     to one action are listed together, and so are the keys of one action called with
-    different arguments (``1`` … ``7``: show a panel), their descriptions joined."""
+    different arguments (``1`` … ``7``: show a panel), their descriptions joined.
+
+    A key in ``listed`` (by a node before) is not listed again, and the keys listed
+    here are added to it: each key is listed once (the app's ``ctrl+c`` interrupts;
+    a screen's copy of selected text under the same key would say otherwise)."""
     grouped: dict[str, list[Binding]] = {}
     for binding in bindings_of(node):
-        grouped.setdefault(parse(binding.action)[1], []).append(binding)
+        action = parse(binding.action)[1]
+        if binding.key in listed or not _applies(app, action):
+            continue
+        grouped.setdefault(action, []).append(binding)
+    listed.update(b.key for bindings in grouped.values() for b in bindings)
     for bindings in grouped.values():
         keys = " ".join(dict.fromkeys(app.get_key_display(b) for b in bindings))
         by_action = {b.action: b for b in reversed(bindings)}  # the first binding of each
@@ -86,8 +104,9 @@ def key_map(screen: Screen[object]) -> Text:
         ancestors = [node for node in focused.ancestors_with_self if isinstance(node, Widget)]
         chain += [node for node in reversed(ancestors) if not isinstance(node, Screen)]
     text = Text()
+    listed: set[str] = set()
     for node in chain:
-        lines = list(_lines(app, node))
+        lines = list(_lines(app, node, listed))
         if not lines:
             continue
         text.append(f"{_title(node)}\n", style="bold underline")

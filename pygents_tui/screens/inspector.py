@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from pygents import StopReason
 from pygents_tui._errors import Traceback, summary
 from pygents_tui._visible import visible
 from pygents_tui.state import DashboardView, TraceTree, TurnRow
@@ -54,7 +55,9 @@ def trace_link(trace_url: str, trace_id: str) -> str:
 
 
 def _state(record: TurnRow, elapsed: float) -> str:
-    if record.stop_reason is not None:
+    if record.stop_reason is StopReason.ERROR:
+        what = "failed"  # the word the agents table and the event log use
+    elif record.stop_reason is not None:
         what = str(record.stop_reason)
     else:
         what = "stale (its process stopped sending)" if record.stale else "running"

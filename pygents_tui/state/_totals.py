@@ -89,7 +89,7 @@ class AgentTotals:
         if reason is StopReason.ERROR:
             self.failed += 1
             self.last_error = turn.error
-            return "error", f"✖ {tool}: {turn.error or 'error'}"
+            return "failed", f"✖ {tool}: {turn.error or 'failed'}"
         self.cancelled += 1
         return "turn", f"⊘ {tool} cancelled"
 

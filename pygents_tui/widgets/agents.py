@@ -42,6 +42,14 @@ def _capacity(capacity: Capacity | None) -> str:
     return f"{capacity.size}/{capacity.limit or '∞'}"
 
 
+def _counts(row: AgentRow) -> str:
+    """Completed / failed / timed out, then ``⊘n`` once a turn was cancelled (a sibling
+    failing under a task group cancels the others' turns: without it those turns would
+    be counted nowhere, and the agent would look as if it never ran)."""
+    counts = f"{row.completed}/{row.failed}/{row.timed_out}"
+    return f"{counts} ⊘{row.cancelled}" if row.cancelled else counts
+
+
 def cells(row: AgentRow) -> tuple[str, ...]:
     """The row's cells as text, in the order of ``AgentsTable.COLUMNS``; what a
     finished agent no longer has is a dash, what is not known yet a question mark."""
@@ -56,7 +64,7 @@ def cells(row: AgentRow) -> tuple[str, ...]:
         row.state,
         depth,
         row.current_tool or "",
-        f"{row.completed}/{row.failed}/{row.timed_out}",
+        _counts(row),
         str(row.values),
         context,
         sparkline(row.throughput, 8) or "▁" * 8,
@@ -83,7 +91,7 @@ class AgentsTable(NavigableTable[Text]):
         ("rate", "Rate", 8),
     )
     LEGEND: ClassVar[Legend] = (
-        ("✔/✖/⏱", "turns completed / failed / timed out"),
+        ("✔/✖/⏱", "turns completed / failed / timed out; ⊘n: n turns cancelled"),
         ("Values", "values streamed or returned"),
         ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),
         ("Rate", "completed turns per second, last 8 s"),

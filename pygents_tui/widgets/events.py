@@ -12,6 +12,10 @@ from pygents_tui.state import DashboardView
 from pygents_tui.widgets._panel import FollowingLog
 from pygents_tui.widgets._text import Legend, legend
 
+_ALIASES = {"failed": "error"}
+"""Older names of event kinds, still matched by the filter (a failed turn's kind was
+``error`` before the dashboard named it ``failed`` everywhere)."""
+
 
 class EventsPanel(Vertical):
     """The newest events first-to-last; ``/`` focuses the filter (agent, kind or text)."""
@@ -69,7 +73,8 @@ class EventsPanel(Vertical):
         lines = [
             f"{e.at - epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
             for e in entries
-            if not needle or needle in f"{e.agent} {e.kind} {e.text}".lower()
+            if not needle
+            or needle in f"{e.agent} {e.kind} {_ALIASES.get(e.kind, '')} {e.text}".lower()
         ]
         if lines:
             self.log_widget.write_lines(lines)

@@ -48,6 +48,7 @@ class TimelineTable(NavigableTable[object]):
         ("█ magenta", "timed out"),
         ("█ grey", "cancelled"),
         ("▒ cyan", "still running"),
+        ("window", "the last 30 s up to now; when nothing runs, up to the last turn's end"),
     )
     """What the waterfall's colours mean: shown in the help screen and as the tooltip."""
 
@@ -78,6 +79,9 @@ class TimelineTable(NavigableTable[object]):
         self._turns_running = bool(running)
         records: list[TurnRow] = [*model.recent_turns(agent), *running][-60:]
         now = model.clock()
+        # The window ends now while turns run; else at the last activity, so that the
+        # bars of a program that ended stay in view however long ago it ended.
+        end = now if running else max((r.ended or r.started for r in records), default=now)
         selected = self.selected_uuid
         self.clear()
         for record in records:
@@ -85,7 +89,7 @@ class TimelineTable(NavigableTable[object]):
                 plain(record.agent_label),  # names are data, never markup
                 plain(record.tool),
                 f"{record.elapsed_at(now):.2f}s",
-                self._bar(record, now),
+                self._bar(record, now, end),
                 key=record.key,
             )
         if selected is not None and selected in self.rows:
@@ -93,13 +97,16 @@ class TimelineTable(NavigableTable[object]):
         elif self.row_count:
             self.move_cursor(row=self.row_count - 1, scroll=True)
 
-    def _bar(self, record: TurnRow, now: float) -> Text:
+    def _bar(self, record: TurnRow, now: float, window_end: float) -> Text:
+        """The turn's bar in the `WINDOW` seconds up to ``window_end``; at least one
+        cell wide, even for a turn that took no time at the window's very end."""
         width = 40
-        start = now - self.WINDOW
+        start = window_end - self.WINDOW
         left = int((record.started - start) / self.WINDOW * width)
         end = record.ended if record.ended is not None else now
         right = int((end - start) / self.WINDOW * width)
-        left, right = max(left, 0), min(max(right, left + 1), width)
+        left = min(max(left, 0), width - 1)
+        right = min(max(right, left + 1), width)
         running = ("▒", "cyan")
         glyph, colour = _GLYPH[record.stop_reason] if record.stop_reason else running
         return Text(" " * left + glyph * (right - left), style=colour)

@@ -526,7 +526,7 @@ async def test_timeline_and_inspector(until: Any, text_of: Any) -> None:
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         screen = text_of(app)
         assert "explode" in screen
-        assert "error" in screen  # stop reason
+        assert "failed after" in screen  # stop reason
         assert "exception" in screen
         assert "ValueError('exploded: on purpose')" in screen
         assert "reason = on purpose" in screen

@@ -96,7 +96,7 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
     assert turn_ends(model.log) == [
         ("turn", "✔ ok …s"),
         ("turn", "✔ ok …s"),
-        ("error", "✖ broken"),
+        ("failed", "✖ broken"),
         ("timeout", "⏱ blocks timed out after 0.02s"),
     ]
 

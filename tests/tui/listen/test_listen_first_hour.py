@@ -1,0 +1,103 @@
+"""The first hour with ``pygents-tui listen``: what it counts matches what ``run``
+counts for the same program, and what it shows before anything arrived says what to do."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.trace import TracerProvider
+from otlp_sender import MakeSender
+from test_listen_live import exporting, settle
+
+from pygents import Agent, Turn, subscribe, tool
+from pygents_tui.app import Dashboard
+from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.listen.serve import listen_app
+from pygents_tui.model import DashboardModel
+from pygents_tui.screens import HelpScreen
+from pygents_tui.screens.help import key_map
+from pygents_tui.widgets import AgentsTable
+
+__all__ = ["exporting"]  # a fixture, shared with the live-mode tests
+
+TextOf = Callable[[Dashboard], str]
+
+
+async def test_returned_values_are_counted_under_listen_as_under_run(
+    fleet: FleetModel, exporting: tuple[TracerProvider, LoggerProvider], until: Any
+) -> None:
+    @tool()
+    async def shout(word: str) -> str:
+        return word.upper()
+
+    @tool()
+    async def spell(word: str) -> AsyncIterator[str]:
+        for letter in word:
+            yield letter
+
+    model = DashboardModel()
+    with subscribe(model):
+        agent = Agent("returns", "three returned values, then two streamed", [shout, spell])
+        for word in ("a", "b", "c"):
+            await agent.put(Turn(shout, args=[word]))
+        await agent.put(Turn(spell, args=["de"]))
+        assert [value async for _, value in agent.run()] == ["A", "B", "C", "d", "e"]
+    model.drain()
+    await settle(fleet, exporting)
+
+    (remote,) = fleet.agent_rows()
+    assert model.agents["returns"].values == remote.values == 5
+
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app._main.query_one(AgentsTable)
+        await until(pilot, lambda: table.row_count == 1)
+        keys = [key for key, _label, _width in AgentsTable.COLUMNS]
+        assert str(table.get_row_at(0)[keys.index("values")]) == "5"
+
+
+async def test_a_second_service_without_live_records_is_named_in_the_agents_panel_hint(
+    fleet: FleetModel, receiver: Receiver, senders: MakeSender, until: Any, text_of: TextOf
+) -> None:
+    app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
+    async with app.run_test(size=(130, 40)) as pilot:
+        live = senders("grpc", service="checkout", instance="pod-a")
+        planner = live.agent("planner")
+        live.turn_start(planner, live.run_start(planner), "fetch", timeout=9.0)
+        await live.sent()
+        await until(pilot, lambda: "checkout@pod-a/planner" in text_of(app))
+        assert "no live records" not in text_of(app)
+
+        legacy = senders("grpc", service="legacy", instance="l-1")
+        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sorter"}
+        legacy.tracer.start_span("invoke_agent sorter", attributes=attributes).end()
+        await legacy.sent()
+        line = "no live records yet from legacy@l-1: its turns show when their spans end"
+        await until(pilot, lambda: line in text_of(app))
+        assert "checkout@pod-a, " not in text_of(app)  # the live one is not named
+
+
+async def test_the_help_lists_each_key_once_and_not_pause_when_listening(
+    fleet: FleetModel, until: Any, text_of: TextOf
+) -> None:
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 80)) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        keys = [line.split()[0] for line in key_map(app.screen.over).plain.splitlines() if line]
+        assert keys.count("^c") == 1  # ctrl+c
+        assert "p" not in keys  # a listening dashboard never pauses an agent
+        assert "space" in keys
+        assert "?" in keys
+
+
+async def test_a_listening_dashboard_with_nothing_yet_says_how_to_send_it_some(
+    fleet: FleetModel, receiver: Receiver, until: Any, text_of: TextOf
+) -> None:
+    app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
+    async with app.run_test(size=(130, 40)) as pilot:
+        endpoint = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{receiver.grpc_port}"
+        await until(pilot, lambda: endpoint in text_of(app))
+        assert "pygents_otel.configure(live=True)" in text_of(app)
