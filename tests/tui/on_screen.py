@@ -10,6 +10,7 @@ styles (colours, links), so a test can check how text is drawn, not only what it
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from textual.app import App
@@ -65,3 +66,14 @@ def _top(screen: Screen[Any], x: int, y: int) -> tuple[Widget, Region] | None:
         return screen.get_widget_at(x, y)
     except NoWidget:
         return None
+
+
+def control_characters(lines: list[str]) -> list[tuple[int, str]]:
+    """Every control character in ``lines`` (a screen read by `screen_lines`), with the
+    row it is on: what a hostile name could make a terminal obey."""
+    return [
+        (row, repr(char))
+        for row, line in enumerate(lines)
+        for char in line
+        if unicodedata.category(char) == "Cc"
+    ]

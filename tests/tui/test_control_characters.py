@@ -7,12 +7,11 @@ inspector and its trace, in the toasts and the header."""
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from on_screen import screen_lines
+from on_screen import control_characters, screen_lines
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind
 
@@ -39,16 +38,6 @@ SPAN = "GET \x1b[2J/x"
 URL = "http://h/\x1b]0;U\x07"
 TITLE = "run \x1b]0;pwned\x07"
 BOOM = "boom\x1b[2J\r"
-
-
-def controls(lines: list[str]) -> list[tuple[int, str]]:
-    """Every control character on the screen, with the row it is on."""
-    return [
-        (row, repr(char))
-        for row, line in enumerate(lines)
-        for char in line
-        if unicodedata.category(char) == "Cc"
-    ]
 
 
 def named(fn: Callable[..., Any], name: str) -> Any:
@@ -162,7 +151,7 @@ async def test_control_characters_in_the_programs_text_are_shown_visible_everywh
         await pilot.press("q")
         await pilot.pause()
 
-    assert controls(seen) == []
+    assert control_characters(seen) == []
     shown = "\n".join(seen)
     for text in (
         "a␛]0;T␇",  # the agent, in the table, the panels, the inspector, the toast

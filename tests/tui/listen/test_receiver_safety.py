@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 import tracemalloc
-import unicodedata
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from hostile_traffic import (
     request_of_spans,
     traces_request,
 )
-from on_screen import screen_lines
+from on_screen import control_characters, screen_lines
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.sdk.trace.export import SpanExportResult
 from otlp_sender import MakeSender
@@ -384,16 +383,6 @@ URL = "http://h/\x00\x1b[2J"
 LABEL = "s␛]0;T␇@i-1/a␛[2J"
 
 
-def controls(lines: list[str]) -> list[tuple[int, str]]:
-    """Every control character on the screen, with the row it is on."""
-    return [
-        (row, repr(char))
-        for row, line in enumerate(lines)
-        for char in line
-        if unicodedata.category(char) == "Cc"
-    ]
-
-
 def shown(lines: list[str]) -> str:
     return "\n".join(lines)
 
@@ -442,7 +431,7 @@ async def test_control_characters_received_over_otlp_are_shown_visible_everywher
             await pilot.press("escape")
             await until(pilot, lambda: not isinstance(app.screen, InspectorScreen))
 
-    assert controls(seen) == []
+    assert control_characters(seen) == []
     text = shown(seen)
     for expected in (
         LABEL,  # the agents table, the running panel, the timeline, the inspector
