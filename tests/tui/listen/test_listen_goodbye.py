@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from otlp_requests import Event, logs_batch
 from textual.widgets import DataTable
-from worker_processes import Spawn, Worker
+from worker_processes import Spawn, Worker, drain_until
 
 from pygents_tui.app import Dashboard
 from pygents_tui.listen import FleetModel, Receiver
@@ -39,22 +39,7 @@ async def receiver(fleet: FleetModel) -> AsyncIterator[Receiver]:
 
 
 async def until(fleet: FleetModel, holds: Callable[[], bool], workers: list[Worker]) -> None:
-    """Drain on every arrival (and at least each second, for staleness) until
-    ``holds()``, or fail at the deadline with what the workers said."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        fleet.drain()
-        if holds():
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            logs = "\n".join(f"--- {w.service}:\n{w.log()}" for w in workers)
-            pytest.fail(f"the fleet model did not get there in time; workers said:\n{logs}")
-        try:
-            async with asyncio.timeout(min(left, 0.5)):
-                await fleet.arrived.wait()
-        except TimeoutError:
-            pass
+    await drain_until(fleet, holds, time.monotonic() + DEADLINE, workers)
 
 
 def states(fleet: FleetModel) -> dict[str, str]:

@@ -11,37 +11,14 @@ for the model to say so, on the model's own arrival signal, within a bounded tim
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 
-import pytest
-from worker_processes import VALUES, Spawn, Worker
+from worker_processes import VALUES, Spawn, drain_until
 
 from pygents import StopReason
 from pygents_tui.listen import FleetModel, Receiver
 
 DEADLINE = 90.0  # seconds for the whole scenario: only a broken pipeline waits this long
-
-
-async def until(
-    fleet: FleetModel, holds: Callable[[], bool], deadline: float, workers: list[Worker]
-) -> None:
-    """Drain the model each time something arrives, until ``holds()`` — or fail at the
-    deadline with what the workers said."""
-    while True:
-        fleet.drain()
-        if holds():
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            logs = "\n".join(f"--- {w.service}:\n{w.log()}" for w in workers)
-            pytest.fail(f"the fleet model did not get there in time; workers said:\n{logs}")
-        try:
-            async with asyncio.timeout(min(left, 1.0)):  # staleness is re-checked too
-                await fleet.arrived.wait()
-        except TimeoutError:
-            pass
 
 
 async def test_three_worker_processes_show_live_in_the_fleet_model(
@@ -62,7 +39,7 @@ async def test_three_worker_processes_show_live_in_the_fleet_model(
         running = {t.service.name for t in fleet.running_turns()}
         return running == services
 
-    await until(fleet, waiting, deadline, workers)
+    await drain_until(fleet, waiting, deadline, workers)
 
     rows = fleet.agent_rows()
     assert sorted((a.service.name, a.name) for a in rows) == [
@@ -92,7 +69,7 @@ async def test_three_worker_processes_show_live_in_the_fleet_model(
         done = [t for t in fleet.recent_turns() if t.tool == "wait_for_go"]
         return not fleet.running_turns() and len(done) == 3
 
-    await until(fleet, finished, deadline, workers)
+    await drain_until(fleet, finished, deadline, workers)
 
     for turn in fleet.recent_turns():
         assert turn.stop_reason is StopReason.COMPLETED

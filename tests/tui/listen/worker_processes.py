@@ -7,13 +7,19 @@ Import it from a test module here as ``from worker_processes import Worker``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+import pytest
+
+from pygents_tui.listen import FleetModel
 
 __all__ = ["VALUES", "Spawn", "Worker", "Workers"]
 
@@ -90,3 +96,24 @@ class Workers:
 
 
 Spawn = Callable[..., Worker]
+
+
+async def drain_until(
+    fleet: FleetModel, holds: Callable[[], bool], deadline: float, workers: list[Worker]
+) -> None:
+    """Drain the model each time something arrives (and at least every half second, so
+    staleness is re-checked), until ``holds()`` — or fail at ``deadline`` (monotonic)
+    with what the workers said."""
+    while True:
+        fleet.drain()
+        if holds():
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            logs = "\n".join(f"--- {w.service}:\n{w.log()}" for w in workers)
+            pytest.fail(f"the fleet model did not get there in time; workers said:\n{logs}")
+        try:
+            async with asyncio.timeout(min(left, 0.5)):
+                await fleet.arrived.wait()
+        except TimeoutError:
+            pass
