@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import ClassVar, Protocol, Self, TypeVar
 
 from textual.binding import Binding, BindingType
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Log
 
@@ -93,6 +94,29 @@ class FollowingLog(Log):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("end", "scroll_end", "Follow", show=False, tooltip="follow the newest line again"),
     ]
+
+    FOLLOW_HINT = "scrolled back: not following new lines (end follows again)"
+    """What a panel shows under the log while ``following`` is false: a log that
+    stopped following must say so, or new lines seem to stop coming."""
+
+    following: reactive[bool] = reactive(True)
+    """Whether the log is at its newest line (and so follows what is written)."""
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._show_following()
+
+    def _show_following(self) -> None:
+        self.following = self.is_vertical_scroll_end
+
+    def refill(self, lines: Iterable[str]) -> None:
+        """Replace every line and follow the newest: a rebuilt log (a new filter) has
+        no position worth keeping, and the old one's scroll offset, left standing by
+        ``clear``, would leave the new log stuck part-way up, no longer following."""
+        self.clear()
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.write_lines(lines, scroll_end=True)
+        self._show_following()
 
     def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
         return super().write_lines(map(visible, lines), scroll_end)

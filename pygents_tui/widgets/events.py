@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Input, Log
+from textual.widgets import Input, Static
 
-from pygents_tui.state import DashboardView
+from pygents_tui.state import DashboardView, EventRow
 from pygents_tui.widgets._panel import FollowingLog
 from pygents_tui.widgets._text import Legend, legend
 
@@ -24,6 +25,7 @@ class EventsPanel(Vertical):
     EventsPanel { height: 1fr; }
     EventsPanel Input { height: 3; }
     EventsPanel Log { height: 1fr; }
+    EventsPanel #follow-hint { height: 1; color: $warning; display: none; }
     """
 
     LEGEND: ClassVar[Legend] = (
@@ -45,16 +47,23 @@ class EventsPanel(Vertical):
         log = FollowingLog(max_lines=2000, highlight=False, id="event-log")
         log.tooltip = legend(self.LEGEND)
         yield log
+        yield Static(FollowingLog.FOLLOW_HINT, id="follow-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.watch(self.log_widget, "following", self._show_following, init=False)
+
+    def _show_following(self, following: bool) -> None:
+        self.query_one("#follow-hint").display = not following
 
     @property
-    def log_widget(self) -> Log:
-        return self.query_one("#event-log", Log)
+    def log_widget(self) -> FollowingLog:
+        return self.query_one("#event-log", FollowingLog)
 
     def set_filter(self, text: str) -> None:
         self._filter = text.strip().lower()
-        self.log_widget.clear()
-        self._written = 0
-        self.refresh_from(None)
+        total, log = self.model.event_log()
+        self.log_widget.refill(self._lines(log))
+        self._written = total
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.set_filter(event.value)
@@ -67,15 +76,18 @@ class EventsPanel(Vertical):
         fresh = min(total - self._written, len(log))
         if fresh <= 0:
             return
-        entries = list(log)[-fresh:]
+        lines = self._lines(list(log)[-fresh:])
+        if lines:
+            self.log_widget.write_lines(lines)
+        self._written = total
+
+    def _lines(self, entries: Iterable[EventRow]) -> list[str]:
+        """The entries that pass the filter, as the log's lines."""
         needle = self._filter
-        epoch = model.epoch
-        lines = [
+        epoch = self.model.epoch
+        return [
             f"{e.at - epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
             for e in entries
             if not needle
             or needle in f"{e.agent} {e.kind} {_ALIASES.get(e.kind, '')} {e.text}".lower()
         ]
-        if lines:
-            self.log_widget.write_lines(lines)
-        self._written = total

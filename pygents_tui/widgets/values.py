@@ -17,13 +17,9 @@ class ValuesLog(FollowingLog):
         self._agent: str | None = None
         self._written = 0
 
-    @property
-    def following(self) -> bool:
-        return self.is_vertical_scroll_end
-
     def refresh_from(self, agent: str | None) -> None:
         if agent != self._agent:
-            self.clear()
+            self.refill(())  # another agent's tail: from its newest value
             self._agent = agent
             self._written = 0
         if agent is None:
