@@ -1,0 +1,129 @@
+"""W10: replaying a long recording (``pygents-tui replay``), headless.
+
+A synthetic recording of ``services`` services over ``seconds`` seconds is written
+straight as OTLP/JSON lines (no SDK: an hour of ten services is written in seconds):
+every second each service sends one logs request (the live records of four turns
+starting and ending) and one traces request (their four turn spans and two tool
+spans): 14 items a request pair, about a million for ten services over an hour.
+
+Measured on the replay view the dashboard reads (`ReplayView`), without the UI:
+the first screen (from opening the file to the first drained state with the
+services in it), a seek (to the middle of the recording, from the start: a fresh
+model warmed up from the nearest index point), and the process's resident memory
+after the seek and after playing on at 100×.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pygents_tui.recording import ReplayView
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+START_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
+TURNS_PER_SECOND = 4
+
+
+@dataclass(frozen=True)
+class ReplayFigures:
+    records: int  # items (spans and log records) in the file
+    lines: int
+    megabytes: float
+    first_screen: float  # seconds
+    seek: float  # seconds
+    rss_mib: float  # the largest resident size seen
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * _PAGE / 2**20
+
+
+def _resource(service: int) -> str:
+    return (
+        '{"attributes":[{"key":"service.name","value":{"stringValue":"svc-%d"}},'
+        '{"key":"service.instance.id","value":{"stringValue":"i-%d"}}]}' % (service, service)
+    )
+
+
+def _attr(key: str, value: str) -> str:
+    return '{"key":"%s","value":{"stringValue":"%s"}}' % (key, value)
+
+
+def write_recording(path: Path, services: int, seconds: int) -> tuple[int, int]:
+    """Write the synthetic recording; (items, lines) written."""
+    items = lines = 0
+    with open(path, "w") as out:
+        for second in range(seconds):
+            base = START_NS + second * 10**9
+            for service in range(services):
+                resource = _resource(service)
+                agent = [_attr("gen_ai.agent.name", f"agent-{service}"),
+                         _attr("gen_ai.agent.id", f"agent-{service}")]
+                records, spans = [], []
+                for turn in range(TURNS_PER_SECOND):
+                    uuid = f"{service:04x}{second:08x}{turn:04x}".ljust(32, "0")
+                    start, end = base + turn * 200_000_000, base + turn * 200_000_000 + 150_000_000
+                    shared = ",".join([*agent, _attr("pygents.turn.uuid", uuid),
+                                       _attr("pygents.tool.name", "work")])
+                    trace = f"{service + 1:08x}{second:016x}{turn:08x}"
+                    for name, at in (("pygents.turn.start", start), ("pygents.turn.end", end)):
+                        records.append(
+                            '{"timeUnixNano":"%d","eventName":"%s","traceId":"%s",'
+                            '"spanId":"%016x","attributes":[%s]}' % (at, name, trace, turn + 1, shared)
+                        )
+                    spans.append(
+                        '{"traceId":"%s","spanId":"%016x","name":"turn work","kind":1,'
+                        '"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[%s]}'
+                        % (trace, turn + 1, start, end, shared)
+                    )
+                    if turn % 2 == 0:
+                        spans.append(
+                            '{"traceId":"%s","spanId":"%016x","parentSpanId":"%016x",'
+                            '"name":"execute_tool work","kind":1,"startTimeUnixNano":"%d",'
+                            '"endTimeUnixNano":"%d"}' % (trace, turn + 100, turn + 1, start, end)
+                        )
+                out.write(
+                    '{"resourceLogs":[{"resource":%s,"scopeLogs":[{"scope":{"name":'
+                    '"pygents_otel.live"},"logRecords":[%s]}]}]}\n' % (resource, ",".join(records))
+                )
+                out.write(
+                    '{"resourceSpans":[{"resource":%s,"scopeSpans":[{"scope":{"name":'
+                    '"pygents"},"spans":[%s]}]}]}\n' % (resource, ",".join(spans))
+                )
+                items += len(records) + len(spans)
+                lines += 2
+    return items, lines
+
+
+def w10(services: int = 10, seconds: int = 3600) -> ReplayFigures:
+    """Write the recording in a temporary directory, then measure; see the module."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "w10.jsonl"
+        items, lines = write_recording(path, services, seconds)
+        size = path.stat().st_size / 2**20
+        rss = _rss_mib()
+        began = time.perf_counter()
+        from pygents_tui.replay import open_replay
+
+        view: ReplayView = open_replay(str(path), speed=1.0)
+        view.drain()
+        assert view.agent_rows(), "the first screen shows no agent"
+        first = time.perf_counter() - began
+        rss = max(rss, _rss_mib())
+        began = time.perf_counter()
+        view.replay.seek((view.replay.start_ns + view.replay.end_ns) // 2)
+        view.drain()
+        seek = time.perf_counter() - began
+        assert len(view.agent_rows()) == services
+        rss = max(rss, _rss_mib())
+        view.replay.set_speed(100.0)
+        for _ in range(20):  # play on a while, as the dashboard's timer would
+            view.drain()
+            rss = max(rss, _rss_mib())
+        view.close()
+    return ReplayFigures(items, lines, size, first, seek, rss)
