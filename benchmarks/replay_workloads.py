@@ -25,7 +25,7 @@ from pygents_tui.recording import ReplayView
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 START_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
-TURNS_PER_SECOND = 4
+TURNS_PER_SECOND = 8
 
 
 @dataclass(frozen=True)

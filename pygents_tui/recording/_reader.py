@@ -20,7 +20,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, Self
 
 from pygents_tui.recording._format import Signal, signal_of, time_of
 
@@ -80,11 +80,18 @@ class Recording:
         self._newest = 0  # the newest time read since the last known point
         self._known = True  # whether reading went on from the start or an index point
         self._since_point = 0
-        self.first_ns, self.last_ns = self._first_time(), self._last_time()
+        self.first_ns = self._first_time()
+        self.last_ns = self._last_time()
         self.rewind()
 
     def close(self) -> None:
         self._file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @property
     def offset(self) -> int:
@@ -155,10 +162,9 @@ class Recording:
         there finds every request from ``time_ns`` on (those before it, the caller
         skips by their time)."""
         if self.index and self.index[-1][0] >= time_ns:
-            at = bisect.bisect_right(self.index, (time_ns, self.size + 1)) - 1
-            newest, offset = self.index[max(at, 0)]
-            if at < 0:
-                newest, offset = 0, 0
+            # The last point before which every line is older than ``time_ns``.
+            at = bisect.bisect_left(self.index, (time_ns, -1)) - 1
+            newest, offset = self.index[at] if at >= 0 else (0, 0)
             self._goto(offset, newest, known=True)
             return
         low = self.index[-1][1] if self.index else 0
