@@ -284,8 +284,15 @@ def _replay(quick: bool) -> list[Row]:
             "≤ 2 s",
             res.first_screen <= 2.0,
         ),
-        Row("W10s", "seek to the middle of W10's recording", f"{res.seek:.2f} s", "", None,
-            "≤ 1 s", res.seek <= 1.0),
+        Row(
+            "W10s",
+            "seek to the middle of W10's recording",
+            f"{res.seek:.2f} s",
+            "",
+            None,
+            "≤ 1 s",
+            res.seek <= 1.0,
+        ),
     ]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-__all__ = ["Signal", "TOP_FIELDS", "signal_of", "time_of"]
+__all__ = ["TOP_FIELDS", "Signal", "signal_of", "time_of"]
 
 Signal = Literal["traces", "logs", "metrics"]
 

@@ -25,6 +25,7 @@ fleet as for a quiet one. A short jump forward (within the warm-up) reads on.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from typing import Final, Protocol
 from pygents_tui.listen.decode import Batch, Limits, Malformed, decode
 from pygents_tui.recording._reader import Line, Recording
 
-__all__ = ["MAX_SPEED", "Model", "ModelFactory", "Replay", "SPEEDS"]
+__all__ = ["MAX_SPEED", "SPEEDS", "Model", "ModelFactory", "Replay"]
 
 SPEEDS: Final = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 MAX_SPEED: Final = SPEEDS[-1]
@@ -219,6 +220,6 @@ class Replay:
 
 
 def clamp_speed(speed: float) -> float:
-    if not speed == speed:  # NaN
+    if math.isnan(speed):
         return SPEEDS[0]
     return min(max(float(speed), SPEEDS[0]), MAX_SPEED)

@@ -32,9 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ReplayView"]
 
-_NOT_LIVE = (
-    "a replay shows what was recorded: it cannot pause agents (space pauses the replay)"
-)
+_NOT_LIVE = "a replay shows what was recorded: it cannot pause agents (space pauses the replay)"
 
 
 class ReplayView:

@@ -27,7 +27,6 @@ from typing import Any, Final
 
 from google.protobuf import json_format  # type: ignore[import-untyped]  # no stubs installed
 from google.protobuf.message import Message  # type: ignore[import-untyped]  # no stubs installed
-
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2

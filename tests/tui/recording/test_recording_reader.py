@@ -61,7 +61,8 @@ def test_reading_returns_every_request_in_order_with_its_offset(
     while (line := recording.read()) is not None:
         lines.append(line)
     assert len(lines) == 180
-    assert recording.first_ns == T0 and recording.last_ns == T0 + 59 * SECOND + SECOND // 2
+    assert recording.first_ns == T0
+    assert recording.last_ns == T0 + 59 * SECOND + SECOND // 2
     assert [line.signal for line in lines[:3]] == ["logs", "logs", "traces"]
     raw = (tmp_path / "r.jsonl").read_bytes()
     assert all(raw[line.offset : line.offset + len(line.data)] == line.data for line in lines)
@@ -81,7 +82,8 @@ def test_the_index_grows_as_the_file_is_read_and_a_seek_lands_before_its_time(
     target = T0 + 30 * SECOND
     recording.seek_time(target)
     first = recording.read()
-    assert first is not None and first.time_ns <= target  # at or before the target...
+    assert first is not None
+    assert first.time_ns <= target
     seen = [first]
     while (line := recording.read()) is not None:
         seen.append(line)
@@ -161,7 +163,8 @@ def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, kind: str) -> No
     with pytest.raises(RecordingError) as raised:
         Recording(path)
     message = str(raised.value)
-    assert "\n" not in message and str(path) in message
+    assert "\n" not in message
+    assert str(path) in message
 
 
 def test_an_empty_file_opens_and_has_nothing_to_read(
@@ -170,4 +173,5 @@ def test_an_empty_file_opens_and_has_nothing_to_read(
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
     recording = opened(path)
-    assert recording.first_ns == 0 and recording.read() is None
+    assert recording.first_ns == 0
+    assert recording.read() is None

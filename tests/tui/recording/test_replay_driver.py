@@ -57,7 +57,8 @@ def test_at_one_x_ten_seconds_of_clock_play_ten_seconds_of_recording(
     view: ReplayView, clock: FakeClock
 ) -> None:
     view.drain()
-    assert seconds_in(view) == 0 and rows(view) == [("svc@svc-1/planner", "running")]
+    assert seconds_in(view) == 0
+    assert rows(view) == [("svc@svc-1/planner", "running")]
     clock.advance(10.0)
     view.drain()
     assert seconds_in(view) == 10.0
@@ -65,13 +66,12 @@ def test_at_one_x_ten_seconds_of_clock_play_ten_seconds_of_recording(
     assert "replay 0:00:10 / 0:00:59 · 1× · playing" in view.status()
 
 
-def test_at_ten_x_one_second_of_clock_plays_ten_seconds(
-    view: ReplayView, clock: FakeClock
-) -> None:
+def test_at_ten_x_one_second_of_clock_plays_ten_seconds(view: ReplayView, clock: FakeClock) -> None:
     view.replay.set_speed(10)
     clock.advance(1.0)
     view.drain()
-    assert seconds_in(view) == 10.0 and ended_turns(view) == 10
+    assert seconds_in(view) == 10.0
+    assert ended_turns(view) == 10
     assert "· 10× ·" in view.status()
 
 
@@ -79,7 +79,8 @@ def test_speed_is_kept_between_one_and_a_hundred_and_steps_through_the_usual_val
     view: ReplayView,
 ) -> None:
     replay = view.replay
-    assert replay.set_speed(500) == 100 and replay.set_speed(0.1) == 1
+    assert replay.set_speed(500) == 100
+    assert replay.set_speed(0.1) == 1
     assert [replay.faster() for _ in range(7)] == [2, 5, 10, 20, 50, 100, 100]
     assert [replay.slower() for _ in range(3)] == [50, 20, 10]
 
@@ -92,7 +93,8 @@ def test_a_paused_replay_does_not_move_and_resumes_where_it_stopped(
     assert view.replay.toggle_pause() is True
     clock.advance(30.0)
     view.drain()
-    assert seconds_in(view) == 5.0 and ended_turns(view) == 5
+    assert seconds_in(view) == 5.0
+    assert ended_turns(view) == 5
     assert view.status().endswith("· paused")
     view.replay.toggle_pause()
     clock.advance(2.0)
@@ -114,10 +116,14 @@ def test_seeking_back_rebuilds_the_same_state_as_playing_straight_there(
     straight = ReplayView(Recording(tmp_path / "r.jsonl"), clock=FakeClock(0.0), stale_after=3600)
     straight.replay.seek(straight.replay.start_ns + 45 * SECOND)
     straight.drain()
-    assert rows(view) == rows(straight) == [
-        ("svc@svc-1/planner", "running"),
-        ("svc@svc-1/watcher", "running"),
-    ]
+    assert (
+        rows(view)
+        == rows(straight)
+        == [
+            ("svc@svc-1/planner", "running"),
+            ("svc@svc-1/watcher", "running"),
+        ]
+    )
     assert [t.uuid for t in view.running_turns()] == [t.uuid for t in straight.running_turns()]
     straight.close()
 
@@ -130,10 +136,12 @@ def test_a_short_seek_forward_reads_on_and_a_long_one_warms_up_a_fresh_model(
     view.drain()
     view.replay.seek_by(5.0)
     view.drain()
-    assert view.replay.generation == 1 and ended_turns(view) == 5
+    assert view.replay.generation == 1
+    assert ended_turns(view) == 5
     view.replay.seek_by(40.0)  # to 45 s: further than the warm-up
     view.drain()
-    assert view.replay.generation == 2 and seconds_in(view) == 45.0
+    assert view.replay.generation == 2
+    assert seconds_in(view) == 45.0
     # Only the 10 s before the target were replayed into the fresh model: ten ended
     # turns, and the watcher's turn (started at 40 s) running.
     assert ended_turns(view) == 10
@@ -149,14 +157,17 @@ def test_the_end_of_a_recording_stays_on_its_last_screen_saying_so(
     view.drain()
     clock.advance(5.0)
     view.drain()
-    assert view.replay.ended and view.status().endswith("· end of recording")
+    assert view.replay.ended
+    assert view.status().endswith("· end of recording")
     assert seconds_in(view) == 59.5
-    assert ended_turns(view) == 60 and len(rows(view)) == 2
+    assert ended_turns(view) == 60
+    assert len(rows(view)) == 2
     clock.advance(60.0)
     assert view.drain() is False  # nothing moves any more
     view.replay.seek_by(-10.0)  # ... until the user seeks back
     view.drain()
-    assert not view.replay.ended and seconds_in(view) == 49.5
+    assert not view.replay.ended
+    assert seconds_in(view) == 49.5
 
 
 def test_requests_the_decoder_refuses_are_counted_and_the_replay_goes_on(
