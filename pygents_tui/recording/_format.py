@@ -41,12 +41,15 @@ _SIGNALS: Final[dict[bytes, Signal]] = {
 # the SDKs' do), and looking only at the head keeps this cheap on a 4 MB line.
 _HEAD: Final = re.compile(rb'\A\s*\{\s*"(resource_?[A-Za-z_]+)"\s*:')
 
-# The times that say when a request was sent: a span's end, a log record's time
-# (or observed time), a data point's time. A key escaped inside a string value
+# The times that say when a request was sent: a span's end, a log record's time, a
+# data point's time; a record's observed time only when it has no time of its own
+# (as the decoder reads it). A key escaped inside a string value
 # (``\"timeUnixNano\"``) cannot match: the closing quote must follow the name.
 _TIMES: Final = re.compile(
-    rb'"(?:endTimeUnixNano|timeUnixNano|observedTimeUnixNano'
-    rb'|end_time_unix_nano|time_unix_nano|observed_time_unix_nano)"\s*:\s*"?(\d{1,19})\b'
+    rb'"(?:endTimeUnixNano|timeUnixNano|end_time_unix_nano|time_unix_nano)"\s*:\s*"?(\d{1,19})\b'
+)
+_OBSERVED: Final = re.compile(
+    rb'"(?:observedTimeUnixNano|observed_time_unix_nano)"\s*:\s*"?(\d{1,19})\b'
 )
 _INT64: Final = 2**63
 
@@ -70,8 +73,13 @@ def time_of(line: bytes) -> int:
     before the batch was sent. The fleet model reads a request the same way (it
     estimates each sender's clock from a batch's newest times), so replayed
     requests arrive when their own times say they were sent, as they did live."""
+    newest = _newest(_TIMES, line)
+    return newest or _newest(_OBSERVED, line)
+
+
+def _newest(pattern: re.Pattern[bytes], line: bytes) -> int:
     newest = 0
-    for match in _TIMES.finditer(line):
+    for match in pattern.finditer(line):
         value = int(match.group(1))
         if newest < value < _INT64:
             newest = value

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from pygents_tui.listen.fleet import CAPABILITIES, FleetModel
 from pygents_tui.recording._reader import Recording
@@ -132,6 +132,12 @@ class ReplayView:
 
     def close(self) -> None:
         self.replay.recording.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def toggle_pause(self, agent: str | None) -> Reply:
         return Reply(_NOT_LIVE, warning=True)
