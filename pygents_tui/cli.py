@@ -295,7 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             recorder, telemetry = _start_recording(args.record, title)
         except (OSError, MissingExtraError) as error:
-            print(f"pygents-tui: error: cannot record to {args.record}: {error}", file=sys.stderr)
+            reason = getattr(error, "strerror", None) or error
+            print(f"pygents-tui: error: cannot record to {args.record}: {reason}", file=sys.stderr)
             return 2
         import pygents_otel
 

@@ -70,7 +70,10 @@ def run(
         try:
             recorder = RecordWriter(record)
         except OSError as exc:
-            print(f"pygents-tui listen: error: cannot record to {record}: {exc}", file=sys.stderr)
+            print(
+                f"pygents-tui listen: error: cannot record to {record}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return 2
     try:
         return asyncio.run(

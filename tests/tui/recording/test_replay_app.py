@@ -88,3 +88,14 @@ def test_a_speed_outside_one_to_a_hundred_is_refused(
         main(["replay", str(a_minute(tmp_path / "m.jsonl")), "--speed", "500"])
     assert exited.value.code == 2
     assert "a speed is 1 to 100" in capsys.readouterr().err
+
+
+def test_listen_with_a_recording_it_cannot_open_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Checked before any port is bound or the screen taken.
+    target = tmp_path / "no such directory" / "r.jsonl"
+    assert main(["listen", "--record", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"pygents-tui listen: error: cannot record to {target}: ")
