@@ -279,7 +279,7 @@ def _replay(quick: bool) -> list[Row]:
             "W10",
             what,
             f"first screen {res.first_screen:.2f} s",
-            f"RSS {res.rss_mib:.0f} MiB",
+            f"RSS {res.rss_mib:.0f} MiB ({res.rss_mib - res.rss_before_mib:+.0f})",
             None,
             "≤ 2 s",
             res.first_screen <= 2.0,

@@ -36,6 +36,7 @@ class ReplayFigures:
     first_screen: float  # seconds
     seek: float  # seconds
     rss_mib: float  # the largest resident size seen
+    rss_before_mib: float  # before opening the file (the process's own baseline)
 
 
 def _rss_mib() -> float:
@@ -159,9 +160,10 @@ def w10(services: int = 10, seconds: int = 3600) -> ReplayFigures:
         path = Path(directory) / "w10.jsonl"
         items, lines = write_recording(path, services, seconds)
         size = path.stat().st_size / 2**20
-        rss = _rss_mib()
-        began = time.perf_counter()
         from pygents_tui.replay import open_replay
+
+        rss = before = _rss_mib()
+        began = time.perf_counter()
 
         view: ReplayView = open_replay(str(path), speed=1.0)
         view.drain()
@@ -179,4 +181,4 @@ def w10(services: int = 10, seconds: int = 3600) -> ReplayFigures:
             view.drain()
             rss = max(rss, _rss_mib())
         view.close()
-    return ReplayFigures(items, lines, size, first, seek, rss)
+    return ReplayFigures(items, lines, size, first, seek, rss, before)

@@ -70,7 +70,10 @@ class ReplayDashboard(Dashboard):
 
     def action_replay_speed(self, step: int) -> None:
         replay = self.replay_view.replay
-        replay.faster() if step > 0 else replay.slower()
+        if step > 0:
+            replay.faster()
+        else:
+            replay.slower()
         self.refresh_view()
 
     def action_replay_seek(self, seconds: float) -> None:

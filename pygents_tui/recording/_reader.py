@@ -141,10 +141,12 @@ class Recording:
         if self._known:
             self._since_point += 1
             last_time, last_offset = self.index[-1] if self.index else (0, -1)
-            due = self._since_point >= self._index_records or (
-                self._newest - last_time >= self._index_ns and self._newest
+            due = (
+                not self.index
+                or self._since_point >= self._index_records
+                or (self._newest > 0 and self._newest - last_time >= self._index_ns)
             )
-            if offset > last_offset and (due or not self.index):
+            if due and offset > last_offset:
                 self.index.append((self._newest, offset))
                 self._since_point = 0
         if time_ns > self._newest:
@@ -153,6 +155,15 @@ class Recording:
             self.last_ns = time_ns
 
     # -- moving ------------------------------------------------------------------------
+
+    def bookmark(self) -> tuple[int, int, bool, int]:
+        """Where reading is, to come back to with `restore` after a look elsewhere."""
+        return self._offset, self._newest, self._known, self._since_point
+
+    def restore(self, mark: tuple[int, int, bool, int]) -> None:
+        offset, newest, known, since_point = mark
+        self._goto(offset, newest, known=known)
+        self._since_point = since_point
 
     def rewind(self) -> None:
         self._goto(0, 0, known=True)

@@ -9,8 +9,10 @@ did live.
 
 Time moves with the injected ``clock`` times ``speed`` (1× to 100×) while playing,
 and not at all while paused. Each `Replay.advance` folds in what is due, at most
-``budget`` requests: a replay too fast for the machine falls behind (its position
-says where it really is) instead of piling up work.
+``budget`` requests (the dashboard advances 20 times a second, and decoding a
+request takes up to a millisecond: 200 keeps a refresh near a tenth of a second):
+a replay too fast for the machine falls behind (its position says where it really
+is) instead of piling up work or freezing the screen.
 
 Seeking builds a fresh model, since a model cannot be run backwards: it replays
 the stretch before the target without pacing (a warm-up: the last ``warmup``
@@ -66,7 +68,7 @@ class Replay:
         speed: float = 1.0,
         warmup: float = 30.0,
         warmup_bytes: int = 512 * 1024,
-        budget: int = 2000,
+        budget: int = 200,
         limits: Limits | None = None,
     ) -> None:
         self.recording = recording
@@ -179,17 +181,22 @@ class Replay:
 
     def seek(self, time_ns: int) -> None:
         """Go to ``time_ns`` (clamped to the recording): read on for a short jump
-        forward, else rebuild the model from ``warmup`` before it (module docstring)."""
+        forward (within the warm-up's seconds and bytes), else rebuild the model from
+        the warm-up before it (module docstring)."""
         target = min(max(time_ns, self.start_ns), self.end_ns)
-        current = self._now_ns
-        if not (current <= target <= current + self.warmup_ns) or self.ended:
+        recording = self.recording
+        here = recording.bookmark()
+        recording.seek_time(target)
+        end_offset = recording.offset
+        near = self._now_ns <= target <= self._now_ns + self.warmup_ns
+        if near and not self.ended and end_offset - here[0] <= self.warmup_bytes:
+            recording.restore(here)  # a short jump forward: read on from here
+        else:
             self.model = self._fresh()
             begin = max(target - self.warmup_ns, self.start_ns)
-            self.recording.seek_time(target)
-            end_offset = self.recording.offset
-            self.recording.seek_time(begin)
-            if end_offset - self.recording.offset > self.warmup_bytes:
-                self.recording.seek_offset(end_offset - self.warmup_bytes)
+            recording.seek_time(begin)
+            if end_offset - recording.offset > self.warmup_bytes:
+                recording.seek_offset(end_offset - self.warmup_bytes)
             self._pending = None
             self._now_ns = begin
             self._skip_before(begin)

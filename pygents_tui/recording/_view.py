@@ -47,12 +47,19 @@ class ReplayView:
         speed: float = 1.0,
         stale_after: float = 5.0,
         warmup: float = 30.0,
-        budget: int = 2000,
+        warmup_bytes: int = 512 * 1024,
+        budget: int = 200,
     ) -> None:
         self._stale_after = stale_after
         self.fleet: FleetModel | None = None
         self.replay = Replay(
-            recording, self._new_fleet, clock=clock, speed=speed, warmup=warmup, budget=budget
+            recording,
+            self._new_fleet,
+            clock=clock,
+            speed=speed,
+            warmup=warmup,
+            warmup_bytes=warmup_bytes,
+            budget=budget,
         )
         self.capabilities: Capabilities = CAPABILITIES.lacks("pause", _NOT_LIVE)
         self._version: int = 0

@@ -205,3 +205,19 @@ def test_a_replay_that_cannot_keep_up_plays_at_most_its_budget_per_step(
     assert view.replay.advance() == 3
     assert seconds_in(view) == pytest.approx(behind + 1.0)
     view.close()
+
+
+def test_a_seek_forward_over_more_bytes_than_the_warm_up_rebuilds_instead_of_reading_on(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # Within the warm-up's seconds, but not its bytes: reading on would decode more
+    # than a rebuild does (a busy fleet packs many requests into a few seconds).
+    recording = Recording(a_minute(tmp_path / "r.jsonl"))
+    with ReplayView(recording, clock=clock, warmup=60.0, warmup_bytes=8 * 1024) as view:
+        view.drain()
+        view.replay.seek_by(20.0)
+        view.drain()
+        assert view.replay.generation == 2
+        assert seconds_in(view) == 20.0
+        assert view.replay.requests < 20 * 3  # only the last 8 KiB were replayed
+        assert rows(view) == [("svc@svc-1/planner", "running")]
