@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, NoReturn
 
-from pygents._extras import MissingExtraError
+from pygents._extras import MissingExtraError, import_from_extra
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
@@ -21,7 +21,7 @@ from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui._visible import visible
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
-from pygents_tui.listen import listen_module
+from pygents_tui.listen import LISTEN_PROVIDES, listen_module
 
 __all__ = ["main"]
 
@@ -76,7 +76,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="mark a process stale after this long without news (default: 5)",
     )
+    replay = commands.add_parser(
+        "replay",
+        help="replay a recording (--record, or a Collector's OTLP/JSON file output)",
+        description=REPLAY_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("file", help="the recording: OTLP/JSON, one export request per line")
+    replay.add_argument(
+        "--speed", type=_speed, default=1.0, help="start at this speed, 1 to 100 (default: 1)"
+    )
     for sub in (demo, run, listen):
+        sub.add_argument(
+            "--record",
+            metavar="FILE",
+            default=None,
+            help="also write what the dashboard receives to FILE (OTLP/JSON lines, appended)",
+        )
+    for sub in (demo, run, listen, replay):
         sub.add_argument(
             "--trace-url",
             default=os.environ.get("PYGENTS_TUI_TRACE_URL"),
@@ -94,6 +111,11 @@ instance, so two processes running the same agent keep two rows.
 Read-only: the receiver only accepts data. It runs nothing it receives and cannot
 pause or resume remote agents (pause them in their own process)."""
 
+REPLAY_DESCRIPTION = """\
+Show a recording in the listen dashboard, at 1x to 100x: a file written with
+--record, or the OTLP/JSON output of an OpenTelemetry Collector's file exporter.
+Keys: space pause/resume, + and - speed, [ and ] seek 10 s, < and > start and end."""
+
 LISTEN_EPILOG = """\
 point a service at it (live records on: OTEL_INSTRUMENTATION_PYGENTS_LIVE=true):
   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 opentelemetry-instrument python service.py
@@ -108,6 +130,16 @@ def _port(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 1 to 65535 (0: off), got {port}")
     return port
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a speed: {text[:20]!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a speed is 1 to 100, got {text[:20]}")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -169,11 +201,41 @@ def _listen(args: argparse.Namespace) -> int:
             stale_after=args.stale_after,
             trace_url=args.trace_url,
             interrupts=_interrupts_end,
+            record=args.record,
         )
     except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
         print("pygents-tui: interrupted", file=sys.stderr)
         return INTERRUPTED
     return status
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``pygents-tui replay FILE``: a file that is not a recording is one line, exit 2."""
+    try:
+        replay = import_from_extra(
+            "pygents_tui.replay", "pygents-tui replay", "listen", LISTEN_PROVIDES
+        )
+    except MissingExtraError as error:
+        print(error, file=sys.stderr)
+        return 2
+    try:
+        status: int = replay.run(
+            args.file, speed=args.speed, trace_url=args.trace_url, interrupts=_interrupts_end
+        )
+    except KeyboardInterrupt:
+        print("pygents-tui: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    return status
+
+
+def _start_recording(path: str, title: str) -> tuple[Any, Any]:
+    """``--record`` in-process: the writer and the telemetry exporting to it, or a
+    one-line error (`OSError`, `MissingExtraError`)."""
+    recording = import_from_extra("pygents_tui.recording", "--record", "listen", LISTEN_PROVIDES)
+    from pygents_tui.recording._capture import record_in_process
+
+    writer = recording.RecordWriter(path)
+    return writer, record_in_process(writer, f"pygents-tui {title}")
 
 
 @contextmanager
@@ -209,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "listen":
         return _listen(args)
+    if args.command == "replay":
+        return _replay(args)
     if refuse_without_terminal():  # before the program is loaded: nothing of it runs
         return 2
     workload: Workload
@@ -226,7 +290,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pygents-tui: {args.target} {what} while loading", file=sys.stderr)
             return status
         title = args.target
-    telemetry, trace_id = _telemetry()
+    recorder = None
+    if args.record is not None:
+        try:
+            recorder, telemetry = _start_recording(args.record, title)
+        except (OSError, MissingExtraError) as error:
+            reason = getattr(error, "strerror", None) or error
+            print(f"pygents-tui: error: cannot record to {args.record}: {reason}", file=sys.stderr)
+            return 2
+        import pygents_otel
+
+        trace_id: Callable[..., Any] | None = pygents_otel.trace_id_of
+    else:
+        telemetry, trace_id = _telemetry()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
     try:
         with _interrupts_end(app):
@@ -238,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if telemetry is not None:
             telemetry.shutdown()
+        if recorder is not None:
+            recorder.close()
+            print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
     app.output.replay()  # the program's prints, now that the terminal is back
     farewell = last_words(app)
     if farewell is not None:

@@ -45,7 +45,7 @@ from pygents_tui.listen.admission import (
 from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
 from pygents_tui.listen.otlp_http import JSON, PROTOBUF, gunzip, status
 
-__all__ = ["ListenError", "PortInUseError", "Receiver", "Sink"]
+__all__ = ["ListenError", "PortInUseError", "Receiver", "Recorder", "Sink"]
 
 Transport = Literal["grpc", "http"]
 
@@ -57,6 +57,13 @@ class Sink(Protocol):
     def ingest(self, batch: Batch) -> None: ...
 
     def reject(self, signal: str, kind: str, reason: str) -> None: ...
+
+
+class Recorder(Protocol):
+    """Where accepted requests are also written, as received (``listen --record``):
+    called on the event loop, so it must only queue (see `pygents_tui.recording`)."""
+
+    def record(self, signal: Signal, request: bytes, *, json_body: bool = False) -> None: ...
 
 
 class ListenError(Exception):
@@ -86,8 +93,10 @@ class Receiver:
         grpc_port: int | None = 4317,
         http_port: int | None = 4318,
         limits: Limits | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.sink = sink
+        self.recorder = recorder
         self.host = host
         self.limits = limits if limits is not None else Limits()
         self.requests: Counter[str] = Counter()  # by "transport signal"
@@ -161,6 +170,8 @@ class Receiver:
             self._count(transport, signal, exc)
             raise
         self.sink.ingest(batch)
+        if self.recorder is not None and batch.items:
+            self.recorder.record(signal, body, json_body=json_body)
         return batch
 
     def _count(self, transport: Transport, signal: Signal, exc: Malformed) -> None:

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui.app import Dashboard
 from pygents_tui.listen.fleet import FleetModel
-from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver
+from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver, Recorder
 
 __all__ = ["listen_app", "run"]
 
@@ -58,10 +58,31 @@ def run(
     stale_after: float,
     trace_url: str | None,
     interrupts: Interrupts,
+    record: str | None = None,
 ) -> int:
     """Listen and show until the user quits; the exit status. A port of 0 turns that
-    transport off."""
-    return asyncio.run(_serve(host, grpc_port, http_port, stale_after, trace_url, interrupts))
+    transport off. ``record``: also append every accepted request to that file
+    (`pygents_tui.recording`); a file that cannot be opened is one line and exit 2."""
+    recorder = None
+    if record is not None:
+        from pygents_tui.recording import RecordWriter
+
+        try:
+            recorder = RecordWriter(record)
+        except OSError as exc:
+            print(
+                f"pygents-tui listen: error: cannot record to {record}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return 2
+    try:
+        return asyncio.run(
+            _serve(host, grpc_port, http_port, stale_after, trace_url, interrupts, recorder)
+        )
+    finally:
+        if recorder is not None:
+            recorder.close()
+            print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
 
 
 async def _serve(
@@ -71,9 +92,16 @@ async def _serve(
     stale_after: float,
     trace_url: str | None,
     interrupts: Interrupts,
+    recorder: Recorder | None = None,
 ) -> int:
     fleet = FleetModel(stale_after=stale_after)
-    receiver = Receiver(fleet, host=host, grpc_port=grpc_port or None, http_port=http_port or None)
+    receiver = Receiver(
+        fleet,
+        host=host,
+        grpc_port=grpc_port or None,
+        http_port=http_port or None,
+        recorder=recorder,
+    )
     try:
         await receiver.start()
     except PortInUseError as error:

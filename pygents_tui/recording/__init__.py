@@ -1,0 +1,39 @@
+"""Recording what the dashboard receives, and replaying it (``--record FILE``,
+``pygents-tui replay FILE``).
+
+A recording is a file in the standard OTLP/JSON file format: one export request
+per line (`pygents_tui.recording._format`), as the OpenTelemetry Collector's
+``file`` exporter writes it, so a Collector's output replays too.
+
+* `RecordWriter` appends requests from a thread, bounded; ``listen`` records what
+  its receiver accepted, ``demo`` and ``run`` what their process exports
+  (`record_in_process`).
+* `Recording` reads a file streamed and bounded, with a sparse time index.
+* `Replay` plays it into a fresh fleet model at 1×–100×, with pause and seek, on an
+  injectable clock; `ReplayView` is what the dashboard shows of it.
+
+Needs the ``listen`` extra (the OTLP messages and the fleet model); no UI library.
+"""
+
+from __future__ import annotations
+
+from pygents_tui.recording._format import TOP_FIELDS, signal_of, time_of
+from pygents_tui.recording._reader import Line, Recording, RecordingError
+from pygents_tui.recording._replay import MAX_SPEED, SPEEDS, Replay
+from pygents_tui.recording._view import ReplayView
+from pygents_tui.recording._writer import RecordWriter, to_json_line
+
+__all__ = [
+    "MAX_SPEED",
+    "SPEEDS",
+    "TOP_FIELDS",
+    "Line",
+    "RecordWriter",
+    "Recording",
+    "RecordingError",
+    "Replay",
+    "ReplayView",
+    "signal_of",
+    "time_of",
+    "to_json_line",
+]

@@ -1,0 +1,214 @@
+"""The dashboard's view of a replay: the fleet model of ``pygents-tui listen``,
+fed from a recording instead of the receiver.
+
+`ReplayView` is what the dashboard reads (`DashboardView`). It hands every read
+to the replay's current fleet model, which a seek replaces with a fresh one, so
+the dashboard keeps one view however often the user seeks; ``drain`` first plays
+what is due (`Replay.advance`), as the receiver would have delivered it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Self
+
+from pygents_tui.listen.fleet import CAPABILITIES, FleetModel
+from pygents_tui.recording._reader import Recording
+from pygents_tui.recording._replay import Replay
+from pygents_tui.state import (
+    Capabilities,
+    ContextContents,
+    DashboardView,
+    Panel,
+    Reply,
+    TraceTree,
+)
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
+    from pygents_tui.state import AgentRow, EventRow, TurnRow, ValueRow
+
+__all__ = ["ReplayView"]
+
+_NOT_LIVE = "a replay shows what was recorded: it cannot pause agents (space pauses the replay)"
+
+
+class ReplayView:
+    """See the module docstring. ``stale_after`` is the fleet model's, in recorded
+    seconds; ``clock`` paces the replay (injectable for tests)."""
+
+    def __init__(
+        self,
+        recording: Recording,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        speed: float = 1.0,
+        stale_after: float = 5.0,
+        warmup: float = 30.0,
+        warmup_bytes: int = 512 * 1024,
+        budget: int = 200,
+    ) -> None:
+        self._stale_after = stale_after
+        self.fleet: FleetModel | None = None
+        self.replay = Replay(
+            recording,
+            self._new_fleet,
+            clock=clock,
+            speed=speed,
+            warmup=warmup,
+            warmup_bytes=warmup_bytes,
+            budget=budget,
+        )
+        self.capabilities: Capabilities = CAPABILITIES.lacks("pause", _NOT_LIVE)
+        self._version: int = 0
+        self._seen: tuple[int, int, int, bool, bool, float] | None = None
+
+    def _new_fleet(self, clock: Callable[[], float], wall: Callable[[], int]) -> FleetModel:
+        self.fleet = FleetModel(clock, wall, stale_after=self._stale_after)
+        return self.fleet
+
+    @property
+    def model(self) -> FleetModel:
+        assert self.fleet is not None  # built by the replay on construction
+        return self.fleet
+
+    # -- playing ---------------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def drain(self) -> bool:
+        """Play what is due, then fold it. True when anything shown changed: the
+        model, or the replay's own state (position, speed, pause, a new model)."""
+        replay = self.replay
+        replay.advance()
+        changed = self.model.drain()
+        state = (
+            replay.generation,
+            replay.position_ns // 100_000_000,  # the status line shows tenths of seconds
+            self.model.version,
+            replay.paused,
+            replay.ended,
+            replay.speed,
+        )
+        if state != self._seen:
+            self._seen = state
+            changed = True
+        if changed:
+            self._version += 1
+        return changed
+
+    def status(self) -> str:
+        """One line: where the replay is, of how long, at what speed, and its state."""
+        replay = self.replay
+        position = _clock_time(replay.position_ns - replay.start_ns)
+        length = _clock_time(replay.end_ns - replay.start_ns)
+        if replay.ended:
+            state = "end of recording"
+        elif replay.paused:
+            state = "paused"
+        else:
+            state = "playing"
+        return f"replay {position} / {length} · {replay.speed:g}× · {state}"
+
+    # -- DashboardView: the current fleet model's, with the replay's clock ---------------
+
+    @property
+    def label_width(self) -> int:
+        return self.model.label_width
+
+    @property
+    def wall_clock(self) -> Callable[[float], datetime] | None:
+        """The recording's times are the senders' own: shown as UTC dates."""
+        return _utc
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.replay.model_clock
+
+    @property
+    def epoch(self) -> float:
+        """The recording's start: times show as seconds into the recording."""
+        return self.replay.start_ns / 1e9
+
+    def start(self) -> None:
+        """Nothing to start: the dashboard's refresh timer drives the replay."""
+
+    def close(self) -> None:
+        self.replay.recording.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def toggle_pause(self, agent: str | None) -> Reply:
+        return Reply(_NOT_LIVE, warning=True)
+
+    def queued_turns(self, agent: str) -> Sequence[tuple[str, str, str, str]]:
+        return self.model.queued_turns(agent)
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        return self.model.context_contents(agent)
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return self.model.mailboxes()
+
+    def finished_count(self) -> int:
+        return self.model.finished_count()
+
+    def clear_finished(self) -> int:
+        count = self.model.clear_finished()
+        self._version += 1
+        return count
+
+    def agent_rows(self) -> Sequence[AgentRow]:
+        return self.model.agent_rows()
+
+    def running_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
+        return self.model.running_turns(agent)
+
+    def recent_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
+        return self.model.recent_turns(agent)
+
+    def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRow]]:
+        return self.model.value_tail(agent)
+
+    def event_log(self) -> tuple[int, Sequence[EventRow]]:
+        return self.model.event_log()
+
+    def find_turn(self, key: str) -> TurnRow | None:
+        return self.model.find_turn(key)
+
+    def trace_tree(self, trace_id: str) -> TraceTree | None:
+        return self.model.trace_tree(trace_id)
+
+    def unavailable(self, panel: Panel) -> str | None:
+        """The fleet's notes, except its "send here" hint, which a file cannot act on."""
+        if panel in ("agents", "running", "events", "timeline") and not self.model.services:
+            return "nothing recorded up to this point of the replay"
+        return self.model.unavailable(panel)
+
+    def counters(self) -> Mapping[str, int]:
+        counts = dict(self.model.counters())
+        for kind, count in self.replay.recording.drops.items():
+            counts[f"recording_{kind}"] = count
+        return counts
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _clock_time(ns: int) -> str:
+    seconds = max(ns, 0) // 1_000_000_000
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+# The replay view is a DashboardView (checked by mypy, free at run time).
+_VIEW: type[DashboardView] = ReplayView
