@@ -243,7 +243,7 @@ class LiveSubscriber(Subscriber):
         """Every known agent's state, then the process heartbeat."""
         agents = self.agents()
         for agent, context in agents:
-            self.emit(n.SNAPSHOT, r.snapshot(agent), context)
+            self.emit(n.SNAPSHOT, r.snapshot(agent, self.content), context)
         self.emit(n.HEARTBEAT, r.heartbeat(len(agents)))
 
     def goodbye(self) -> None:
