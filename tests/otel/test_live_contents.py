@@ -106,7 +106,8 @@ async def test_with_capture_on_each_waiting_turn_has_its_arguments_cut_to_the_pr
 
     short, long = found[n.QUEUED_ARGUMENTS]
     assert short == '{"args": ["ada"], "punctuation": "?"}'
-    assert len(long) == PREVIEW_LIMIT + 1 and long.endswith("…"), "the one cut rule"
+    assert len(long) == PREVIEW_LIMIT + 1, "the budget, then the ellipsis"
+    assert long.endswith("…")
     assert found[n.QUEUED_MORE] == 0
 
 
@@ -141,7 +142,8 @@ async def test_a_snapshot_lists_the_newest_context_items_with_content_only_under
     assert found[n.POOL_ITEMS_MORE] == 20
     assert {len(d) for d in found[n.POOL_ITEM_DESCRIPTIONS]} == {PREVIEW_LIMIT}
     assert SECRET not in repr(found), "no content without capture"
-    assert n.QUEUE_ITEM_CONTENTS not in found and n.POOL_ITEM_CONTENTS not in found
+    assert n.QUEUE_ITEM_CONTENTS not in found
+    assert n.POOL_ITEM_CONTENTS not in found
 
     instrumentor.uninstrument()
     instrumentor = live(capture_content=True)
@@ -190,7 +192,7 @@ async def test_snapshots_stay_whole_while_the_event_loop_changes_the_queue_and_t
     thread.start()
     shared = {"n": 0}  # one dict, changed while snapshots write its preview
     try:
-        for i in range(3000):
+        for i in range(800):
             shared[f"k{i % 50}"] = i
             await agent.put(Turn(greet, args=[f"n{i}"], kwargs={"punctuation": shared}))
             await queue.append(ContextItem(shared, description=f"q{i}"))
@@ -200,7 +202,7 @@ async def test_snapshots_stay_whole_while_the_event_loop_changes_the_queue_and_t
             if i % 7 == 0:
                 async for _ in agent.run():  # drain the queue now and then
                     pass
-            if i % 100 == 0:
+            if i % 50 == 0:
                 await asyncio.sleep(0)
     finally:
         stop.set()
