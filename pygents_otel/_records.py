@@ -34,7 +34,7 @@ from pygents import (
 )
 from pygents_otel import _names as n
 from pygents_otel import _spans as s
-from pygents_otel._contents import contents
+from pygents_otel._contents import Contents
 from pygents_otel._text import bounded
 
 # -- which events live mode sends ------------------------------------------------------------
@@ -225,7 +225,7 @@ def context_event(event: Event, agent: Agent, content: s.Content) -> Attributes:
 # -- snapshots -------------------------------------------------------------------------------
 
 
-def snapshot(agent: Agent, content: s.Content) -> Attributes:
+def snapshot(agent: Agent, contents: Contents) -> Attributes:
     """An agent's whole live state, read without changing anything (and from another
     thread: every read is of one attribute or a length, or one copy of a list, see
     ``_contents``), with its waiting turns and context items listed."""
@@ -251,7 +251,7 @@ def snapshot(agent: Agent, content: s.Content) -> Attributes:
         started = current.start_time
         if started is not None:
             attributes[n.TURN_STARTED] = int(started.timestamp() * 1e9)
-    attributes.update(contents(agent, content))
+    attributes.update(contents.of(agent))
     return attributes
 
 

@@ -6,7 +6,9 @@ changes the queue and the stores under the snapshot thread."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -226,3 +228,56 @@ async def test_snapshots_stay_whole_while_the_event_loop_changes_the_queue_and_t
         ):
             assert len(record[ids]) == len(record[descriptions]) == len(record[contents])
             assert len(record[ids]) <= n.SNAPSHOT_ITEMS
+
+
+class Counted:
+    """A value whose ``repr`` (what a preview of an unknown object uses) is counted."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.previews = 0
+
+    def __repr__(self) -> str:
+        self.previews += 1
+        return f"<{self.name}>"
+
+
+async def test_each_preview_is_made_once_while_its_turn_or_item_stays_listed(
+    live: Instrument, logs: InMemoryLogRecordExporter, greet: DecoratedTool[..., Any]
+) -> None:
+    """Previews are the costly part of a snapshot: one made for a turn or an item is
+    reused by the next snapshots for as long as it is listed."""
+    instrumentor = live(capture_content=True)
+    argument, note, doc = Counted("argument"), Counted("note"), Counted("doc")
+    agent = Agent("steady", "changes nothing", [greet])
+    await agent.put(Turn(greet, args=[argument]))
+    await agent.context_queue.append(ContextItem(note))
+    await agent.context_pool.add(ContextItem(doc, description="a doc", id="doc"))
+
+    for _ in range(3):
+        found = snapshot(instrumentor, logs, agent)
+        assert found[n.QUEUED_ARGUMENTS] == ('{"args": ["<argument>"]}',)
+        assert found[n.QUEUE_ITEM_CONTENTS] == ('"<note>"',)
+        assert found[n.POOL_ITEM_CONTENTS] == ('"<doc>"',)
+    assert (argument.previews, note.previews, doc.previews) == (1, 1, 1)
+
+    replacement = Counted("replacement")
+    await agent.context_pool.add(ContextItem(replacement, description="new", id="doc"))
+    assert snapshot(instrumentor, logs, agent)[n.POOL_ITEM_CONTENTS] == ('"<replacement>"',)
+    assert replacement.previews == 1
+
+
+async def test_the_previews_kept_let_go_of_items_no_longer_listed(
+    live: Instrument, logs: InMemoryLogRecordExporter
+) -> None:
+    instrumentor = live(capture_content=True)
+    agent = Agent("forgetful", "drops its notes", [])
+    item = ContextItem(Counted("note"), description="note", id="note")
+    await agent.context_pool.add(item)
+    snapshot(instrumentor, logs, agent)
+    gone = weakref.ref(item)
+    await agent.context_pool.remove("note")
+    del item
+    snapshot(instrumentor, logs, agent)
+    gc.collect()
+    assert gone() is None, "the next snapshot let go of it"
