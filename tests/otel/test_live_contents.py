@@ -281,3 +281,37 @@ async def test_the_previews_kept_let_go_of_items_no_longer_listed(
     snapshot(instrumentor, logs, agent)
     gc.collect()
     assert gone() is None, "the next snapshot let go of it"
+
+
+class Changing(ContextPool[str]):
+    """A pool whose copy fails as if another thread changed it meanwhile, ``failures``
+    times (where a copy is not atomic, e.g. without the GIL)."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    @property
+    def items(self) -> list[ContextItem[str]]:
+        if self.failures > 0:
+            self.failures -= 1
+            raise RuntimeError("dictionary changed size during iteration")
+        return super().items
+
+
+async def test_a_list_changed_during_its_copy_is_copied_again_or_left_out_of_that_snapshot(
+    live: Instrument, logs: InMemoryLogRecordExporter
+) -> None:
+    instrumentor = live()
+    pool = Changing(failures=2)
+    agent = Agent("racing", "changes while copied", [], context_pool=pool)
+    await pool.add(ContextItem("x", description="kept", id="x"))
+
+    assert snapshot(instrumentor, logs, agent)[n.POOL_ITEM_IDS] == ("x",), "the third copy"
+
+    pool.failures = 100
+    found = snapshot(instrumentor, logs, agent)
+    assert n.POOL_ITEM_IDS not in found, "left out rather than half sent"
+    assert found[n.POOL_SIZE] == 1
+    assert found[n.QUEUED_TOOLS] == (), "the other lists are still sent"
+    assert pool.failures == 97, "three tries, then the next snapshot"
