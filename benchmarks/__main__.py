@@ -208,7 +208,7 @@ async def _dashboard_keys(quick: bool) -> list[Row]:
 
 
 async def _telemetry(n1: int, reps: int) -> list[Row]:
-    """W5, then W4 last: the SDK spans of W4's floor stay alive a while and would
+    """W5, then W4 and W4l last: the SDK spans of W4's floor stay alive a while and would
     slow the garbage collection of any workload measured after them. W4 uses at most
     10,000 turns: an SDK-traced turn costs well over 100 µs here."""
     provider = ow.sdk_provider()
