@@ -209,10 +209,11 @@ async def _dashboard_keys(quick: bool) -> list[Row]:
 
 
 async def _telemetry(n1: int, reps: int) -> list[Row]:
-    """W5, then W4 last: the SDK spans of W4's floor stay alive a while and would
+    """W5, then W4 and W4l last: the SDK spans of W4's floor stay alive a while and would
     slow the garbage collection of any workload measured after them. W4 uses at most
     10,000 turns: an SDK-traced turn costs well over 100 µs here."""
     provider = ow.sdk_provider()
+    logs = ow.sdk_logger_provider()
     n4 = min(n1, 10_000)
     plan = [
         ("W5", "W1, instrumentor but no SDK", n1, wl.w1, ow.w5, 1.05),
@@ -224,11 +225,20 @@ async def _telemetry(n1: int, reps: int) -> list[Row]:
             lambda n: ow.w4(n, provider),
             1.25,
         ),
+        (
+            "W4l",
+            "W4 with live mode on (SDK logs, batch, null exporter)",
+            n4,
+            lambda n: ow.w4(n, provider),
+            lambda n: ow.w4_live(n, provider, logs),
+            None,
+        ),
     ]
     rows: list[Row] = []
     for rid, what, n, floor, work, target in plan:
         rows.append(await _ratio_row(rid, what, floor, work, n, reps, target, digits=2))
     provider.shutdown()
+    logs.shutdown()
     return rows
 
 

@@ -3,6 +3,9 @@
 W4 compares an instrumented W1 with a floor that creates the same spans and span
 events directly with the SDK, around the same ``await f(x)`` under a timeout. W5
 compares W1 with the instrumentor installed but no SDK configured against W1 alone.
+W4l is W4 with live mode on as well (its log records into an SDK logger provider with
+a batch processor and an exporter that discards), against W4: what live mode adds to
+a traced turn.
 """
 
 from __future__ import annotations
@@ -12,6 +15,12 @@ import time
 from collections.abc import Sequence
 
 from opentelemetry import context, trace
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs.export import (
+    BatchLogRecordProcessor,
+    LogRecordExporter,
+    LogRecordExportResult,
+)
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
@@ -25,6 +34,25 @@ class NullExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return SpanExportResult.SUCCESS
+
+
+class NullLogExporter(LogRecordExporter):
+    """Accepts every batch of log records and keeps nothing."""
+
+    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
+        return LogRecordExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def sdk_logger_provider() -> LoggerProvider:
+    provider = LoggerProvider(shutdown_on_exit=False)
+    provider.add_log_record_processor(BatchLogRecordProcessor(NullLogExporter()))
+    return provider
 
 
 def sdk_provider() -> TracerProvider:
@@ -118,6 +146,23 @@ async def w4(n: int, provider: TracerProvider) -> float:
     """W1 traced by the instrumentor with the SDK (no metrics)."""
     instrumentor = PygentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider, meter_provider=_NO_METRICS)
+    try:
+        return await wl.w1(n)
+    finally:
+        instrumentor.uninstrument()
+
+
+async def w4_live(n: int, provider: TracerProvider, logs: LoggerProvider) -> float:
+    """W4 with live mode on: five log records a turn (before_turn, the turn's and its
+    tool's start and end) besides the spans. Snapshots are taken once, at the start."""
+    instrumentor = PygentsInstrumentor()
+    instrumentor.instrument(
+        tracer_provider=provider,
+        meter_provider=_NO_METRICS,
+        live=True,
+        logger_provider=logs,
+        snapshot_interval=3600,
+    )
     try:
         return await wl.w1(n)
     finally:

@@ -55,6 +55,7 @@ from pygents import (
 from pygents_otel import _names as n
 from pygents_otel import _records as r
 from pygents_otel import _spans as s
+from pygents_otel._contents import Contents
 from pygents_otel._subscriber import TelemetrySubscriber
 
 __all__ = ["LiveMode", "LiveSubscriber", "Snapshots"]
@@ -111,6 +112,10 @@ class LiveSubscriber(Subscriber):
         # snapshot thread, so guarded by a lock (the event loop only adds and removes).
         self._lock = threading.Lock()
         self._running: dict[str, tuple[Agent, Context | None]] = {}
+        # The snapshots' lists, with the previews they keep from one round to the next;
+        # rounds never overlap (the thread's, and any a caller takes itself).
+        self.contents = Contents(content)
+        self._round = threading.Lock()
 
     def __repr__(self) -> str:
         return "<pygents_otel LiveSubscriber>"
@@ -241,10 +246,14 @@ class LiveSubscriber(Subscriber):
 
     def snapshot(self) -> None:
         """Every known agent's state, then the process heartbeat."""
-        agents = self.agents()
-        for agent, context in agents:
-            self.emit(n.SNAPSHOT, r.snapshot(agent), context)
-        self.emit(n.HEARTBEAT, r.heartbeat(len(agents)))
+        with self._round:
+            agents = self.agents()
+            try:
+                for agent, context in agents:
+                    self.emit(n.SNAPSHOT, r.snapshot(agent, self.contents), context)
+            finally:
+                self.contents.end_round()
+            self.emit(n.HEARTBEAT, r.heartbeat(len(agents)))
 
     def goodbye(self) -> None:
         """The process's last live record (see the module docstring)."""

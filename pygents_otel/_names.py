@@ -106,6 +106,25 @@ QUEUE_LIMIT: Final = "pygents.context_queue.limit"
 POOL_SIZE: Final = "pygents.context_pool.size"
 POOL_LIMIT: Final = "pygents.context_pool.limit"
 PROCESS_AGENTS: Final = "pygents.process.agents"
+# A snapshot's waiting turns and context items, as parallel arrays (index i of each
+# array describes the same turn or item): OTLP attributes hold arrays of one primitive
+# type only, so a list of records is sent as one array per field. Each list holds at
+# most SNAPSHOT_ITEMS entries and its ``.more`` count says how many were left out.
+SNAPSHOT_ITEMS: Final = 50
+"""Entries of each list a snapshot carries (waiting turns, queue items, pool items)."""
+QUEUED_TOOLS: Final = "pygents.agent.queue.tools"
+QUEUED_UUIDS: Final = "pygents.agent.queue.uuids"
+QUEUED_TIMEOUTS: Final = "pygents.agent.queue.timeouts"  # seconds, floats
+QUEUED_ARGUMENTS: Final = "pygents.agent.queue.arguments"  # content capture only
+QUEUED_MORE: Final = "pygents.agent.queue.more"  # waiting turns after the ones listed
+QUEUE_ITEM_IDS: Final = "pygents.context_queue.item.ids"  # "" for an item without an id
+QUEUE_ITEM_DESCRIPTIONS: Final = "pygents.context_queue.item.descriptions"  # "" for none
+QUEUE_ITEM_CONTENTS: Final = "pygents.context_queue.item.contents"  # content capture only
+QUEUE_ITEMS_MORE: Final = "pygents.context_queue.item.more"  # older items not listed
+POOL_ITEM_IDS: Final = "pygents.context_pool.item.ids"
+POOL_ITEM_DESCRIPTIONS: Final = "pygents.context_pool.item.descriptions"
+POOL_ITEM_CONTENTS: Final = "pygents.context_pool.item.contents"  # content capture only
+POOL_ITEMS_MORE: Final = "pygents.context_pool.item.more"  # older items not listed
 
 # -- span-event and record names: pygents.<object>.<event> -----------------------------------
 _OBJECT: Final[dict[type, str]] = {
@@ -208,6 +227,10 @@ __all__ = [
     "OPERATION",
     "OUTPUT_PREVIEW",
     "PAUSED",
+    "POOL_ITEMS_MORE",
+    "POOL_ITEM_CONTENTS",
+    "POOL_ITEM_DESCRIPTIONS",
+    "POOL_ITEM_IDS",
     "POOL_LIMIT",
     "POOL_SIZE",
     "PROCESS_AGENTS",
@@ -215,8 +238,17 @@ __all__ = [
     "PROCESS_PID",
     "PROVIDER",
     "PYGENTS_TOOL",
+    "QUEUED_ARGUMENTS",
     "QUEUED_FROM",
+    "QUEUED_MORE",
+    "QUEUED_TIMEOUTS",
+    "QUEUED_TOOLS",
+    "QUEUED_UUIDS",
     "QUEUE_DEPTH",
+    "QUEUE_ITEMS_MORE",
+    "QUEUE_ITEM_CONTENTS",
+    "QUEUE_ITEM_DESCRIPTIONS",
+    "QUEUE_ITEM_IDS",
     "QUEUE_LIMIT",
     "QUEUE_SIZE",
     "RUN_END",
@@ -226,6 +258,7 @@ __all__ = [
     "SERVICE_INSTANCE",
     "SERVICE_NAME",
     "SNAPSHOT",
+    "SNAPSHOT_ITEMS",
     "SPAN_VALUES",
     "START",
     "STOP_REASONS",

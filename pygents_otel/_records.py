@@ -34,6 +34,7 @@ from pygents import (
 )
 from pygents_otel import _names as n
 from pygents_otel import _spans as s
+from pygents_otel._contents import Contents
 from pygents_otel._text import bounded
 
 # -- which events live mode sends ------------------------------------------------------------
@@ -224,9 +225,10 @@ def context_event(event: Event, agent: Agent, content: s.Content) -> Attributes:
 # -- snapshots -------------------------------------------------------------------------------
 
 
-def snapshot(agent: Agent) -> Attributes:
+def snapshot(agent: Agent, contents: Contents) -> Attributes:
     """An agent's whole live state, read without changing anything (and from another
-    thread: every read is of one attribute or a length)."""
+    thread: every read is of one attribute or a length, or one copy of a list, see
+    ``_contents``), with its waiting turns and context items listed."""
     attributes = s.of_agent(agent)
     paused = agent.is_paused
     current = agent.current_turn
@@ -249,6 +251,7 @@ def snapshot(agent: Agent) -> Attributes:
         started = current.start_time
         if started is not None:
             attributes[n.TURN_STARTED] = int(started.timestamp() * 1e9)
+    attributes.update(contents.of(agent))
     return attributes
 
 
