@@ -58,10 +58,13 @@ def run(
     stale_after: float,
     trace_url: str | None,
     interrupts: Interrupts,
+    configure: Callable[[Dashboard], None] | None = None,
 ) -> int:
     """Listen and show until the user quits; the exit status. A port of 0 turns that
     transport off."""
-    return asyncio.run(_serve(host, grpc_port, http_port, stale_after, trace_url, interrupts))
+    return asyncio.run(
+        _serve(host, grpc_port, http_port, stale_after, trace_url, interrupts, configure)
+    )
 
 
 async def _serve(
@@ -71,6 +74,7 @@ async def _serve(
     stale_after: float,
     trace_url: str | None,
     interrupts: Interrupts,
+    configure: Callable[[Dashboard], None] | None,
 ) -> int:
     fleet = FleetModel(stale_after=stale_after)
     receiver = Receiver(fleet, host=host, grpc_port=grpc_port or None, http_port=http_port or None)
@@ -87,6 +91,8 @@ async def _serve(
         await receiver.stop()
         return 2
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
+    if configure is not None:  # the configuration file's settings (`pygents_tui._config`)
+        configure(app)
     try:
         with interrupts(app):
             await app.run_async()
