@@ -169,7 +169,9 @@ class InspectorScreen(TextScreen):
         with VerticalScroll(id="inspector-dialog"):
             yield self._body
             yield self._trace
-            yield Static(Text("esc to go back", style="dim"))
+            yield Static(
+                Text("esc to go back · x: write the trace to a file (OTLP JSON)", style="dim")
+            )
 
     def refresh_from_model(self) -> None:
         """Repaint if the model changed since the last call (the app's timer calls it

@@ -160,3 +160,14 @@ async def test_ctrl_s_saves_the_screen_as_svg_and_a_toast_names_the_file(
         assert any(str(svg) in t for t in toasts(app))
     assert svg.read_text().lstrip().startswith("<svg")
     assert "Agent" in svg.read_text()
+
+
+async def test_the_inspector_says_that_x_exports_its_trace(
+    provider: TracerProvider, forecast: Any, until: Any, text_of: Any
+) -> None:
+    """The inspector is a modal screen: the help (an app key) does not open over it,
+    so its own hint line names its key."""
+    app = Dashboard(tracer_provider=provider)
+    async with app.run_test(size=SIZE) as pilot:
+        await inspect_a_traced_turn(app, forecast, pilot, until, text_of)
+        assert "x: write the trace to a file (OTLP JSON)" in text_of(app)
