@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 
 from pygents import Scope
 from pygents_tui._errors import summary
+from pygents_tui._export import saved
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
@@ -84,6 +85,9 @@ class Dashboard(App[int]):
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
         Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
         Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),
+        Binding(
+            "ctrl+s", "save_screen", "Screenshot", show=False, tooltip="save the screen as SVG"
+        ),
         *(
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
@@ -128,6 +132,7 @@ class Dashboard(App[int]):
         self.output = ProgramOutput()  # what the program prints; replayed on exit
         self._main = MainScreen(view, self.output, agent_width=view.label_width)
         self._had_finished = False
+        self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -313,6 +318,10 @@ class Dashboard(App[int]):
         if line is not None:
             self.notify(line, title="not offered here", severity="warning", markup=False)
         return line is not None
+
+    def action_save_screen(self) -> None:
+        folder = str(self.export_dir or Path.cwd())
+        saved(self, "screenshot", lambda: self.save_screenshot(path=folder))
 
     def action_freeze(self) -> None:
         self._main.toggle_freeze()

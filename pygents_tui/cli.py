@@ -14,11 +14,13 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
+from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui._visible import visible
+from pygents_tui._web import add_web_arguments, serve_web
 from pygents_tui.app import INTERRUPTED, Dashboard, Workload, exit_status
 from pygents_tui.demo import build_demo
 from pygents_tui.listen import LISTEN_PROVIDES, listen_module
@@ -60,19 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listen.add_argument(
         "--host",
-        default="127.0.0.1",
+        default=None,
         help="the interface to listen on (default: 127.0.0.1, this machine only)",
     )
     listen.add_argument(
-        "--grpc-port", type=_port, default=4317, help="OTLP/gRPC port (default: 4317; 0: off)"
+        "--grpc-port", type=_port, default=None, help="OTLP/gRPC port (default: 4317; 0: off)"
     )
     listen.add_argument(
-        "--http-port", type=_port, default=4318, help="OTLP/HTTP port (default: 4318; 0: off)"
+        "--http-port", type=_port, default=None, help="OTLP/HTTP port (default: 4318; 0: off)"
     )
     listen.add_argument(
         "--stale-after",
         type=_seconds,
-        default=5.0,
+        default=None,
         metavar="SECONDS",
         help="mark a process stale after this long without news (default: 5)",
     )
@@ -96,9 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (demo, run, listen, replay):
         sub.add_argument(
             "--trace-url",
-            default=os.environ.get("PYGENTS_TUI_TRACE_URL"),
+            default=None,
             help="trace viewer URL with {trace_id}, e.g. http://localhost:16686/trace/{trace_id}",
         )
+        add_config_argument(sub)
+    for sub in (demo, listen, replay):
+        add_web_arguments(sub)
     return parser
 
 
@@ -200,6 +205,7 @@ def _listen(args: argparse.Namespace) -> int:
             http_port=args.http_port,
             stale_after=args.stale_after,
             trace_url=args.trace_url,
+            configure=args.settings.configure,
             interrupts=_interrupts_end,
             record=args.record,
         )
@@ -220,7 +226,11 @@ def _replay(args: argparse.Namespace) -> int:
         return 2
     try:
         status: int = replay.run(
-            args.file, speed=args.speed, trace_url=args.trace_url, interrupts=_interrupts_end
+            args.file,
+            speed=args.speed,
+            trace_url=args.trace_url,
+            interrupts=_interrupts_end,
+            configure=args.settings.configure,
         )
     except KeyboardInterrupt:
         print("pygents-tui: interrupted", file=sys.stderr)
@@ -269,6 +279,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    try:  # the command line first, then the file, then the defaults
+        apply_config(args, load_config(args.config))
+    except ConfigError as error:
+        print(f"pygents-tui: error: {_one_line(str(error))}", file=sys.stderr)
+        return 2
+    if getattr(args, "web", False):
+        argv = sys.argv[1:] if argv is None else argv
+        return serve_web(argv, args.web_host, args.web_port, f"pygents-tui {args.command}")
     if args.command == "listen":
         return _listen(args)
     if args.command == "replay":
@@ -304,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         telemetry, trace_id = _telemetry()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
+    args.settings.configure(app)
     try:
         with _interrupts_end(app):
             app.run()

@@ -114,8 +114,10 @@ def run(
     speed: float,
     trace_url: str | None,
     interrupts: Callable[[Dashboard], AbstractContextManager[None]],
+    configure: Callable[[Dashboard], None] | None = None,
 ) -> int:
-    """Replay ``path`` until the user quits; the exit status (2: not a recording)."""
+    """Replay ``path`` until the user quits; the exit status (2: not a recording).
+    ``configure`` applies the configuration file's settings to the app."""
     try:
         view = open_replay(path, speed=speed)
     except RecordingError as error:
@@ -125,6 +127,8 @@ def run(
         view.close()
         return 2
     app = ReplayDashboard(view, Path(path).name, trace_url)
+    if configure is not None:
+        configure(app)
     with interrupts(app):
         app.run()
     app.output.replay()

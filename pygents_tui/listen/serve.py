@@ -59,6 +59,7 @@ def run(
     trace_url: str | None,
     interrupts: Interrupts,
     record: str | None = None,
+    configure: Callable[[Dashboard], None] | None = None,
 ) -> int:
     """Listen and show until the user quits; the exit status. A port of 0 turns that
     transport off. ``record``: also append every accepted request to that file
@@ -77,7 +78,9 @@ def run(
             return 2
     try:
         return asyncio.run(
-            _serve(host, grpc_port, http_port, stale_after, trace_url, interrupts, recorder)
+            _serve(
+                host, grpc_port, http_port, stale_after, trace_url, interrupts, configure, recorder
+            )
         )
     finally:
         if recorder is not None:
@@ -92,6 +95,7 @@ async def _serve(
     stale_after: float,
     trace_url: str | None,
     interrupts: Interrupts,
+    configure: Callable[[Dashboard], None] | None,
     recorder: Recorder | None = None,
 ) -> int:
     fleet = FleetModel(stale_after=stale_after)
@@ -115,6 +119,8 @@ async def _serve(
         await receiver.stop()
         return 2
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
+    if configure is not None:  # the configuration file's settings (`pygents_tui._config`)
+        configure(app)
     try:
         with interrupts(app):
             await app.run_async()

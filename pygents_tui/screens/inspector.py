@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import ClassVar
 
 from rich.style import Style
@@ -16,6 +18,7 @@ from textual.widgets import Static
 
 from pygents import StopReason
 from pygents_tui._errors import Traceback, summary
+from pygents_tui._export import saved, trace_origin, write_trace
 from pygents_tui._visible import visible
 from pygents_tui.state import DashboardView, TraceTree, TurnRow
 from pygents_tui.widgets.trace import waterfall
@@ -138,7 +141,12 @@ class TextScreen(ModalScreen[None]):
 class InspectorScreen(TextScreen):
     """Arguments, metadata, timing, stop reason, output or exception (with its
     traceback), trace id, and the trace's spans. It follows the turn: repainted when
-    the model changes (a running turn ends, more of its spans arrive)."""
+    the model changes (a running turn ends, more of its spans arrive). ``x`` writes
+    the trace as an OTLP JSON file (`pygents_tui._export`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "export_trace", "Export trace", tooltip="write it as OTLP JSON")
+    ]
 
     def __init__(
         self,
@@ -161,7 +169,9 @@ class InspectorScreen(TextScreen):
         with VerticalScroll(id="inspector-dialog"):
             yield self._body
             yield self._trace
-            yield Static(Text("esc to go back", style="dim"))
+            yield Static(
+                Text("esc to go back · x: write the trace to a file (OTLP JSON)", style="dim")
+            )
 
     def refresh_from_model(self) -> None:
         """Repaint if the model changed since the last call (the app's timer calls it
@@ -179,6 +189,17 @@ class InspectorScreen(TextScreen):
         tree = model.trace_tree(record.trace_id) if record.trace_id else None
         section = trace_section(record, tree, model.unavailable("trace"))
         self._trace.update(Text("\n").append_text(section))
+
+    def action_export_trace(self) -> None:
+        record, model = self.record, self.model
+        tree = model.trace_tree(record.trace_id) if record.trace_id else None
+        if tree is None:
+            why = model.unavailable("trace") or "no spans of this turn's trace yet"
+            self.notify(f"nothing to export: {why}", severity="warning", markup=False)
+            return
+        origin = trace_origin(record.started, model.clock(), time.time_ns())
+        folder: Path | None = getattr(self.app, "export_dir", None)  # the dashboard's
+        saved(self.app, "trace", lambda: write_trace(tree, origin, folder))
 
 
 class ErrorScreen(TextScreen):

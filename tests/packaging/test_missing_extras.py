@@ -104,6 +104,19 @@ def test_pygents_tui_listen_without_the_listen_extra_prints_one_line_naming_it_a
     assert "Traceback" not in result.stderr
 
 
+def test_pygents_tui_web_without_the_web_extra_prints_one_line_naming_it_and_exits_2(
+    install: Callable[[str], Installed], wheel: Path
+) -> None:
+    result = install("tui").call("pygents-tui", "demo", "--web")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "pygents-tui --web needs the 'web' extra (textual_serve is not installed): "
+    )
+    assert f'reinstall the wheel with the extra: uv pip install "{wheel}[web]"' in line
+
+
 @pytest.mark.parametrize("extras", ["", "tui", "listen"])
 def test_importing_pygents_otel_without_the_otel_extra_raises_one_clear_import_error(
     install: Callable[[str], Installed], wheel: Path, extras: str

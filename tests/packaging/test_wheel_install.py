@@ -38,6 +38,7 @@ LISTEN = [
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc",
 ]
 REDIS = ["redis.asyncio"]
+WEB = [*TUI, "pygents_tui._web", "textual_serve.server"]
 
 # extra: (modules it must make importable, top-level modules it must not bring)
 PROMISES: dict[str, tuple[list[str], list[str]]] = {
@@ -45,7 +46,8 @@ PROMISES: dict[str, tuple[list[str], list[str]]] = {
     "tui": (TUI, ["opentelemetry", "aiohttp"]),
     "listen": (LISTEN, []),
     "redis": (REDIS, ["textual", "opentelemetry"]),
-    "all": ([*OTEL, *LISTEN, *REDIS], []),
+    "web": (WEB, ["opentelemetry", "grpc"]),
+    "all": ([*OTEL, *LISTEN, *REDIS, *WEB], []),
 }
 
 CHECK = """
@@ -109,7 +111,7 @@ def test_the_wheel_offers_no_assistant_extra_and_requires_nothing_the_assistant_
         metadata = email.message_from_bytes(archive.read(metadata_file))
     extras = metadata.get_all("Provides-Extra") or []
     assert "assistant" not in extras
-    assert sorted(extras) == ["all", "listen", "otel", "redis", "tui"]
+    assert sorted(extras) == ["all", "listen", "otel", "redis", "tui", "web"]
     required = {
         canonicalize_name(Requirement(text).name) for text in metadata.get_all("Requires-Dist", [])
     }

@@ -35,6 +35,15 @@ async def _until(pilot: Pilot[object], predicate: Callable[[], bool], limit: int
     raise AssertionError(f"condition never held: {getattr(predicate, '__doc__', predicate)}")
 
 
+@pytest.fixture(autouse=True)
+def no_user_configuration(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pygents-tui`` reads the user's configuration file by default; the tests (and
+    the commands they start, which inherit the environment) read none of it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
