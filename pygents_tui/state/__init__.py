@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability, Reply
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
 from pygents_tui.state._texts import (
     PAUSED,
     RESUMED,
@@ -37,12 +38,14 @@ from pygents_tui.state._view import (
 )
 
 __all__ = [
+    "ACTION_NEEDS",
     "PANEL_NEEDS",
     "PAUSED",
     "RESUMED",
     "RUN_PHASE",
     "RUN_STARTED",
     "THROUGHPUT_SECONDS",
+    "Action",
     "AgentRow",
     "AgentTotals",
     "Capabilities",
@@ -55,6 +58,8 @@ __all__ = [
     "Panel",
     "Reply",
     "Ring",
+    "Source",
+    "Sources",
     "SpanNode",
     "Throughput",
     "TraceTree",

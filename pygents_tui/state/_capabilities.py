@@ -49,6 +49,12 @@ class Capabilities:
         """These capabilities, without ``what``, which ``line`` says is not offered."""
         return replace(self, lacking={**self.lacking, what: line})
 
+    def gains(self, what: Capability) -> Capabilities:
+        """These capabilities, with ``what`` offered too."""
+        if what not in self.lacking:
+            return self
+        return replace(self, lacking={k: v for k, v in self.lacking.items() if k != what})
+
 
 @dataclass(frozen=True, slots=True)
 class Reply:
