@@ -27,6 +27,8 @@ from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
 from pygents_tui.model import AgentState, DashboardModel
 from pygents_tui.state import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
     Action,
     Capabilities,
     Capacity,
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalAgentRow", "LocalView", "SpanSource", "ThisProcess"]
 
-QUEUE_SHOWN = 200  # waiting turns listed by the queue panel
-POOL_SHOWN = 30  # the pool's newest items listed by the context panel
 NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pygents_tui.listen.decode import Batch, cut
@@ -43,9 +43,12 @@ from pygents_tui.state import (
     ContextContents,
     DashboardView,
     Panel,
+    QueuedTurn,
     Reply,
     Sources,
     TraceTree,
+    bounded_context,
+    bounded_queue,
     by_start,
     of_agent,
 )
@@ -289,21 +292,23 @@ class FleetModel(Folding):
     def set_contents(
         self,
         agent: str,
-        queued: Sequence[tuple[str, str, str, str]] | None = None,
+        queued: Iterable[QueuedTurn] | None = None,
         more: int = 0,
         context: ContextContents | None = None,
     ) -> bool:
         """What a feeder that reaches into an agent's process says its queue holds
         (the first waiting turns as ``(position, tool, arguments, timeout)``, and how
         many more wait) and its context's items; ``None`` leaves that part as it was.
-        From then on the agent is offered them. False if no agent has key ``agent``."""
+        From then on the agent is offered them. Bounded like the in-process source's
+        (`bounded_queue`, `bounded_context`): they come from the network. False if no
+        agent has key ``agent``."""
         found = self.agents.get(agent)
         if found is None:
             return False
         if queued is not None:
-            found.queued, found.queued_more = tuple(queued), max(more, 0)
+            found.queued, found.queued_more = bounded_queue(queued, more)
         if context is not None:
-            found.context = context
+            found.context = bounded_context(context)
         self._version += 1
         return True
 

@@ -19,6 +19,7 @@ from pygents_tui.state import (
     Capacity,
     ContextContents,
     LogEntry,
+    QueuedTurn,
     Ring,
     Throughput,
     TurnFacts,
@@ -143,7 +144,7 @@ class AgentEntry(AgentTotals):
     context_pool: Capacity | None = None
     # What a feeder that reaches into the agent's process sends of its queue and
     # context (``None``: not known; only depth and sizes are, then).
-    queued: tuple[tuple[str, str, str, str], ...] | None = None
+    queued: tuple[QueuedTurn, ...] | None = None
     queued_more: int = 0  # waiting turns past those listed
     context: ContextContents | None = None
 

@@ -11,6 +11,13 @@ panels read one shape.
 from __future__ import annotations
 
 from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability, Reply
+from pygents_tui.state._contents import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
+    QueuedTurn,
+    bounded_context,
+    bounded_queue,
+)
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
 from pygents_tui.state._texts import (
@@ -41,6 +48,8 @@ __all__ = [
     "ACTION_NEEDS",
     "PANEL_NEEDS",
     "PAUSED",
+    "POOL_SHOWN",
+    "QUEUE_SHOWN",
     "RESUMED",
     "RUN_PHASE",
     "RUN_STARTED",
@@ -56,6 +65,7 @@ __all__ = [
     "EventRow",
     "LogEntry",
     "Panel",
+    "QueuedTurn",
     "Reply",
     "Ring",
     "Source",
@@ -68,6 +78,8 @@ __all__ = [
     "ValueEntry",
     "ValueRow",
     "added",
+    "bounded_context",
+    "bounded_queue",
     "by_start",
     "evicted",
     "of_agent",

@@ -21,6 +21,8 @@ from pygents_tui.listen.fleet import CAPABILITIES
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.state import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
     Action,
     AgentTotals,
     Capabilities,
@@ -262,3 +264,27 @@ async def test_the_queue_and_context_panels_show_what_a_feeder_set_for_a_remote_
     assert "q='x'" in queue
     assert depth_only not in queue
     assert "(contents not sent)" not in queue
+
+
+def test_contents_a_feeder_sets_are_bounded_and_what_is_left_out_is_counted(
+    fleet: FleetModel,
+) -> None:
+    (flooded,) = heard_agents(fleet, "flooded")
+    huge = "x" * 100_000
+    rows = [(str(i), huge, huge, huge) for i in range(1, 1001)]
+    context = ContextContents(
+        Capacity(5000, None), (huge,) * 5000, Capacity(5000, None), ((huge, huge, huge),) * 5000
+    )
+    assert fleet.set_contents(flooded, rows, more=7, context=context)
+
+    listed = fleet.queued_turns(flooded)
+    assert len(listed) == QUEUE_SHOWN + 1
+    assert listed[-1] == ("…", f"{1000 - QUEUE_SHOWN + 7} more", "", "")
+    assert max(len(field) for row in listed for field in row) <= 200
+    kept = fleet.context_contents(flooded)
+    assert kept is not None
+    assert len(kept.queue_items) <= 200
+    assert len(kept.pool_items) == POOL_SHOWN
+    assert max(len(text) for text in kept.queue_items) <= 200
+    assert max(len(text) for item in kept.pool_items for text in item) <= 100
+    assert kept.pool.size == 5000  # the sizes are the agent's, whatever is listed
