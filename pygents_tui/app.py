@@ -6,9 +6,10 @@ the agents; a timer drains it ten times a second and repaints only what changed.
 
 The panels read the model through the `DashboardView` protocol, so the same app
 shows the fleet model of ``pygents-tui listen`` (``view=``). The app never asks which
-source it shows: keys and panels follow what the source says it can do (its
-`Capabilities`), and a key for something it does not offer answers with the one line
-the source gives for it.
+source it shows: keys and panels follow what the sources serving the selected agent
+say they offer (``view.sources.of(agent)``), actions go through them
+(``view.sources.act``), and a key for something none offers answers with the one line
+the main source gives for it.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Dashboard(App[int]):
     ) -> None:
         super().__init__()
         # The default source, kept for programs and tests that read this process's
-        # model; the app itself only ever reads `view` and `capabilities`.
+        # model; the app itself only ever reads `view` and asks its `sources`.
         self.local: LocalView | None = None
         if view is None:
             model = model if model is not None else DashboardModel(trace_id=trace_id)

@@ -2,9 +2,10 @@
 tells the user so.
 
 The app and the panels never ask which source they show (this process, or a fleet
-over OTLP): they ask the source's `Capabilities`. A key for something the source
-does not offer answers with that line; a panel that needs it shows the line above
-what the source does give (a queue's depth rather than its turns, say).
+over OTLP): they ask what the selected agent is offered (`Capabilities`, combined over
+the sources serving it by `pygents_tui.state.Sources`). A key for something not
+offered answers with that line; a panel that needs it shows the line above what the
+source does give (a queue's depth rather than its turns, say).
 """
 
 from __future__ import annotations
