@@ -6,9 +6,10 @@ the agents; a timer drains it ten times a second and repaints only what changed.
 
 The panels read the model through the `DashboardView` protocol, so the same app
 shows the fleet model of ``pygents-tui listen`` (``view=``). The app never asks which
-source it shows: keys and panels follow what the source says it can do (its
-`Capabilities`), and a key for something it does not offer answers with the one line
-the source gives for it.
+source it shows: keys and panels follow what the sources serving the selected agent
+say they offer (``view.sources.of(agent)``), actions go through them
+(``view.sources.act``), and a key for something none offers answers with the one line
+the main source gives for it.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
-from pygents_tui.state import Capability, DashboardView
+from pygents_tui.state import ACTION_NEEDS, Action, Capabilities, DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
 
 __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
-ACTION_NEEDS: dict[str, Capability] = {"toggle_pause": "pause"}
-"""The app's actions that only some sources offer, and what each needs."""
+KEY_ACTIONS: dict[str, Action] = {"toggle_pause": "pause"}
+"""The app's actions that act on an agent through its sources, and what each asks."""
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -109,17 +110,14 @@ class Dashboard(App[int]):
     ) -> None:
         super().__init__()
         # The default source, kept for programs and tests that read this process's
-        # model; the app itself only ever reads `view` and `capabilities`.
+        # model; the app itself only ever reads `view` and asks its `sources`.
         self.local: LocalView | None = None
         if view is None:
             model = model if model is not None else DashboardModel(trace_id=trace_id)
             self.local = view = LocalView(model, tracer_provider)
         self.model: DashboardModel | None = self.local.model if self.local is not None else None
         self.view: DashboardView = view
-        capabilities = view.capabilities
-        if read_only is not None:
-            capabilities = capabilities.lacks("pause", read_only)
-        self.capabilities = capabilities
+        self.read_only = read_only
         self.workload = workload
         self.refresh_hz = refresh_hz
         self.trace_url = trace_url
@@ -270,6 +268,19 @@ class Dashboard(App[int]):
         """Whether the view is frozen (``space``): data keeps arriving, unshown."""
         return self._main.frozen
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the sources offer to some agent (the help lists the keys from it)."""
+        return self.offered(None)
+
+    def offered(self, agent: str | None) -> Capabilities:
+        """What ``agent`` (a key; ``None``: some agent) is offered by the sources that
+        serve it, less pausing when the app was made ``read_only``."""
+        capabilities = self.view.sources.of(agent)
+        if self.read_only is not None:
+            capabilities = capabilities.lacks("pause", self.read_only)
+        return capabilities
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen, note=self.capabilities.why_not("pause")))
@@ -285,8 +296,8 @@ class Dashboard(App[int]):
     def key_applies(self, action: str) -> bool:
         """Whether the help lists the keys of ``action``: not when the source never
         offers it (its key still answers, with the line saying why)."""
-        need = ACTION_NEEDS.get(action)
-        return need is None or self.capabilities.offers(need)
+        asked = KEY_ACTIONS.get(action)
+        return asked is None or self.capabilities.offers(ACTION_NEEDS[asked])
 
     def _has_finished(self) -> bool:
         """Whether agents that are gone are listed (a source without such agents
@@ -303,21 +314,22 @@ class Dashboard(App[int]):
             self.push_screen(ErrorScreen(self.workload_error))
 
     def action_toggle_pause(self) -> None:
-        if self._not_offered("pause"):
+        self._act("pause")
+
+    def _act(self, action: Action) -> None:
+        """Ask the sources serving the selected agent to do ``action`` to it; where none
+        offers it, say so in one line."""
+        agent = self.selected_agent
+        line = self.offered(agent).why_not(ACTION_NEEDS[action])
+        if line is not None:
+            self.notify(line, title="not offered here", severity="warning", markup=False)
             return
-        reply = self.view.toggle_pause(self.selected_agent)
+        reply = self.view.sources.act(action, agent)
         if reply.warning:
             self.notify(reply.text, severity="warning", markup=False)
             return
         self.notify(reply.text, markup=False)
         self.refresh_view()
-
-    def _not_offered(self, what: Capability) -> bool:
-        """Say in one line that the source does not offer ``what``, if it does not."""
-        line = self.capabilities.why_not(what)
-        if line is not None:
-            self.notify(line, title="not offered here", severity="warning", markup=False)
-        return line is not None
 
     def action_save_screen(self) -> None:
         folder = str(self.export_dir or Path.cwd())

@@ -27,12 +27,16 @@ from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
 from pygents_tui.model import AgentState, DashboardModel
 from pygents_tui.state import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
+    Action,
     Capabilities,
     Capacity,
     ContextContents,
     DashboardView,
     Panel,
     Reply,
+    Sources,
     TraceTree,
     of_agent,
 )
@@ -40,10 +44,8 @@ from pygents_tui.state import (
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
 
-__all__ = ["LocalAgentRow", "LocalView", "SpanSource"]
+__all__ = ["LocalAgentRow", "LocalView", "SpanSource", "ThisProcess"]
 
-QUEUE_SHOWN = 200  # waiting turns listed by the queue panel
-POOL_SHOWN = 30  # the pool's newest items listed by the context panel
 NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
 
 
@@ -114,19 +116,44 @@ class LocalAgentRow:
         return self.current.uuid if self.current is not None else None
 
 
+class ThisProcess:
+    """The control side of this process's runtime (a `Source`): a process is a fleet
+    of one that the dashboard can reach into. It serves every agent it lists and
+    offers everything: its agents can be paused, their queues and contexts read,
+    and what the program prints is shown."""
+
+    def serves(self, agent: str) -> bool:
+        return True
+
+    def capabilities(self, agent: str | None) -> Capabilities:
+        return _EVERYTHING
+
+    def act(self, action: Action, agent: str) -> Reply:
+        """``pause``: pause the registered agent named ``agent``, or resume it."""
+        found = AgentRegistry.find(agent)
+        if found is None:
+            return Reply(f"{agent} has finished", True)
+        if found.is_paused:
+            found.resume()
+            return Reply(f"{agent} resumed")
+        found.pause()
+        return Reply(f"{agent} will pause before its next turn")
+
+
+_EVERYTHING = Capabilities()
+
+
 class LocalView:
     """``model`` through the `DashboardView`
     protocol. ``tracer_provider``: the provider whose spans the trace view shows
-    (``None``: the global one, looked for until an SDK installs one).
+    (``None``: the global one, looked for until an SDK installs one). Its source is
+    `ThisProcess`."""
 
-    A process is a fleet of one that the dashboard can reach into: it offers
-    everything (its agents can be paused, their queues and contexts read)."""
-
-    capabilities = Capabilities()
     label_width = 10  # the agents' own names
 
     def __init__(self, model: DashboardModel, tracer_provider: object | None = None) -> None:
         self.model = model
+        self.sources = Sources(ThisProcess())
         self.spans: SpanSource | None = None
         self._subscription: Any = None
         self._find_provider: Callable[[], object] | None = None
@@ -164,16 +191,6 @@ class LocalView:
     @property
     def wall_clock(self) -> Callable[[float], datetime]:
         return self.model.wall_time
-
-    def toggle_pause(self, agent: str | None) -> Reply:
-        found = AgentRegistry.find(agent) if agent else None
-        if found is None:
-            return Reply(f"{agent} has finished" if agent else "select an agent first", True)
-        if found.is_paused:
-            found.resume()
-            return Reply(f"{agent} resumed")
-        found.pause()
-        return Reply(f"{agent} will pause before its next turn")
 
     def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
         found = AgentRegistry.find(agent)
@@ -273,10 +290,10 @@ class LocalView:
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         return self.spans.tree(trace_id) if self.spans is not None else None
 
-    def unavailable(self, panel: Panel) -> str | None:
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
         if panel == "trace" and self.spans is None:
             return NO_SDK
-        return self.capabilities.panel_note(panel)
+        return self.sources.of(agent).panel_note(panel)
 
     def counters(self) -> dict[str, int]:
         model = self.model

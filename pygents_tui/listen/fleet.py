@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pygents_tui.listen.decode import Batch, cut
@@ -37,12 +37,18 @@ from pygents_tui.listen.state import (
     ValueEntry,
 )
 from pygents_tui.state import (
+    ACTION_NEEDS,
+    Action,
     Capabilities,
     ContextContents,
     DashboardView,
     Panel,
+    QueuedTurn,
     Reply,
+    Sources,
     TraceTree,
+    bounded_context,
+    bounded_queue,
     by_start,
     of_agent,
 )
@@ -50,7 +56,7 @@ from pygents_tui.state import (
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
 
-__all__ = ["CAPABILITIES", "FleetLimits", "FleetModel"]
+__all__ = ["CAPABILITIES", "FleetLimits", "FleetModel", "OtlpSource"]
 
 CAPABILITIES = Capabilities(
     {
@@ -64,12 +70,38 @@ CAPABILITIES = Capabilities(
 """What a fleet heard over OTLP offers: what the services send, and no control."""
 
 
+class OtlpSource:
+    """The OTLP receiver as a `Source`: it serves every agent it heard of, offers no
+    control, and offers an agent's queue and context items once a feeder has set
+    them (`FleetModel.set_contents`)."""
+
+    def __init__(self, agents: Mapping[str, AgentEntry]) -> None:
+        self._agents = agents
+
+    def serves(self, agent: str) -> bool:
+        return agent in self._agents
+
+    def capabilities(self, agent: str | None) -> Capabilities:
+        found = self._agents.get(agent) if agent is not None else None
+        if found is None:
+            return CAPABILITIES
+        offered = CAPABILITIES
+        if found.queued is not None:
+            offered = offered.gains("queue_contents")
+        if found.context is not None:
+            offered = offered.gains("context_items")
+        return offered
+
+    def act(self, action: Action, agent: str) -> Reply:
+        need = ACTION_NEEDS[action]
+        return Reply(CAPABILITIES.why_not(need) or f"{need} is not offered here", True)
+
+
 class FleetModel(Folding):
     """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
     nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
     ingestion, so a waiter wakes up instead of polling."""
 
-    capabilities = CAPABILITIES
     label_width = 24  # labels carry their service and instance
     wall_clock = None  # the senders' clocks date their records, not the listener's
 
@@ -95,6 +127,7 @@ class FleetModel(Folding):
         # What a program sets to send here (``listen_app`` knows where it listens): the
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
+        self.sources = Sources(OtlpSource(self.agents))
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -212,8 +245,8 @@ class FleetModel(Folding):
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         return self.traces.tree(trace_id)
 
-    def unavailable(self, panel: Panel) -> str | None:
-        note = self.capabilities.panel_note(panel)
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        note = self.sources.of(agent).panel_note(panel)
         if note is not None:
             return note
         if panel == "values" and not self.previews_seen:
@@ -256,14 +289,44 @@ class FleetModel(Folding):
     def close(self) -> None:
         """Nothing to let go of: the receiver is closed by whoever started it."""
 
-    def toggle_pause(self, agent: str | None) -> Reply:
-        return Reply(self.capabilities.why_not("pause") or "", warning=True)
+    def set_contents(
+        self,
+        agent: str,
+        queued: Iterable[QueuedTurn] | None = None,
+        more: int = 0,
+        context: ContextContents | None = None,
+    ) -> bool:
+        """What a feeder that reaches into an agent's process says its queue holds
+        (the first waiting turns as ``(position, tool, arguments, timeout)``, and how
+        many more wait) and its context's items; ``None`` leaves that part as it was.
+        From then on the agent is offered them. Bounded like the in-process source's
+        (`bounded_queue`, `bounded_context`): they come from the network. False if no
+        agent has key ``agent``."""
+        found = self.agents.get(agent)
+        if found is None:
+            return False
+        if queued is not None:
+            found.queued, found.queued_more = bounded_queue(queued, more)
+        if context is not None:
+            found.context = bounded_context(context)
+        self._version += 1
+        return True
 
     def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
-        return []  # not offered: the depth is all a sender reports
+        """The waiting turns a feeder set (`set_contents`); none otherwise (a sender's
+        telemetry reports the depth only)."""
+        found = self.agents.get(agent)
+        if found is None or found.queued is None:
+            return []
+        rows = list(found.queued)
+        if found.queued_more:
+            rows.append(("…", f"{found.queued_more} more", "", ""))
+        return rows
 
     def context_contents(self, agent: str) -> ContextContents | None:
-        return None  # not offered: the sizes are all a sender reports
+        """The context items a feeder set (`set_contents`); ``None`` otherwise."""
+        found = self.agents.get(agent)
+        return found.context if found is not None else None
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
         return {}  # the Redis mailboxes of the services are not sent over OTLP

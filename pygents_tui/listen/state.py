@@ -17,7 +17,9 @@ from typing import Final
 from pygents_tui.state import (
     AgentTotals,
     Capacity,
+    ContextContents,
     LogEntry,
+    QueuedTurn,
     Ring,
     Throughput,
     TurnFacts,
@@ -140,6 +142,11 @@ class AgentEntry(AgentTotals):
     current_tool: str | None = None
     context_queue: Capacity | None = None
     context_pool: Capacity | None = None
+    # What a feeder that reaches into the agent's process sends of its queue and
+    # context (``None``: not known; only depth and sizes are, then).
+    queued: tuple[QueuedTurn, ...] | None = None
+    queued_more: int = 0  # waiting turns past those listed
+    context: ContextContents | None = None
 
     @property
     def state(self) -> str:

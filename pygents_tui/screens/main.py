@@ -145,13 +145,13 @@ class MainScreen(Screen[None]):
         tab = self._tabs.active
         panel = self._panels.get(tab)
         if panel is not None:
-            self._note(self._notes[tab], _PANELS[tab])
+            self._note(self._notes[tab], _PANELS[tab], self.selected)
             panel.refresh_from(self.selected)
 
-    def _note(self, note: Static, panel: ViewPanel) -> None:
-        """Say in one line what the model cannot show of ``panel`` (hidden when
-        everything is shown); repainted only when the line changes."""
-        line = self.model.unavailable(panel)
+    def _note(self, note: Static, panel: ViewPanel, agent: str | None = None) -> None:
+        """Say in one line what the model cannot show of ``panel`` for ``agent`` (hidden
+        when everything is shown); repainted only when the line changes."""
+        line = self.model.unavailable(panel, agent)
         if self._shown_notes.get(panel, "") == line:
             return
         self._shown_notes[panel] = line

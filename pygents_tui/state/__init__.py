@@ -11,7 +11,15 @@ panels read one shape.
 from __future__ import annotations
 
 from pygents_tui.state._capabilities import PANEL_NEEDS, Capabilities, Capability, Reply
+from pygents_tui.state._contents import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
+    QueuedTurn,
+    bounded_context,
+    bounded_queue,
+)
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
 from pygents_tui.state._texts import (
     PAUSED,
     RESUMED,
@@ -37,12 +45,16 @@ from pygents_tui.state._view import (
 )
 
 __all__ = [
+    "ACTION_NEEDS",
     "PANEL_NEEDS",
     "PAUSED",
+    "POOL_SHOWN",
+    "QUEUE_SHOWN",
     "RESUMED",
     "RUN_PHASE",
     "RUN_STARTED",
     "THROUGHPUT_SECONDS",
+    "Action",
     "AgentRow",
     "AgentTotals",
     "Capabilities",
@@ -53,8 +65,11 @@ __all__ = [
     "EventRow",
     "LogEntry",
     "Panel",
+    "QueuedTurn",
     "Reply",
     "Ring",
+    "Source",
+    "Sources",
     "SpanNode",
     "Throughput",
     "TraceTree",
@@ -63,6 +78,8 @@ __all__ = [
     "ValueEntry",
     "ValueRow",
     "added",
+    "bounded_context",
+    "bounded_queue",
     "by_start",
     "evicted",
     "of_agent",

@@ -2,9 +2,10 @@
 tells the user so.
 
 The app and the panels never ask which source they show (this process, or a fleet
-over OTLP): they ask the source's `Capabilities`. A key for something the source
-does not offer answers with that line; a panel that needs it shows the line above
-what the source does give (a queue's depth rather than its turns, say).
+over OTLP): they ask what the selected agent is offered (`Capabilities`, combined over
+the sources serving it by `pygents_tui.state.Sources`). A key for something not
+offered answers with that line; a panel that needs it shows the line above what the
+source does give (a queue's depth rather than its turns, say).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ class Capabilities:
     def lacks(self, what: Capability, line: str) -> Capabilities:
         """These capabilities, without ``what``, which ``line`` says is not offered."""
         return replace(self, lacking={**self.lacking, what: line})
+
+    def gains(self, what: Capability) -> Capabilities:
+        """These capabilities, with ``what`` offered too."""
+        if what not in self.lacking:
+            return self
+        return replace(self, lacking={k: v for k, v in self.lacking.items() if k != what})
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from pygents import StopReason
-from pygents_tui.state._capabilities import Capabilities, Reply
+from pygents_tui.state._sources import Sources
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
@@ -263,11 +263,13 @@ class DashboardView(Protocol):
     """What every panel reads. ``drain()`` folds what arrived since the last call
     (the UI calls it on a timer) and says whether anything changed.
 
-    A source says what it can do in ``capabilities``; the app and the panels follow
-    that, never the source's type, and say in one line what it does not offer."""
+    What is offered is asked per agent of the state's `Sources` (``sources.of(key)``),
+    and actions go through them (``sources.act``): the app and the panels follow
+    that, never the source's type, and say in one line what is not offered."""
 
     @property
-    def capabilities(self) -> Capabilities: ...
+    def sources(self) -> Sources:
+        """The feeders that can act on the agents, and what each agent is offered."""
 
     @property
     def label_width(self) -> int:
@@ -284,18 +286,14 @@ class DashboardView(Protocol):
     def close(self) -> None:
         """Stop taking it, and let go of what the source holds."""
 
-    def toggle_pause(self, agent: str | None) -> Reply:
-        """Pause the agent with key ``agent``, or resume it if it is paused; called
-        only when ``capabilities`` offer ``pause``."""
-
     def queued_turns(self, agent: str) -> Sequence[tuple[str, str, str, str]]:
         """The agent's waiting turns as the queue panel lists them (position, tool,
-        arguments, timeout); called only when ``capabilities`` offer
+        arguments, timeout); called only when the agent is offered
         ``queue_contents``."""
 
     def context_contents(self, agent: str) -> ContextContents | None:
         """The agent's context items (``None``: the agent is gone, and its context with
-        it); called only when ``capabilities`` offer ``context_items``."""
+        it); called only when the agent is offered ``context_items``."""
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
         """The latest statistics of the agents served from ``pygents.redis``
@@ -339,9 +337,9 @@ class DashboardView(Protocol):
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         """The spans received for a trace as a tree, ``None`` when none are known."""
 
-    def unavailable(self, panel: Panel) -> str | None:
-        """Why part of ``panel`` cannot be shown by this model, in one line (``None``:
-        everything is available)."""
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        """Why part of ``panel`` cannot be shown for ``agent`` (the selected one, by
+        key), in one line (``None``: everything is available)."""
 
     def counters(self) -> Mapping[str, int]:
         """Received, dropped and malformed counts for the status line (only non-zero

@@ -22,7 +22,7 @@ class ContextPanel(ModelPanel):
 
     def render(self) -> Group:
         model = self.model
-        if not model.capabilities.offers("context_items"):
+        if not model.sources.of(self.agent).offers("context_items"):
             return self._sizes()
         if self.agent is None:
             return Group("no agent selected")

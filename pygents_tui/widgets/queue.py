@@ -33,8 +33,8 @@ class QueueTable(NavigableTable[Text]):
 
     def refresh_from(self, agent: str | None) -> None:
         rows: list[tuple[str, ...]]
-        if self.model.capabilities.offers("queue_contents"):
-            rows = list(self.model.queued_turns(agent)) if agent is not None else []
+        if agent is not None and self.model.sources.of(agent).offers("queue_contents"):
+            rows = list(self.model.queued_turns(agent))
         else:
             rows = self._depth(agent)
         if rows == self._shown:

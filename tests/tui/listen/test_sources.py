@@ -5,7 +5,7 @@ subscription or over OTLP; and the app follows what each source says it can do."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -20,7 +20,18 @@ from pygents_tui.listen import FleetModel
 from pygents_tui.listen.fleet import CAPABILITIES
 from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
-from pygents_tui.state import AgentTotals, LogEntry, TurnFacts
+from pygents_tui.state import (
+    POOL_SHOWN,
+    QUEUE_SHOWN,
+    Action,
+    AgentTotals,
+    Capabilities,
+    Capacity,
+    ContextContents,
+    LogEntry,
+    Reply,
+    TurnFacts,
+)
 from stuck_tools import blocking_tool
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests
@@ -141,3 +152,139 @@ async def test_an_in_process_source_handed_in_as_a_view_pauses_its_agents_as_it_
         await until(pilot, lambda: agent.is_paused)
         (toast,) = list(app._notifications)
         assert toast.message == "pausable will pause before its next turn"
+
+
+def heard_agents(fleet: FleetModel, *names: str) -> list[str]:
+    """Agents of one service, as snapshot records say they run; their keys, by name."""
+    fleet.ingest(
+        logs_batch(
+            [
+                Event(
+                    "pygents.agent.snapshot",
+                    {
+                        "gen_ai.agent.name": name,
+                        "gen_ai.agent.id": f"id-{name}",
+                        "pygents.agent.state": "running",
+                    },
+                    WALL,
+                )
+                for name in names
+            ]
+        )
+    )
+    fleet.drain()
+    keys = {row.name: row.key for row in fleet.agent_rows()}
+    return [keys[name] for name in names]
+
+
+class Mailboxes:
+    """A second source of the shape a Redis mailboxes source will have (`Source`):
+    it serves the agents it was given, offers pausing them, and notes what it did."""
+
+    def __init__(self, *agents: str) -> None:
+        self.agents = set(agents)
+        self.done: list[tuple[str, str]] = []
+
+    def serves(self, agent: str) -> bool:
+        return agent in self.agents
+
+    def capabilities(self, agent: str | None) -> Capabilities:
+        return Capabilities()
+
+    def act(self, action: Action, agent: str) -> Reply:
+        self.done.append((action, agent))
+        return Reply(f"asked {agent} to pause")
+
+
+async def test_pause_goes_through_the_source_serving_an_agent_and_its_neighbour_gets_the_otlp_line(
+    fleet: FleetModel, until: Any
+) -> None:
+    served, heard = heard_agents(fleet, "served", "heard")
+    mailboxes = Mailboxes(served)
+    fleet.sources.attach(mailboxes)
+    assert fleet.sources.of(served).offers("pause")
+    assert fleet.sources.of(heard).why_not("pause") == CAPABILITIES.why_not("pause")
+    assert fleet.sources.of(None).offers("pause")  # some agent can be paused: the help lists p
+
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.selected_agent is not None)
+        first = app.selected_agent
+        await pilot.press("p")
+        await until(pilot, lambda: len(app._notifications) == 1)
+        await pilot.press("down")
+        await until(pilot, lambda: app.selected_agent not in (None, first))
+        await pilot.press("p")
+        await until(pilot, lambda: len(app._notifications) == 2)
+        by_agent = {first: 0, app.selected_agent: 1}
+        toasts = list(app._notifications)
+        served_toast, heard_toast = toasts[by_agent[served]], toasts[by_agent[heard]]
+    assert mailboxes.done == [("pause", served)]
+    assert served_toast.message == f"asked {served} to pause"
+    assert served_toast.severity == "information"
+    assert heard_toast.message == CAPABILITIES.why_not("pause")
+    assert heard_toast.severity == "warning"
+
+
+def test_an_agent_whose_queue_and_context_a_feeder_set_offers_them_and_its_neighbour_its_sizes(
+    fleet: FleetModel,
+) -> None:
+    known, other = heard_agents(fleet, "known", "other")
+    context = ContextContents(Capacity(1, 5), ("hello",), Capacity(1, None), (("a", "b", "c"),))
+    assert fleet.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
+    assert not fleet.set_contents("s9/nobody", [])
+
+    assert fleet.queued_turns(known) == [("1", "search", "q='x'", "5s"), ("…", "3 more", "", "")]
+    assert fleet.context_contents(known) == context
+    assert fleet.unavailable("queue", known) is None
+    assert fleet.unavailable("context", known) is None
+    assert fleet.unavailable("queue", other) == CAPABILITIES.panel_note("queue")
+    assert fleet.unavailable("context", other) == CAPABILITIES.panel_note("context")
+    assert fleet.queued_turns(other) == []
+    assert fleet.context_contents(other) is None
+
+
+async def test_the_queue_and_context_panels_show_what_a_feeder_set_for_a_remote_agent(
+    fleet: FleetModel, until: Any, text_of: Callable[[Any], str]
+) -> None:
+    (known,) = heard_agents(fleet, "known")
+    context = ContextContents(Capacity(1, 5), ("remembered",), Capacity(0, None), ())
+    fleet.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
+    depth_only = CAPABILITIES.panel_note("queue")
+    assert depth_only is not None
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.selected_agent == known)
+        await pilot.press("1")
+        await until(pilot, lambda: "3 more" in text_of(app))
+        queue = text_of(app)
+        await pilot.press("4")
+        await until(pilot, lambda: "remembered" in text_of(app))
+    assert "search" in queue
+    assert "q='x'" in queue
+    assert depth_only not in queue
+    assert "(contents not sent)" not in queue
+
+
+def test_contents_a_feeder_sets_are_bounded_and_what_is_left_out_is_counted(
+    fleet: FleetModel,
+) -> None:
+    (flooded,) = heard_agents(fleet, "flooded")
+    huge = "x" * 100_000
+    rows = [(str(i), huge, huge, huge) for i in range(1, 1001)]
+    context = ContextContents(
+        Capacity(5000, None), (huge,) * 5000, Capacity(5000, None), ((huge, huge, huge),) * 5000
+    )
+    assert fleet.set_contents(flooded, rows, more=7, context=context)
+
+    listed = fleet.queued_turns(flooded)
+    assert len(listed) == QUEUE_SHOWN + 1
+    assert listed[-1] == ("…", f"{1000 - QUEUE_SHOWN + 7} more", "", "")
+    assert max(len(field) for row in listed for field in row) <= 200
+    kept = fleet.context_contents(flooded)
+    assert kept is not None
+    assert len(kept.queue_items) <= 200
+    assert len(kept.pool_items) == POOL_SHOWN
+    assert max(len(text) for text in kept.queue_items) <= 200
+    assert max(len(text) for item in kept.pool_items for text in item) <= 100
+    assert kept.pool.size == 5000  # the sizes are the agent's, whatever is listed
