@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pygents_otel import _names as k
 from pygents_tui.state import SpanNode, TraceTree
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def trace_document(tree: TraceTree, origin_ns: int) -> dict[str, Any]:
         "resourceSpans": [
             {
                 "resource": {
-                    "attributes": [{"key": "service.name", "value": {"stringValue": service}}]
+                    "attributes": [{"key": k.SERVICE_NAME, "value": {"stringValue": service}}]
                 },
                 "scopeSpans": [{"scope": _SCOPE, "spans": spans}],
             }

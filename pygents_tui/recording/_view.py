@@ -14,15 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Self
 
-from pygents_tui.listen.fleet import CAPABILITIES, FleetModel
+from pygents_tui.listen.fleet import FleetModel
 from pygents_tui.recording._reader import Recording
 from pygents_tui.recording._replay import Replay
 from pygents_tui.state import (
+    Action,
     Capabilities,
     ContextContents,
     DashboardView,
     Panel,
     Reply,
+    Sources,
     TraceTree,
 )
 
@@ -61,7 +63,7 @@ class ReplayView:
             warmup_bytes=warmup_bytes,
             budget=budget,
         )
-        self.capabilities: Capabilities = CAPABILITIES.lacks("pause", _NOT_LIVE)
+        self.sources = Sources(_Replayed(self))
         self._version: int = 0
         self._seen: tuple[int, int, int, bool, bool, float] | None = None
 
@@ -146,9 +148,6 @@ class ReplayView:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def toggle_pause(self, agent: str | None) -> Reply:
-        return Reply(_NOT_LIVE, warning=True)
-
     def queued_turns(self, agent: str) -> Sequence[tuple[str, str, str, str]]:
         return self.model.queued_turns(agent)
 
@@ -187,17 +186,36 @@ class ReplayView:
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         return self.model.trace_tree(trace_id)
 
-    def unavailable(self, panel: Panel) -> str | None:
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
         """The fleet's notes, except its "send here" hint, which a file cannot act on."""
         if panel in ("agents", "running", "events", "timeline") and not self.model.services:
             return "nothing recorded up to this point of the replay"
-        return self.model.unavailable(panel)
+        note = self.sources.of(agent).panel_note(panel)
+        return note if note is not None else self.model.unavailable(panel, agent)
 
     def counters(self) -> Mapping[str, int]:
         counts = dict(self.model.counters())
         for kind, count in self.replay.recording.drops.items():
             counts[f"recording_{kind}"] = count
         return counts
+
+
+class _Replayed:
+    """The replay as the one `Source` of its view: what the current fleet model was
+    sent, less control (a file cannot pause anyone). The model changes with every
+    seek, so it is looked up at each question."""
+
+    def __init__(self, view: ReplayView) -> None:
+        self._view = view
+
+    def serves(self, agent: str) -> bool:
+        return True
+
+    def capabilities(self, agent: str | None) -> Capabilities:
+        return self._view.model.sources.of(agent).lacks("pause", _NOT_LIVE)
+
+    def act(self, action: Action, agent: str) -> Reply:
+        return Reply(_NOT_LIVE, warning=True)
 
 
 def _utc(seconds: float) -> datetime:
