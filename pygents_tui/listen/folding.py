@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pygents import StopReason
 from pygents_otel import _names as k
+from pygents_tui.listen import contents
 from pygents_tui.listen.coerce import (
     as_capacity,
     as_float,
@@ -25,7 +26,7 @@ from pygents_tui.listen.coerce import (
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
 from pygents_tui.listen.services import PHASES, Handler, Services
 from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
-from pygents_tui.state import RUN_PHASE, turn_started
+from pygents_tui.state import RUN_PHASE, bounded_context, bounded_queue, turn_started
 
 __all__ = ["Folding"]
 
@@ -295,12 +296,24 @@ class Folding(Services):
         agent.context_queue = queue or agent.context_queue
         pool = as_capacity(attributes, k.POOL_SIZE, k.POOL_LIMIT)
         agent.context_pool = pool or agent.context_pool
+        self._contents(agent, attributes)
         current = as_text(attributes.get(k.CURRENT_TURN))
         turn = self._current(service, agent, record, current, at) if current else None
         if turn is not None:
             agent.current_turn, agent.current_tool = turn.key, turn.tool
         elif not current and state == "idle":
             agent.current_turn = agent.current_tool = None
+
+    def _contents(self, agent: AgentEntry, attributes: contents.Attributes) -> None:
+        """A snapshot's lists of waiting turns and context items, where the sender
+        sent them (`pygents_tui.listen.contents`): the agent's queue and context
+        panels then show them, bounded as the in-process ones are."""
+        queued = contents.queued_turns(attributes)
+        if queued is not None:
+            agent.queued, agent.queued_more = bounded_queue(queued.rows, queued.more)
+        context = contents.context_contents(attributes)
+        if context is not None:
+            agent.context = bounded_context(context)
 
     def _current(
         self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, uuid: str, at: float

@@ -47,7 +47,9 @@ class Limits:
     max_name: int = 256  # names, keys, ids of services and agents
     max_value: int = 1024  # attribute values, bodies, previews
     max_attributes: int = 64  # per span, record or resource
-    max_items: int = 32  # items kept of an array or key-value list
+    # Items kept of an array or key-value list: at least a live snapshot's lists
+    # (`SNAPSHOT_ITEMS`, 50 waiting turns or context items).
+    max_items: int = 64
     max_depth: int = 4  # nesting levels of arrays and key-value lists rendered
     # Spans, records or metrics (and the groups around them) in one request: each
     # costs decoding time on the event loop, and a request of empty items is tiny.

@@ -24,6 +24,7 @@ from pygents_tui.app import Dashboard
 from pygents_tui.listen import FleetModel
 from pygents_tui.listen.serve import listen_app
 from pygents_tui.screens import InspectorScreen
+from pygents_tui.widgets import AgentsTable
 
 S = 10**9
 WALL = 1_767_225_600 * S  # 2026-01-01T00:00:00Z: the wall clock at fake second 1000
@@ -265,4 +266,67 @@ def test_listen_queue_not_sent(snap_compare: Any) -> None:
         await pilot.press("j", "1")
 
     app, run_before = scene_app(after)
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+def _contents_snapshot(scene: FleetScene) -> None:
+    """planner@pod-a's snapshot with its waiting turns and context items, as a sender
+    with content capture on sends them (`pygents_otel`'s live snapshot lists)."""
+    fleet, now = scene.fleet, scene.clock.wall
+    fleet.ingest(
+        logs_batch(
+            [
+                Event(
+                    "pygents.agent.snapshot",
+                    {
+                        **agent("planner", "planner-a"),
+                        "pygents.agent.state": "running",
+                        "pygents.agent.queue.depth": 3,
+                        "pygents.agent.queue.tools": ["fetch", "summarize"],
+                        "pygents.agent.queue.uuids": ["q-1", "q-2"],
+                        "pygents.agent.queue.timeouts": [10.0, 30.0],
+                        "pygents.agent.queue.arguments": ["('tides',)", "('report', 3)"],
+                        "pygents.agent.queue.more": 1,
+                        "pygents.context_queue.size": 2,
+                        "pygents.context_queue.limit": 10,
+                        "pygents.context_queue.item.ids": ["", ""],
+                        "pygents.context_queue.item.descriptions": ["user", "assistant"],
+                        "pygents.context_queue.item.contents": ["plan my day", "here is a plan"],
+                        "pygents.context_pool.size": 1,
+                        "pygents.context_pool.item.ids": ["doc-7"],
+                        "pygents.context_pool.item.descriptions": ["tide table"],
+                        "pygents.context_pool.item.contents": ["high water 06:12"],
+                    },
+                    now(),
+                )
+            ],
+            service="checkout",
+            instance="pod-a",
+        )
+    )
+    fleet.drain()
+
+
+def _show(tab: str) -> After:
+    async def after(pilot: Pilot[Any], scene: FleetScene) -> None:
+        _contents_snapshot(scene)
+        planner_a = next(r for r in scene.fleet.agent_rows() if "pod-a" in r.label)
+        table = pilot.app.screen.query_one(AgentsTable)
+        table.move_cursor(row=table.get_row_index(planner_a.key))
+        await pilot.pause()
+        await pilot.press(tab)
+
+    return after
+
+
+def test_listen_queue_of_a_remote_agent(snap_compare: Any) -> None:
+    """The Queue panel lists a remote agent's waiting turns, sent in its live
+    snapshot: tool, arguments (content capture on), timeout, and how many more wait."""
+    app, run_before = scene_app(_show("1"))
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+def test_listen_context_of_a_remote_agent(snap_compare: Any) -> None:
+    """The Context panel lists a remote agent's context items from its snapshot."""
+    app, run_before = scene_app(_show("4"))
     assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
