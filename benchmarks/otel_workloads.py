@@ -153,8 +153,8 @@ async def w4(n: int, provider: TracerProvider) -> float:
 
 
 async def w4_live(n: int, provider: TracerProvider, logs: LoggerProvider) -> float:
-    """W4 with live mode on: five log records a turn (before_turn, the turn's and its
-    tool's start and end) besides the spans. Snapshots are taken once, at the start."""
+    """W4 with live mode on: two log records a turn (its start and end) besides the
+    spans. Snapshots are taken once, at the start."""
     instrumentor = PygentsInstrumentor()
     instrumentor.instrument(
         tracer_provider=provider,

@@ -86,6 +86,15 @@ class _Live:
         self.next_at = 0.0  # when the next value record may go, past the first ones
 
 
+def _own_tool(scope: Scope) -> bool:
+    """Whether ``scope`` is a turn's own tool invocation, which sends no records of
+    its own: the turn's start and end records already name the tool and carry its
+    stop reason and error, and a record costs the SDK about 17 µs (W4l). A tool that
+    another tool calls (its parent is a tool) still sends its start and end."""
+    parent = scope.parent
+    return scope.kind is ScopeKind.TOOL and parent is not None and parent.kind is ScopeKind.TURN
+
+
 class LiveSubscriber(Subscriber):
     """Sends the live records; see the module docstring.
 
@@ -141,7 +150,7 @@ class LiveSubscriber(Subscriber):
     # -- scopes ------------------------------------------------------------------------------
 
     def on_start(self, scope: Scope) -> None:
-        if not is_instrumentation_enabled():
+        if not is_instrumentation_enabled() or _own_tool(scope):
             return
         span = self.spans.span_of(scope)
         context = trace.set_span_in_context(span) if span is not None else None
