@@ -38,6 +38,7 @@ try:
         MailboxClosedError,
         MailboxError,
         MailboxFullError,
+        MailboxNotFoundError,
         MailboxStats,
         MailboxUnavailableError,
         Outcome,
@@ -50,6 +51,14 @@ try:
     )
     from pygents.redis._redis_server import RedisServer
     from pygents.redis._stats import WorkerCounters, served_stats
+    from pygents.redis._survey import (
+        DeadLetterRow,
+        MailboxSurvey,
+        PendingTurn,
+        QueuedTurn,
+        Survey,
+        WorkerRow,
+    )
     from pygents.redis._worker import Worker
 except ModuleNotFoundError as error:
     # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
@@ -61,23 +70,30 @@ except ModuleNotFoundError as error:
 __all__ = [
     "ConsumerStats",
     "DeadLetter",
+    "DeadLetterRow",
     "Delivery",
     "MailboxClosedError",
     "MailboxError",
     "MailboxFullError",
+    "MailboxNotFoundError",
     "MailboxStats",
+    "MailboxSurvey",
     "MailboxUnavailableError",
     "Mailboxes",
     "Outcome",
+    "PendingTurn",
+    "QueuedTurn",
     "RedisFullError",
     "RedisServer",
     "RemoteTurnError",
     "RepliesLostError",
+    "Survey",
     "TurnHandle",
     "TurnLostError",
     "TurnRerunError",
     "Worker",
     "WorkerCounters",
+    "WorkerRow",
     "current_delivery",
     "served_stats",
 ]

@@ -34,19 +34,28 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
+from pygents._enums import CANCELLED
 from pygents._routing import ROUTES
 from pygents._turn import Turn
 from pygents._turn_run import Runner
+from pygents.redis._control import CANCEL_MESSAGE
 from pygents.redis._driver import Sink, run_as
 from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
 from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, claim, leave, read, setup
+from pygents.redis._intake import FULL, claim, hand_back, leave, read, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
-from pygents.redis._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents.redis._mailbox_types import (
+    DELIVERY,
+    Delivery,
+    bounded,
+    outcome_data,
+    unique_name,
+)
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 from pygents.redis._stats import SERVED, WorkerCounters, setting
+from pygents.redis._watch import Controls
 
 __all__ = ["Worker"]
 
@@ -75,6 +84,9 @@ class Worker:
         stats_interval: seconds between two readings of the served mailboxes'
             statistics for [`served_stats`][pygents.redis.served_stats] (``None``:
             never).
+        control_interval: seconds between two readings of the served mailboxes'
+            control requests (pause, cancel, drain: see ``Mailboxes.pause``);
+            ``None``: never (the worker then ignores them).
     """
 
     def __init__(
@@ -91,6 +103,7 @@ class Worker:
         reconnect_delay: float = 0.05,
         max_reconnect_delay: float = 5.0,
         stats_interval: float | None = 1.0,
+        control_interval: float | None = 0.2,
     ) -> None:
         if not isinstance(mailboxes, Mailboxes):
             raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
@@ -113,11 +126,17 @@ class Worker:
         self.stats_interval: float | None = (
             None if stats_interval is None else setting("stats_interval", stats_interval, 0.01)
         )
+        self.control_interval: float | None = (
+            None
+            if control_interval is None
+            else setting("control_interval", control_interval, 0.01)
+        )
         self.name = name or unique_name()
         names = tool_names(served)
         self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
         self.counters = WorkerCounters()
+        self.controls = Controls(mailboxes.client, self.served, self.name)
         self._held: dict[str, set[str]] = {name: set() for name in self.served}
         # Deliveries whose job started (a turn ran, or a move to the dead letters):
         # a stopping worker hands back everything else it holds.
@@ -185,6 +204,9 @@ class Worker:
         if self.stats_interval is not None:
             stats = self._every(self.stats_interval, "reading statistics", self._report)
             loops.append(asyncio.create_task(stats, name=f"pygents.redis stats {self.name}"))
+        if self.control_interval is not None:
+            watch = self._every(self.control_interval, "reading control requests", self._watch)
+            loops.append(asyncio.create_task(watch, name=f"pygents.redis control {self.name}"))
         writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
         self._lanes.start()
         stopping = asyncio.create_task(self._stopping.wait())
@@ -257,15 +279,20 @@ class Worker:
 
     async def _reader(self) -> None:
         backoff = self._new_backoff()
-        streams = list(self._by_mailbox)
         while not self._stopping.is_set():
             while self.free < self._read_at:
                 self._lanes.room.clear()
                 await self._lanes.room.wait()
             if self._stopping.is_set():
                 return  # what a stopped worker reads would only be handed back
+            paused = self.controls.paused
+            streams = [key for key, s in self._by_mailbox.items() if s.name not in paused]
+            if not streams:  # every mailbox paused: wait for a resume, or the stop
+                self.controls.changed.clear()
+                await self._stopped_or(self.controls.changed)
+                continue
 
-            async def take() -> None:
+            async def take(streams: list[str] = streams) -> None:
                 found = await read(self.mailboxes.client, self.name, streams, self.free, 1000)
                 for key, entries in found:
                     served = self._by_mailbox[key]
@@ -284,30 +311,63 @@ class Worker:
             except TimeoutError:
                 pass
 
+    async def _stopped_or(self, event: asyncio.Event) -> None:
+        """Wait until ``event`` is set or the worker stops."""
+        waits = [asyncio.ensure_future(e.wait()) for e in (event, self._stopping)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    async def _watch(self) -> None:
+        """Act on the control requests: drain, hand back what a newly paused mailbox
+        read ahead, take back at once what was handed back on resume."""
+        before = self.controls.paused
+        await self.controls.refresh(self._held)
+        if self.controls.draining:
+            _log.info("pygents.redis: %s drains, as asked through Redis", self.name)
+            self.stop()
+            return
+        for name in self.controls.paused - before:
+            await self._hand_back(self.served[name])
+        for name in before - self.controls.paused:
+            await self._claim(self.served[name])
+
+    async def _hand_back(self, served: Served) -> None:
+        """Give back the turns of ``served`` read ahead and not started (paused)."""
+        held = self._held[served.name]
+        held.intersection_update(self._begun[served.name])  # queued jobs then skip
+        await hand_back(self.mailboxes.client, served.keys, self.name, held)
+
     async def _report(self) -> None:
         for name in self.served:
             SERVED.publish(self.name, await self.mailboxes.stats(name))
 
     async def _keep(self) -> None:
         await self._beat()
-        idle = max(1, round(self.visibility_timeout * 1000))
         for served in self.served.values():
             if self.free <= 0:
                 return
-            cursor, found = await claim(
-                self.mailboxes.client,
-                served.keys,
-                self.name,
-                idle,
-                self._cursors[served.name],
-                self.free,
-            )
-            self._cursors[served.name] = cursor
-            for message_id, fields, deliveries, last_error in found:
-                if message_id in self._held[served.name]:
-                    continue  # ours already (a late heartbeat); it is running here
-                self.counters.claimed += 1
-                self._take(served, message_id, fields, deliveries, last_error)
+            if served.name not in self.controls.paused:
+                await self._claim(served)
+
+    async def _claim(self, served: Served) -> None:
+        """Take over turns of ``served`` idle longer than the visibility timeout."""
+        cursor, found = await claim(
+            self.mailboxes.client,
+            served.keys,
+            self.name,
+            max(1, round(self.visibility_timeout * 1000)),
+            self._cursors[served.name],
+            self.free,
+        )
+        self._cursors[served.name] = cursor
+        for message_id, fields, deliveries, last_error in found:
+            if message_id in self._held[served.name]:
+                continue  # ours already (a late heartbeat); it is running here
+            self.counters.claimed += 1
+            self._take(served, message_id, fields, deliveries, last_error)
 
     # -- one delivery -----------------------------------------------------------------
 
@@ -369,21 +429,58 @@ class Worker:
         attempt: int,
         runner: Runner,
     ) -> None:
+        if message_id not in self._held[served.name]:
+            return  # handed back (its mailbox was paused) while it waited in a lane
+        if served.name in self.controls.paused:
+            await self._hand_back(served)
+            return
         self._begun[served.name].add(message_id)
-        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
         sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
+        if message_id in self.controls.cancel:  # cancelled before it started
+            self._cancelled(served, message_id, turn, reply, sink)
+            return
+        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
+        task = asyncio.current_task()
+        assert task is not None  # a lane's
 
         async def route(routed: Turn) -> None:
             await self.mailboxes.put(served.name, routed, reply=False)
 
+        self.controls.running[message_id] = task
+        asked = False
         try:
-            outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
+            try:
+                outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
+            finally:
+                asked = self.controls.finished(message_id, task)
+                DELIVERY.reset(token)
         except asyncio.CancelledError:
+            if asked and not task.cancelling():  # cancelled by request, not stopping
+                self._cancelled(served, message_id, turn, reply, sink)
+                return
             self.flusher.unfinished(
                 served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
             )
             raise
-        finally:
-            DELIVERY.reset(token)
         self.counters.turns += 1
         self.flusher.outcome(served, message_id, reply, attempt, sink.outcome_record(outcome))
+
+    def _cancelled(
+        self, served: Served, message_id: str, turn: Turn, reply: str | None, sink: Sink
+    ) -> None:
+        """Record a delivery cancelled through ``Mailboxes.cancel`` (once, as any outcome:
+        the writer's script records only what its acknowledgement took)."""
+        data = outcome_data(
+            turn.uuid,
+            served.name,
+            CANCELLED,
+            None,
+            "CancelledError",
+            CANCEL_MESSAGE,
+            sink.values,
+            sink.attempt,
+            self.name,
+            turn.tool.streaming,
+        )
+        self.counters.turns += 1
+        self.flusher.outcome(served, message_id, reply, sink.attempt, sink.outcome_record(data))
