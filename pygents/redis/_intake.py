@@ -112,15 +112,19 @@ async def hand_back(client: Redis, keys: Keys, consumer: str, keep: Iterable[str
     return given
 
 
-async def leave(client: Redis, keys: Keys, consumer: str, started: Iterable[str]) -> None:
-    """Hand back what ``consumer`` holds and never started, and take it off the live
-    workers (and its drain request, done)."""
+async def leave(
+    client: Redis, keys: Keys, consumer: str, started: Iterable[str], *, goodbye: bool = True
+) -> None:
+    """Hand back what ``consumer`` holds and never started; with ``goodbye``, also take
+    it off the live workers (and clear what it said in the control hash)."""
     try:
         given = await hand_back(client, keys, consumer, started)
-        pipe = client.pipeline(transaction=False)
-        pipe.zrem(keys.workers, consumer)
-        pipe.hdel(keys.control, f"drain:{consumer}")
-        await pipe.execute()
+        if goodbye:
+            pipe = client.pipeline(transaction=False)
+            pipe.zrem(keys.workers, consumer)
+            said = (f"{what}:{consumer}" for what in ("drain", "draining", "paused"))
+            pipe.hdel(keys.control, *said)
+            await pipe.execute()
     except (*CONNECTION_ERRORS, ResponseError) as exc:
         # Redis away, or the group gone: the turns are taken over after the visibility
         # timeout instead, and the heartbeat expires by itself.

@@ -94,7 +94,8 @@ class WorkerRow:
     host: str | None  # read from a default worker name (host-pid-suffix), if it is one
     pid: int | None
     expires_in: float  # seconds until its heartbeat lapses (it renews it on time)
-    draining: bool  # asked to drain: finishing its turns, then leaving
+    draining: bool  # draining, as asked: finishing its turns, then leaving
+    paused: bool  # it applies the mailbox's pause (takes none of its turns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +223,8 @@ def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, Mailbox
     now = int(data["now"])
     flat = _list(data.get("control"))
     control = dict(zip(flat[::2], flat[1::2], strict=False))
-    draining = {str(f)[6:] for f in control if str(f).startswith("drain:")}
+    draining = {str(f)[9:] for f in control if str(f).startswith("draining:")}
+    pausing = {str(f)[7:] for f in control if str(f).startswith("paused:")}
     zset = _list(data.get("workers"))
     workers = []
     for name, score in zip(zset[::2], zset[1::2], strict=False):
@@ -234,6 +236,7 @@ def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, Mailbox
                 int(match["pid"]) if match else None,
                 max(0.0, (float(score) - now) / 1000),
                 str(name) in draining,
+                str(name) in pausing,
             )
         )
     live = {w.name for w in workers}

@@ -34,15 +34,13 @@ from typing import Any
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
-from pygents._enums import CANCELLED
 from pygents._routing import ROUTES
 from pygents._turn import Turn
 from pygents._turn_run import Runner
-from pygents.redis._control import CANCEL_MESSAGE
 from pygents.redis._driver import Sink, run_as
 from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
 from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, claim, hand_back, leave, read, setup
+from pygents.redis._intake import FULL, claim, leave, read, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
@@ -50,19 +48,18 @@ from pygents.redis._mailbox_types import (
     DELIVERY,
     Delivery,
     bounded,
-    outcome_data,
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 from pygents.redis._stats import SERVED, WorkerCounters, setting
-from pygents.redis._watch import Controls
+from pygents.redis._watch import Controls, Watching
 
 __all__ = ["Worker"]
 
 _log = logging.getLogger("pygents.redis")
 
 
-class Worker:
+class Worker(Watching):
     """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
 
     Args:
@@ -223,6 +220,9 @@ class Worker:
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(stopping, *loops, return_exceptions=True)
+            # What it read ahead goes back now, for other workers, not once the running
+            # turns have finished (a read cut short may have left some held here too).
+            await self._leave(goodbye=False)
             await self._lanes.drain(self.stop_grace)
             self.flusher.close()
             await asyncio.gather(writer, return_exceptions=True)
@@ -234,10 +234,11 @@ class Worker:
         if failure is not None:
             raise failure
 
-    async def _leave(self) -> None:
+    async def _leave(self, *, goodbye: bool = True) -> None:
         """Hand back the turns read ahead, and say goodbye."""
         for served in self.served.values():
-            await leave(self.mailboxes.client, served.keys, self.name, self._begun[served.name])
+            began = self._begun[served.name]
+            await leave(self.mailboxes.client, served.keys, self.name, began, goodbye=goodbye)
 
     async def _setup(self) -> None:
         """Create the consumer groups, announce the tools, heartbeat once."""
@@ -310,35 +311,6 @@ class Worker:
                 await asyncio.wait_for(self._stopping.wait(), interval)
             except TimeoutError:
                 pass
-
-    async def _stopped_or(self, event: asyncio.Event) -> None:
-        """Wait until ``event`` is set or the worker stops."""
-        waits = [asyncio.ensure_future(e.wait()) for e in (event, self._stopping)]
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for wait in waits:
-                wait.cancel()
-
-    async def _watch(self) -> None:
-        """Act on the control requests: drain, hand back what a newly paused mailbox
-        read ahead, take back at once what was handed back on resume."""
-        before = self.controls.paused
-        await self.controls.refresh(self._held)
-        if self.controls.draining:
-            _log.info("pygents.redis: %s drains, as asked through Redis", self.name)
-            self.stop()
-            return
-        for name in self.controls.paused - before:
-            await self._hand_back(self.served[name])
-        for name in before - self.controls.paused:
-            await self._claim(self.served[name])
-
-    async def _hand_back(self, served: Served) -> None:
-        """Give back the turns of ``served`` read ahead and not started (paused)."""
-        held = self._held[served.name]
-        held.intersection_update(self._begun[served.name])  # queued jobs then skip
-        await hand_back(self.mailboxes.client, served.keys, self.name, held)
 
     async def _report(self) -> None:
         for name in self.served:
@@ -464,23 +436,3 @@ class Worker:
             raise
         self.counters.turns += 1
         self.flusher.outcome(served, message_id, reply, attempt, sink.outcome_record(outcome))
-
-    def _cancelled(
-        self, served: Served, message_id: str, turn: Turn, reply: str | None, sink: Sink
-    ) -> None:
-        """Record a delivery cancelled through ``Mailboxes.cancel`` (once, as any outcome:
-        the writer's script records only what its acknowledgement took)."""
-        data = outcome_data(
-            turn.uuid,
-            served.name,
-            CANCELLED,
-            None,
-            "CancelledError",
-            CANCEL_MESSAGE,
-            sink.values,
-            sink.attempt,
-            self.name,
-            turn.tool.streaming,
-        )
-        self.counters.turns += 1
-        self.flusher.outcome(served, message_id, reply, sink.attempt, sink.outcome_record(data))
