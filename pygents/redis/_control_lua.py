@@ -121,7 +121,8 @@ redis.call('XDEL', KEYS[1], ARGV[1])
 return {'ok', id, payload}
 """
 
-# KEYS: mailbox, dead, workers, control. ARGV: group, rows, preview characters.
+# KEYS: mailbox, dead, workers, control. ARGV: group, rows, characters kept of a
+# preview (one more than shown, so that the caller's cut marks what it left out).
 # Returns a JSON document (see `pygents.redis._survey.read_one`). The turns' envelopes
 # are decoded here, so that only a bounded preview of each crosses the network.
 SURVEY: Final = """#!lua flags=no-writes
@@ -152,11 +153,12 @@ local function turn(fields)
   local ok, env = pcall(cjson.decode, raw)
   if not ok or type(env) ~= 'table' or type(env['turn']) ~= 'table' then return nil end
   local tr = env['turn']
+  if type(tr['uuid']) ~= 'string' or type(tr['tool_name']) ~= 'string' then return nil end
   local args = {}
   if type(tr['args']) == 'table' then args[#args + 1] = tr['args'] end
   if type(tr['kwargs']) == 'table' and next(tr['kwargs']) then args[#args + 1] = tr['kwargs'] end
   local okp, text = pcall(cjson.encode, args)
-  return {uuid = tostring(tr['uuid'] or ''), tool = tostring(tr['tool_name'] or ''),
+  return {uuid = tr['uuid'], tool = tr['tool_name'],
           timeout = type(tr['timeout']) == 'number' and tr['timeout'] or false,
           args = okp and string.sub(text, 1, preview) or ''}
 end

@@ -185,7 +185,7 @@ class Surveying:
             for k in keys:
                 pipe.execute_command(
                     attempt, body, 4, k.mailbox, k.dead, k.workers, k.control,
-                    GROUP, rows, PREVIEW, **{NEVER_DECODE: True},
+                    GROUP, rows, PREVIEW + 1, **{NEVER_DECODE: True},
                 )  # fmt: skip
             found = await pipe.execute(raise_on_error=False)
             if not any(isinstance(r, NoScriptError) for r in found):
