@@ -53,6 +53,7 @@ class Controls:
         self.running: dict[str, asyncio.Task[Any]] = {}  # message id -> its lane task
         self.cancelling: set[str] = set()  # running deliveries whose task was cancelled
         self.changed = asyncio.Event()  # set when the paused set changes
+        self.reclaim: set[str] = set()  # resumed mailboxes whose turns to take back
 
     async def refresh(self, held: Mapping[str, set[str]]) -> None:
         """Read the control hashes; keep what applies to the deliveries in ``held``."""
@@ -120,7 +121,7 @@ class Watching:
     def stop(self) -> None:
         raise NotImplementedError
 
-    async def _claim(self, served: Served) -> None:
+    async def _claim(self, served: Served) -> bool:
         raise NotImplementedError
 
     async def _stopped_or(self, event: asyncio.Event) -> None:
@@ -149,8 +150,12 @@ class Watching:
         await self._say("paused", paused, True)
         resumed = [self.served[name] for name in before - self.controls.paused]
         await self._say("paused", resumed, False)
-        for served in resumed:
-            await self._claim(served)
+        # What was handed back on pause is taken back now, not at the keeper's next
+        # round (every visibility_timeout / 4): ticks go on until a scan is complete.
+        self.controls.reclaim.update(s.name for s in resumed)
+        for name in list(self.controls.reclaim):
+            if name in self.controls.paused or await self._claim(self.served[name]):
+                self.controls.reclaim.discard(name)
 
     async def _say(self, what: str, mailboxes: Iterable[Served], on: bool) -> None:
         """Set (or clear) ``<what>:<worker>`` in the control hashes of ``mailboxes``."""

@@ -324,8 +324,11 @@ class Worker(Watching):
             if served.name not in self.controls.paused:
                 await self._claim(served)
 
-    async def _claim(self, served: Served) -> None:
-        """Take over turns of ``served`` idle longer than the visibility timeout."""
+    async def _claim(self, served: Served) -> bool:
+        """Take over turns of ``served`` idle longer than the visibility timeout: True
+        once a scan of the whole mailbox is over (or nothing can be taken now)."""
+        if self.free <= 0:
+            return False
         cursor, found = await claim(
             self.mailboxes.client,
             served.keys,
@@ -340,6 +343,7 @@ class Worker(Watching):
                 continue  # ours already (a late heartbeat); it is running here
             self.counters.claimed += 1
             self._take(served, message_id, fields, deliveries, last_error)
+        return cursor == "0-0"
 
     # -- one delivery -----------------------------------------------------------------
 

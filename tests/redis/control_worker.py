@@ -3,7 +3,8 @@
 Serves the agent ``desk`` with two tools whose effects are visible in Redis:
 
 * ``work(n)`` appends ``"<turn uuid> <pid> <attempt>"`` to the list ``sidefx`` and
-  returns ``n``, after a short pause (so that turns are in flight);
+  returns ``n``, after a short pause (so that turns are in flight; 0.3 s when ``n`` is
+  a multiple of 25, so that some are running when cancelled);
 * ``hold()`` appends its turn uuid to the list ``started``, then waits until the key
   ``release`` exists (bounded: 60 s), so that a test can act on a running turn.
 
@@ -32,7 +33,7 @@ async def main(url: str, name: str, concurrency: int) -> None:
         """Records a side effect, then returns its argument."""
         delivery = current_delivery()
         assert delivery is not None
-        await asyncio.sleep(0.002)
+        await asyncio.sleep(0.3 if n % 25 == 0 else 0.002)  # some long ones, to cancel
         await effects.rpush("sidefx", f"{delivery.turn_uuid} {os.getpid()} {delivery.attempt}")
         return n
 
