@@ -11,22 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from desk_tools import hold, work
 from redis_helpers import eventually, processes, recorded_outcomes, spawn
 
-from pygents import StopReason, Turn, tool
+from pygents import StopReason, Turn
 from pygents.redis import Mailboxes, MailboxNotFoundError, RedisServer, Survey
-
-
-@tool()
-async def work(n: int) -> int:
-    """The producer's view of the workers' tool (same name, same arguments)."""
-    return n
-
-
-@tool()
-async def hold() -> str:
-    """The producer's view of the workers' long-running tool."""
-    return ""
 
 
 async def _surveyed(mailboxes: Mailboxes) -> Survey:

@@ -10,20 +10,15 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from desk_tools import work
 from redis_helpers import eventually, processes, recorded_outcomes, spawn
 
-from pygents import StopReason, Turn, tool
+from pygents import StopReason, Turn
 from pygents.redis import Mailboxes, RedisServer, TurnHandle
 
 TURNS = 2000
 CHUNK = 200
 ACTIONS_PER_CHUNK = 15
-
-
-@tool()
-async def work(n: int) -> int:
-    """The producer's view of the workers' tool."""
-    return n
 
 
 async def test_pause_resume_and_cancel_racing_deliveries_lose_and_repeat_nothing(

@@ -17,13 +17,13 @@ WORKER = "box-4242-abc123"
 
 
 @tool()
-async def work(text: str) -> str:
+async def listed(text: str) -> str:
     """Stands for a worker's tool."""
     return text
 
 
-def _envelope(turn_uuid: str, tool_name: str = "work") -> str:
-    turn = dict(Turn(work, args=["x"]).to_dict(), uuid=turn_uuid, tool_name=tool_name)
+def _envelope(turn_uuid: str, tool_name: str = "listed") -> str:
+    turn = dict(Turn(listed, args=["x"]).to_dict(), uuid=turn_uuid, tool_name=tool_name)
     return json.dumps({"reply": None, "turn": turn})
 
 
@@ -31,7 +31,7 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
     mailboxes: Mailboxes,
 ) -> None:
     client, keys = mailboxes.client, mailboxes.keys("desk")
-    turns = [Turn(work, args=[str(n)]) for n in range(4)]
+    turns = [Turn(listed, args=[str(n)]) for n in range(4)]
     await mailboxes.put_many("desk", turns, reply=False)
     await client.xgroup_create(keys.mailbox, "pygents", id="0")
     await client.xreadgroup("pygents", "ghost", {keys.mailbox: ">"}, count=1)
@@ -55,7 +55,7 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
     assert desk.malformed == 0
     assert desk.problems == ()
     (pending,) = desk.pending
-    assert (pending.consumer, pending.turn_uuid, pending.tool) == ("ghost", turns[0].uuid, "work")
+    assert (pending.consumer, pending.turn_uuid, pending.tool) == ("ghost", turns[0].uuid, "listed")
     assert pending.deliveries == 1
     assert pending.idle >= 0
     assert [(q.position, q.turn_uuid) for q in desk.queued] == [
@@ -63,7 +63,7 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
         (2, turns[2].uuid),
     ]  # bounded by rows, in the order workers take them
     assert desk.queued[0].arguments == '[["1"]]'
-    assert desk.queued[0].tool == "work"
+    assert desk.queued[0].tool == "listed"
     assert [d.turn_uuid for d in desk.dead_letters] == ["dead-1", "dead-0"]  # newest first
     assert (desk.dead_letters[0].error, desk.dead_letters[0].deliveries) == ("error 1", 6)
     (worker,) = desk.workers
@@ -79,11 +79,11 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
 async def test_a_long_argument_is_previewed_cut_by_the_projects_rule(
     mailboxes: Mailboxes,
 ) -> None:
-    turn = Turn(work, args=["a" * 1000], timeout=9.5)
+    turn = Turn(listed, args=["a" * 1000], timeout=9.5)
     await mailboxes.put("desk", turn, reply=False)
     (queued,) = (await mailboxes.survey(["desk"]))["desk"].queued
     assert queued.timeout == 9.5
-    assert queued.tool == "work"
+    assert queued.tool == "listed"
     assert len(queued.arguments) == 200
     assert queued.arguments.endswith(ELLIPSIS)
     assert queued.arguments.startswith('[["aaa')
@@ -140,7 +140,7 @@ async def test_a_survey_of_100_mailboxes_is_one_read_only_script_call_each(
     mailboxes: Mailboxes,
 ) -> None:
     for n in range(100):
-        await mailboxes.put(f"agent-{n}", Turn(work, args=[str(n)]), reply=False)
+        await mailboxes.put(f"agent-{n}", Turn(listed, args=[str(n)]), reply=False)
     await mailboxes.survey()  # loads the script into Redis's cache
     await mailboxes.client.config_resetstat()
     survey = await mailboxes.survey()
