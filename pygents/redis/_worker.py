@@ -1,6 +1,6 @@
 """Workers: serve agents from their mailboxes, at least once, in one process.
 
-A `Worker` runs four things side by side until `Worker.stop`:
+A `Worker` runs five things side by side until `Worker.stop`:
 
 * the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
   batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
@@ -15,6 +15,9 @@ A `Worker` runs four things side by side until `Worker.stop`:
   — dead-lettering those delivered ``max_deliveries`` times already; every
   ``stats_interval`` it also reads the served mailboxes' statistics for
   ``served_stats()`` (what the dashboard and the telemetry gauges show).
+* the *watcher* reads the served mailboxes' control hashes every
+  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._watch`;
+  each delivery's side of it is in `pygents.redis._delivering`).
 
 Every loop survives Redis going away or filling up (``maxmemory``): it backs off
 exponentially, then carries on, re-creating the consumer groups if Redis came back
@@ -27,39 +30,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
-from functools import partial
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
 from pygents._routing import ROUTES
-from pygents._turn import Turn
-from pygents._turn_run import Runner
-from pygents.redis._driver import Sink, run_as
-from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
+from pygents.redis._delivering import Delivering
+from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
 from pygents.redis._intake import FULL, claim, leave, read, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
 from pygents.redis._mailbox_types import (
-    DELIVERY,
-    Delivery,
-    bounded,
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 from pygents.redis._stats import SERVED, WorkerCounters, setting
-from pygents.redis._watch import Controls, Watching
+from pygents.redis._watch import Controls
 
 __all__ = ["Worker"]
 
 _log = logging.getLogger("pygents.redis")
 
 
-class Worker(Watching):
+class Worker(Delivering):
     """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
 
     Args:
@@ -344,99 +341,3 @@ class Worker(Watching):
             self.counters.claimed += 1
             self._take(served, message_id, fields, deliveries, last_error)
         return cursor == "0-0"
-
-    # -- one delivery -----------------------------------------------------------------
-
-    def _take(
-        self,
-        served: Served,
-        message_id: str,
-        raw: Mapping[bytes, bytes] | None,
-        deliveries: int,
-        last_error: str | None,
-    ) -> None:
-        """Queue an entry's turn, or its move to the dead letters if it cannot run."""
-        self._held[served.name].add(message_id)
-        fields, unreadable = decode_entry(raw)
-        if deliveries > self.max_deliveries:
-            reason = (
-                f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
-                "an outcome: each worker running it died or lost Redis"
-            )
-            self._dead(DeadEntry(served, message_id, fields, reason, deliveries, last_error or ""))
-            return
-        if unreadable is not None:
-            self._dead(DeadEntry(served, message_id, fields, unreadable, deliveries))
-            return
-        try:
-            turn, reply = parse_entry(served, fields)
-        except Malformed as bad:
-            self._dead(DeadEntry(served, message_id, fields, bad.reason, deliveries, bad=bad))
-            return
-        except Exception as exc:  # whatever else an entry can do to the parser
-            reason = f"cannot be read: {type(exc).__name__}: {bounded(str(exc))}"
-            self._dead(DeadEntry(served, message_id, fields, reason, deliveries))
-            return
-        self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
-
-    def _dead(self, dead: DeadEntry) -> None:
-        """Queue an entry's move to the dead letters, in a lane like any delivery."""
-
-        async def move(runner: Runner) -> None:
-            self._begun[dead.served.name].add(dead.message_id)
-            await self.flusher.dead_letter(dead)
-
-        self._lanes.add(move)
-
-    def _dead_lettered(self) -> None:
-        self.counters.dead_lettered += 1
-
-    def _recorded(self, agent: str, message_id: str) -> None:
-        """The writer recorded (or gave up on) this delivery: it is not held any more."""
-        self._held[agent].discard(message_id)
-        self._begun[agent].discard(message_id)
-
-    async def _run(
-        self,
-        served: Served,
-        message_id: str,
-        turn: Turn,
-        reply: str | None,
-        attempt: int,
-        runner: Runner,
-    ) -> None:
-        if message_id not in self._held[served.name]:
-            return  # handed back (its mailbox was paused) while it waited in a lane
-        if served.name in self.controls.paused:
-            await self._hand_back(served)
-            return
-        self._begun[served.name].add(message_id)
-        sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
-        if message_id in self.controls.cancel:  # cancelled before it started
-            self._cancelled(served, message_id, turn, reply, sink)
-            return
-        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
-        task = asyncio.current_task()
-        assert task is not None  # a lane's
-
-        async def route(routed: Turn) -> None:
-            await self.mailboxes.put(served.name, routed, reply=False)
-
-        self.controls.running[message_id] = task
-        asked = False
-        try:
-            try:
-                outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
-            finally:
-                asked = self.controls.finished(message_id, task)
-                DELIVERY.reset(token)
-        except asyncio.CancelledError:
-            if asked and not task.cancelling():  # cancelled by request, not stopping
-                self._cancelled(served, message_id, turn, reply, sink)
-                return
-            self.flusher.unfinished(
-                served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
-            )
-            raise
-        self.counters.turns += 1
-        self.flusher.outcome(served, message_id, reply, attempt, sink.outcome_record(outcome))
