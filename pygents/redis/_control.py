@@ -2,9 +2,10 @@
 
 Every action goes through Redis itself — no server, no port. A mailbox's *control
 hash* (``Keys.control``) holds what its workers are asked to do: ``paused``,
-``cancel:<turn uuid>`` and ``drain:<worker>``. Each worker reads the control hashes
-of the mailboxes it serves every ``Worker(control_interval=...)`` seconds (0.2 by
-default: one ``HGETALL`` per mailbox, pipelined) and acts (`pygents.redis._watch`).
+``cancel:<message id>`` and ``drain:<worker>``. Each worker reads the fields that
+concern it in the control hashes of the mailboxes it serves every
+``Worker(control_interval=...)`` seconds (0.2 by default: one ``HMGET`` per mailbox,
+pipelined) and acts (`pygents.redis._watch`).
 A key read on a timer, rather than a control stream read with the turns, because the
 worker's read blocks up to a second on the turns: a request in a stream would wait
 for it, and every worker would need a cursor of its own in it.

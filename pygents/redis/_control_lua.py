@@ -30,8 +30,10 @@ epoch (Redis ignores an idle time that would put the delivery before it)."""
 
 # KEYS: mailbox, control, errors. ARGV: group, turn uuid, a message id to try first
 # (or ""), the idle time (ms) from which a pending entry counts as handed back.
-# Returns {"missing"}, {"running", id} or {"removed", id, envelope}. Stale cancel
-# requests (their entry is gone) are pruned on the way, which bounds the hash.
+# Returns {"missing"}, {"running", id} or {"removed", id, envelope}. A request is the
+# field "cancel:<message id>" (a worker asks for the ids it holds, see `_watch`).
+# Stale requests (their entry is gone) are pruned on the way, which bounds the hash
+# (a hash grown beyond 10,000 fields by someone else is left alone).
 CANCEL: Final = """
 local mailbox = redis.call('TYPE', KEYS[1])['ok']
 local control = redis.call('TYPE', KEYS[2])['ok']
@@ -51,11 +53,12 @@ local function envelope(fields)
   end
   return nil
 end
-if control == 'hash' then
+if control == 'hash' and redis.call('HLEN', KEYS[2]) <= 10000 then
   local flat = redis.call('HGETALL', KEYS[2])
   for i = 1, #flat, 2 do
-    if string.sub(flat[i], 1, 7) == 'cancel:' and flat[i] ~= 'cancel:' .. uuid then
-      local e = redis.pcall('XRANGE', KEYS[1], flat[i + 1], flat[i + 1])
+    if string.sub(flat[i], 1, 7) == 'cancel:' then
+      local id = string.sub(flat[i], 8)
+      local e = redis.pcall('XRANGE', KEYS[1], id, id)
       if type(e) ~= 'table' or e['err'] or #e == 0 then
         redis.call('HDEL', KEYS[2], flat[i])
       end
@@ -83,19 +86,16 @@ while not found do
   if #chunk < 500 then break end
   cursor = '(' .. chunk[#chunk][1]
 end
-if not found then
-  redis.call('HDEL', KEYS[2], 'cancel:' .. uuid)
-  return {'missing'}
-end
+if not found then return {'missing'} end
 local p = redis.pcall('XPENDING', KEYS[1], ARGV[1], found, found, 1)
 local pending = type(p) == 'table' and not p['err'] and p[1]
 if pending and tonumber(p[1][3]) < tonumber(ARGV[4]) then
-  redis.call('HSET', KEYS[2], 'cancel:' .. uuid, found)
+  redis.call('HSET', KEYS[2], 'cancel:' .. found, uuid)
   return {'running', found}
 end
 if pending then redis.call('XACK', KEYS[1], ARGV[1], found) end
 redis.call('XDEL', KEYS[1], found)
-redis.call('HDEL', KEYS[2], 'cancel:' .. uuid)
+redis.call('HDEL', KEYS[2], 'cancel:' .. found)
 if redis.call('TYPE', KEYS[3])['ok'] == 'hash' then redis.call('HDEL', KEYS[3], found) end
 return {'removed', found, payload}
 """

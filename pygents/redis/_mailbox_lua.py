@@ -51,7 +51,8 @@ class Keys:
     workers: str  # sorted set: live workers, scored by heartbeat expiry (ms)
     errors: str  # hash: message id -> last error of an unfinished delivery
     # hash: what the workers are asked to do (see `pygents.redis._control`):
-    # "paused", "cancel:<turn uuid>" -> message id, "drain:<worker>" -> time (ms)
+    # "paused", "cancel:<message id>" -> turn uuid, "drain:<worker>" -> time (ms),
+    # and what workers say: "paused:<worker>", "draining:<worker>"
     control: str
 
     @classmethod

@@ -1,7 +1,7 @@
 """The worker's side of control: what the control hashes ask of it, read on a timer.
 
 Every ``control_interval`` seconds a worker reads the control hash of each mailbox it
-serves (one pipelined ``HGETALL`` each, see `pygents.redis._control` for why a timer)
+serves (one pipelined ``HMGET`` each, see `pygents.redis._control` for why a timer)
 and keeps here what applies to it: the paused mailboxes, the deliveries it holds that
 must be cancelled, and whether it is asked to drain. Cancelling a running delivery
 cancels the lane task running it (`Controls.cancel_running`); the worker then records
@@ -56,25 +56,30 @@ class Controls:
         self.reclaim: set[str] = set()  # resumed mailboxes whose turns to take back
 
     async def refresh(self, held: Mapping[str, set[str]]) -> None:
-        """Read the control hashes; keep what applies to the deliveries in ``held``."""
+        """Read the control hashes; keep what applies to the deliveries in ``held``.
+
+        Only the fields that can concern this worker are read (``HMGET``): the pause,
+        its own drain request, and a cancel request per delivery it holds — bounded by
+        what it holds, however large a hash grows."""
         pipe = self.client.pipeline(transaction=False)
+        asked: list[list[str]] = []
         for served in self.served.values():
-            pipe.hgetall(served.keys.control)
+            ids = list(held[served.name])
+            asked.append(ids)
+            pipe.hmget(served.keys.control, ["paused", f"drain:{self.name}"] + [
+                f"cancel:{message_id}" for message_id in ids
+            ])  # fmt: skip
         found = await pipe.execute(raise_on_error=False)
         paused: set[str] = set()
         wanted: set[str] = set()
-        drain = f"drain:{self.name}"
-        for served, fields in zip(self.served.values(), found, strict=True):
-            if not isinstance(fields, dict):
+        for served, ids, values in zip(self.served.values(), asked, found, strict=True):
+            if not isinstance(values, list):
                 continue  # the key is not a hash: no request can be read from it
-            if fields.get("paused"):
+            if values[0]:
                 paused.add(served.name)
-            if drain in fields:
+            if values[1]:
                 self.draining = True
-            mine = held[served.name]
-            for field, value in fields.items():
-                if field.startswith("cancel:") and value in mine:
-                    wanted.add(value)
+            wanted.update(m for m, v in zip(ids, values[2:], strict=True) if v)
         self.cancel = wanted
         if paused != self.paused:
             self.paused = frozenset(paused)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from desk_tools import hold, work
-from redis_helpers import eventually, processes, recorded_outcomes, spawn
+from redis_helpers import Serving, eventually, processes, recorded_outcomes, spawn
 
-from pygents import StopReason, Turn
-from pygents.redis import Mailboxes, MailboxNotFoundError, RedisServer, Survey
+from pygents import Agent, StopReason, Turn
+from pygents.redis import Mailboxes, MailboxNotFoundError, RedisServer, Survey, Worker
 
 
 async def _surveyed(mailboxes: Mailboxes) -> Survey:
@@ -242,3 +242,21 @@ async def test_control_refuses_what_this_redis_does_not_have(mailboxes: Mailboxe
 async def _empty(mailboxes: Mailboxes) -> bool:
     stats = (await _surveyed(mailboxes))["desk"].stats
     return stats.depth == 0 and stats.pending == 0
+
+
+async def test_a_worker_serves_on_whatever_its_control_hash_holds(
+    mailboxes: Mailboxes, serving: Serving
+) -> None:
+    control = mailboxes.keys("desk").control
+    worker = await serving.start(
+        Worker(mailboxes, Agent("desk", "Works", [work]), control_interval=0.01)
+    )
+    await mailboxes.client.rpush(control, "not a hash")
+    assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
+    await mailboxes.client.delete(control)
+    junk = {f"cancel:{n}-0": "x" for n in range(20_000)}
+    await mailboxes.client.hset(control, mapping={**junk, "drain:someone-else": "1"})
+    assert await (await mailboxes.put("desk", Turn(work, args=[2]))).result() == 2
+    assert worker.ready
+    assert not worker.controls.draining
+    assert worker.counters.connection_failures == 0
