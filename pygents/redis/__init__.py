@@ -10,7 +10,10 @@ outcome is recorded, and another worker takes it over after a visibility timeout
   Redis: ``put`` turns, follow their results through a
   [`TurnHandle`][pygents.redis.TurnHandle], read
   [`MailboxStats`][pygents.redis.MailboxStats] and dead letters, and route
-  ``agent.send()`` to agents served elsewhere.
+  ``agent.send()`` to agents served elsewhere. ``survey()`` reads every mailbox in
+  one round trip (a [`Survey`][pygents.redis.Survey]); ``pause``, ``resume``,
+  ``cancel``, ``retry_dead_letter``, ``drop_dead_letter`` and ``drain_worker`` act on
+  the agents served, through Redis.
 * [`Worker`][pygents.redis.Worker] — serves agents from their mailboxes.
 * [`RedisServer`][pygents.redis.RedisServer] — a throwaway local ``redis-server``
   for tests and examples.
