@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from redis.exceptions import ResponseError
 
@@ -38,6 +38,7 @@ from pygents.redis._mailbox_types import (
     outcome_data,
 )
 from pygents.redis._replies import CONNECTION_ERRORS
+from pygents.redis._survey import agent_names
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -240,9 +241,7 @@ class Control:
         doing = f"drain worker {bounded(str(worker))}"
         if not isinstance(worker, str) or not worker:
             raise TypeError(f"Mailboxes.drain_worker() takes a worker name, got {brief(worker)}")
-        names = sorted(
-            cast(set[str], await self._call(doing, self.client.smembers(f"{self.prefix}:agents")))
-        )
+        names = await self._call(doing, agent_names(self.client, self.prefix))
         pipe = self.client.pipeline(transaction=False)
         pipe.time()
         for name in names:

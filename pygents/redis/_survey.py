@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from redis.client import NEVER_DECODE
 from redis.exceptions import NoScriptError
@@ -42,6 +42,7 @@ __all__ = [
     "Survey",
     "Surveying",
     "WorkerRow",
+    "agent_names",
 ]
 
 PREVIEW: Final = 200  # characters of an argument preview or an error
@@ -157,10 +158,9 @@ class Surveying:
         truncated = False
         if agents is None:
             try:
-                found = cast(set[str], await self.client.smembers(f"{self.prefix}:agents"))
+                names = await agent_names(self.client, self.prefix)
             except CONNECTION_ERRORS as exc:
                 raise self.unavailable("list the mailboxes", exc) from exc
-            names = sorted(found)
             truncated = len(names) > MAX_AGENTS
             names = names[:MAX_AGENTS]
         else:
@@ -194,6 +194,23 @@ class Surveying:
 
 
 _SHA: Final = hashlib.sha1(SURVEY.encode()).hexdigest()
+
+
+async def agent_names(client: Redis, prefix: str) -> list[str]:
+    """The agent names of the set ``<prefix>:agents``, sorted, skipping any that is
+    not a name (empty, or not UTF-8): anyone may have written to the set."""
+    raw: Any = await client.execute_command(  # type: ignore[no-untyped-call]
+        "SMEMBERS", f"{prefix}:agents", **{NEVER_DECODE: True}
+    )
+    names = []
+    for name in raw or ():
+        try:
+            text = name.decode()
+        except UnicodeDecodeError:
+            continue
+        if text:
+            names.append(text)
+    return sorted(names)
 
 
 def read_one(agent: str, raw: Any, rows: int) -> tuple[float, MailboxSurvey]:

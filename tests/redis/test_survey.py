@@ -114,10 +114,11 @@ async def test_a_hostile_keyspace_is_surveyed_without_an_exception_and_counted(
     await client.xreadgroup("pygents", "ghost", {garbage.mailbox: ">"}, count=2)
     await client.xadd(garbage.dead, {"deliveries": "many", "payload": "{"})
     await client.hset(garbage.control, mapping={f"f{n}": "x" for n in range(500)})
-    await client.sadd(f"{mailboxes.prefix}:agents", "wrong", "garbage")
+    await client.sadd(f"{mailboxes.prefix}:agents", "wrong", "garbage", "", b"\xff\xfe")
 
     survey = await mailboxes.survey(rows=10)
 
+    assert [m.agent for m in survey.mailboxes] == ["garbage", "wrong"]  # not "", not bytes
     bad = survey["wrong"]
     assert bad.malformed == 4
     assert len(bad.problems) == 4
