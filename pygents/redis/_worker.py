@@ -139,6 +139,7 @@ class Worker(Delivering):
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self._started = False
+        self._ready_once = False
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
@@ -242,6 +243,11 @@ class Worker(Delivering):
         agents = f"{self.mailboxes.prefix}:agents"
         for served in self.served.values():
             await setup(self.mailboxes.client, served.keys, agents, served.name, served.tool_names)
+        if not self._ready_once:
+            # A drain request left by an earlier worker of this name (it died before
+            # it could see it) is not for this one, which would stop at once.
+            await self._say("drain", self.served.values(), False)
+            self._ready_once = True
         await self._beat()
         self._ready.set()
 

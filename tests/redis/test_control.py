@@ -252,11 +252,28 @@ async def test_a_worker_serves_on_whatever_its_control_hash_holds(
         Worker(mailboxes, Agent("desk", "Works", [work]), control_interval=0.01)
     )
     await mailboxes.client.rpush(control, "not a hash")
-    assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
+    async with asyncio.timeout(10):
+        assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
     await mailboxes.client.delete(control)
     junk = {f"cancel:{n}-0": "x" for n in range(20_000)}
     await mailboxes.client.hset(control, mapping={**junk, "drain:someone-else": "1"})
-    assert await (await mailboxes.put("desk", Turn(work, args=[2]))).result() == 2
+    async with asyncio.timeout(10):
+        assert await (await mailboxes.put("desk", Turn(work, args=[2]))).result() == 2
     assert worker.ready
     assert not worker.controls.draining
     assert worker.counters.connection_failures == 0
+
+
+async def test_a_drain_request_left_for_a_dead_worker_does_not_stop_its_successor(
+    mailboxes: Mailboxes, serving: Serving
+) -> None:
+    await mailboxes.client.hset(mailboxes.keys("desk").control, "drain:clerk-1", "1")
+    worker = await serving.start(
+        Worker(mailboxes, Agent("desk", "Works", [work]), name="clerk-1", control_interval=0.01)
+    )
+    async with asyncio.timeout(10):
+        for n in range(5):  # many control ticks
+            assert await (await mailboxes.put("desk", Turn(work, args=[n]))).result() == n
+    assert not worker.controls.draining
+    assert await mailboxes.drain_worker("clerk-1") == ["desk"]
+    await eventually(lambda: worker.controls.draining)

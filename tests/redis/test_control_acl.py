@@ -4,6 +4,8 @@ Keep them in step with "Protecting control" in docs/guides/scaling-out.md."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from desk_tools import work
 from redis.exceptions import NoPermissionError
@@ -38,7 +40,8 @@ async def test_the_dashboard_user_surveys_but_cannot_act_and_the_control_user_ca
     worker = await serving.start(
         Worker(mailboxes, Agent("desk", "Works", [work]), control_interval=0.05)
     )
-    assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
+    async with asyncio.timeout(10):
+        assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
 
     async with _as(redis_server, "dashboard", "dashboard-secret") as dashboard:
         desk = (await dashboard.survey())["desk"]
@@ -64,8 +67,9 @@ async def test_the_dashboard_user_surveys_but_cannot_act_and_the_control_user_ca
         await eventually(applied)
         handle = await mailboxes.put("desk", Turn(work, args=[2]))
         assert await control.cancel("desk", handle.turn_uuid) == "removed"
-        assert (await handle.outcome()).stop_reason is StopReason.CANCELLED
         await control.resume("desk")
-        assert await (await mailboxes.put("desk", Turn(work, args=[3]))).result() == 3
+        async with asyncio.timeout(10):
+            assert (await handle.outcome()).stop_reason is StopReason.CANCELLED
+            assert await (await mailboxes.put("desk", Turn(work, args=[3]))).result() == 3
         assert await control.drain_worker(worker.name) == ["desk"]
         await eventually(lambda: not worker.ready or worker.controls.draining)
