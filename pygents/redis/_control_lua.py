@@ -21,12 +21,17 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CANCEL", "HANDED_BACK_IDLE", "RETRY", "SURVEY"]
+__all__ = ["CANCEL", "HANDED_BACK_IDLE", "RETRY", "SURVEY", "WORKER_FIELDS"]
 
 HANDED_BACK_IDLE: Final = 10 * 365 * 24 * 3600 * 1000
 """How long a handed-back turn looks idle (ms): longer than any visibility timeout,
 so that the next worker's keeper takes it at once; shorter than the time since the
 epoch (Redis ignores an idle time that would put the delivery before it)."""
+
+WORKER_FIELDS: Final = ("drain", "draining", "paused")
+"""The control hash's fields about one worker, ``<kind>:<worker>``: a drain request,
+and what the worker says (it drains, it applies the pause). Cleared when it leaves,
+and when a worker of the same name starts (left by one that died)."""
 
 # KEYS: mailbox, control, errors. ARGV: group, turn uuid, a message id to try first
 # (or ""), the idle time (ms) from which a pending entry counts as handed back.

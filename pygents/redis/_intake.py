@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from pygents.redis._control_lua import HANDED_BACK_IDLE
+from pygents.redis._control_lua import HANDED_BACK_IDLE, WORKER_FIELDS
 from pygents.redis._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
 from pygents.redis._replies import CONNECTION_ERRORS
 
@@ -122,7 +122,7 @@ async def leave(
         if goodbye:
             pipe = client.pipeline(transaction=False)
             pipe.zrem(keys.workers, consumer)
-            said = (f"{what}:{consumer}" for what in ("drain", "draining", "paused"))
+            said = (f"{kind}:{consumer}" for kind in WORKER_FIELDS)
             pipe.hdel(keys.control, *said)
             await pipe.execute()
     except (*CONNECTION_ERRORS, ResponseError) as exc:

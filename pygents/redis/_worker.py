@@ -37,6 +37,7 @@ from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
 from pygents._routing import ROUTES
+from pygents.redis._control_lua import WORKER_FIELDS
 from pygents.redis._delivering import Delivering
 from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
@@ -244,9 +245,10 @@ class Worker(Delivering):
         for served in self.served.values():
             await setup(self.mailboxes.client, served.keys, agents, served.name, served.tool_names)
         if not self._ready_once:
-            # A drain request left by an earlier worker of this name (it died before
-            # it could see it) is not for this one, which would stop at once.
-            await self._say("drain", self.served.values(), False)
+            # What an earlier worker of this name left (it died before leaving) is not
+            # about this one: a drain request would stop it at once.
+            for kind in WORKER_FIELDS:
+                await self._say(kind, self.served.values(), False)
             self._ready_once = True
         await self._beat()
         self._ready.set()
