@@ -156,6 +156,7 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
     rows.extend(await _dashboard(n1, reps))
     rows.extend(await _dashboard_keys(quick))
     rows.extend(Row(**row) for row in await rw.rows(quick, reps))
+    rows.extend(Row(**row) for row in await rw.control_rows(quick))
     rows.extend(await _telemetry(n1, reps))
     return rows
 

@@ -7,6 +7,13 @@ through the same client by hand: ``XADD`` from this process, ``XREADGROUP`` and
 pipeline or script call, reads of up to 32 entries). The latency rows time one
 ``put`` → result at a time, with one worker.
 
+W11: control through Redis, with 4 worker processes: seconds from the control call
+to its effect as the producer sees it — ``cancel`` of a running turn until its
+handle has the ``CANCELLED`` outcome, ``pause`` until every worker says it applies
+it (the survey shows it), ``resume`` until a turn put while paused has its result.
+W11s: the load of one survey of 100 populated mailboxes, in Redis commands
+(``INFO commandstats`` deltas), and its time.
+
 Needs ``redis-server`` on PATH (started here, without persistence); the rows say
 so when it is not. Worker processes run ``python -m benchmarks.redis_workloads``.
 """
@@ -26,11 +33,12 @@ from typing import Any, Final, cast
 
 from redis.asyncio import Redis
 
-from pygents import Agent, AgentRegistry, Turn, tool
-from pygents.redis import Mailboxes, RedisServer, Worker
+from pygents import Agent, AgentRegistry, StopReason, Turn, tool
+from pygents.redis import Mailboxes, RedisServer, Worker, current_delivery
 
 AGENT: Final = "bench-w9"
 RAW: Final = "bench-w9-raw"
+CONTROLLED: Final = "bench-w11"
 CHUNK: Final = 100  # entries per producer round trip, on both sides
 READ: Final = 32  # entries per read: the raw consumers' COUNT, the workers' concurrency
 
@@ -41,17 +49,39 @@ async def bench_w9(x: int) -> int:
     return x
 
 
+@tool()
+async def bench_w11_hold() -> None:
+    """W11: runs until cancelled (30 s at most), once it said it started."""
+    delivery = current_delivery()
+    assert delivery is not None
+    client = Redis.from_url(_URL[0])
+    try:
+        await client.rpush(f"{CONTROLLED}:started", delivery.turn_uuid)
+    finally:
+        await client.aclose()
+    await asyncio.sleep(30)
+
+
+_URL: list[str] = [""]
+
+
 def _agent() -> Agent:
     found = AgentRegistry.find(AGENT)
     return found if found is not None else Agent(AGENT, "W9", [bench_w9])
 
 
+def _controlled() -> Agent:
+    found = AgentRegistry.find(CONTROLLED)
+    return found if found is not None else Agent(CONTROLLED, "W11", [bench_w9, bench_w11_hold])
+
+
 # -- the processes ------------------------------------------------------------------------
 
 
-async def _serve(url: str) -> None:
+async def _serve(url: str, agent: Agent) -> None:
+    _URL[0] = url
     async with Mailboxes(url) as mailboxes:
-        worker = Worker(mailboxes, _agent(), concurrency=READ)
+        worker = Worker(mailboxes, agent, concurrency=READ)
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, worker.stop)
         await worker.run()
 
@@ -199,6 +229,102 @@ async def rows(quick: bool, reps: int) -> list[dict[str, Any]]:
     return out
 
 
+async def control_rows(quick: bool) -> list[dict[str, Any]]:
+    """W11's rows: p95 of each control action's latency, with 4 worker processes."""
+    if not RedisServer.available():
+        return [_row("W11", "control (redis-server not on PATH)", "skipped", "", None, None)]
+    samples = 10 if quick else 40
+    with RedisServer() as server, _processes(server.url, "control", 4):
+        async with Mailboxes(server.url) as mailboxes:
+            await _until(lambda: _live(mailboxes, CONTROLLED, 4))
+            cancels, pauses, resumes = [], [], []
+            for _ in range(samples):
+                cancels.append(await _cancel_latency(mailboxes))
+                pause, resume = await _pause_latency(mailboxes)
+                pauses.append(pause)
+                resumes.append(resume)
+            load = await survey_load(mailboxes)
+    out = []
+    for rid, what, found in (
+        ("W11c", "cancel a running turn → CANCELLED outcome", cancels),
+        ("W11p", "pause → every worker applies it", pauses),
+        ("W11r", "resume → result of a turn put while paused", resumes),
+    ):
+        p95 = _p95(found)
+        out.append(
+            _row(rid, f"{what}, 4 workers (p95 of {samples})", f"p95 {p95 * 1e3:.0f} ms",
+                 f"p50 {statistics.median(found) * 1e3:.0f} ms", p95 / 1.0, 1.0)
+        )  # fmt: skip
+    out.append(load)
+    return out
+
+
+def _p95(found: list[float]) -> float:
+    ordered = sorted(found)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+async def _cancel_latency(mailboxes: Mailboxes) -> float:
+    handle = await mailboxes.put(CONTROLLED, Turn(bench_w11_hold))
+    async with asyncio.timeout(30):
+        while True:  # the tool says it started; BLPOP waits for it without polling
+            _, started = await mailboxes.client.blpop([f"{CONTROLLED}:started"])
+            if started == handle.turn_uuid:
+                break
+    start = time.perf_counter()
+    await mailboxes.cancel(CONTROLLED, handle.turn_uuid, message_id=handle.message_id)
+    outcome = await handle.outcome()
+    took = time.perf_counter() - start
+    assert outcome.stop_reason is StopReason.CANCELLED
+    return took
+
+
+async def _pause_latency(mailboxes: Mailboxes) -> tuple[float, float]:
+    start = time.perf_counter()
+    await mailboxes.pause(CONTROLLED)
+
+    async def applied() -> bool:
+        found = (await mailboxes.survey([CONTROLLED]))[CONTROLLED]
+        return len(found.workers) == 4 and all(w.paused for w in found.workers)
+
+    await _until(applied)
+    paused = time.perf_counter() - start
+    handle = await mailboxes.put(CONTROLLED, Turn(bench_w9, args=[1]))
+    start = time.perf_counter()
+    await mailboxes.resume(CONTROLLED)
+    await handle.result()
+    return paused, time.perf_counter() - start
+
+
+async def survey_load(mailboxes: Mailboxes, count: int = 100) -> dict[str, Any]:
+    """W11s: Redis commands (and time) of one survey of ``count`` mailboxes, each with
+    10 queued turns, a pending one and 2 dead letters."""
+    client = mailboxes.client
+    for n in range(count):
+        keys = mailboxes.keys(f"surveyed-{n}")
+        turns = [Turn(bench_w9, args=[i]) for i in range(11)]
+        await mailboxes.put_many(f"surveyed-{n}", turns, reply=False)
+        await client.xgroup_create(keys.mailbox, "pygents", id="0")
+        await client.xreadgroup("pygents", "ghost", {keys.mailbox: ">"}, count=1)
+        for _ in range(2):
+            await client.xadd(keys.dead, {"reason": "r", "error": "e", "payload": "{}"})
+    names = [f"surveyed-{n}" for n in range(count)]
+    await mailboxes.survey(names)  # the script into Redis's cache
+    await client.config_resetstat()
+    start = time.perf_counter()
+    await mailboxes.survey(names)
+    took = time.perf_counter() - start
+    stats = await client.info("commandstats")
+    ops = sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_config")
+    what = f"one survey of {count} mailboxes (ops: INFO commandstats)"
+    figure = f"{ops:,} ops ({ops / count:.0f}/mailbox)"
+    return _row("W11s", what, figure, f"{took * 1e3:.1f} ms", None, None)
+
+
+async def _live(mailboxes: Mailboxes, agent: str, workers: int) -> bool:
+    return (await mailboxes.stats(agent)).workers >= workers
+
+
 async def _ready(mailboxes: Mailboxes, workers: int) -> bool:
     stats = await mailboxes.stats(AGENT)
     consumers = cast(int, await mailboxes.client.scard(f"{RAW}:ready"))
@@ -221,4 +347,7 @@ def _row(
 
 if __name__ == "__main__":
     role, url, name = sys.argv[1:4]
-    asyncio.run(_serve(url) if role == "serve" else _consume(url, name))
+    if role == "consume":
+        asyncio.run(_consume(url, name))
+    else:
+        asyncio.run(_serve(url, _agent() if role == "serve" else _controlled()))

@@ -10,7 +10,10 @@ outcome is recorded, and another worker takes it over after a visibility timeout
   Redis: ``put`` turns, follow their results through a
   [`TurnHandle`][pygents.redis.TurnHandle], read
   [`MailboxStats`][pygents.redis.MailboxStats] and dead letters, and route
-  ``agent.send()`` to agents served elsewhere.
+  ``agent.send()`` to agents served elsewhere. ``survey()`` reads every mailbox in
+  one round trip (a [`Survey`][pygents.redis.Survey]); ``pause``, ``resume``,
+  ``cancel``, ``retry_dead_letter``, ``drop_dead_letter`` and ``drain_worker`` act on
+  the agents served, through Redis.
 * [`Worker`][pygents.redis.Worker] — serves agents from their mailboxes.
 * [`RedisServer`][pygents.redis.RedisServer] — a throwaway local ``redis-server``
   for tests and examples.
@@ -38,6 +41,7 @@ try:
         MailboxClosedError,
         MailboxError,
         MailboxFullError,
+        MailboxNotFoundError,
         MailboxStats,
         MailboxUnavailableError,
         Outcome,
@@ -50,6 +54,14 @@ try:
     )
     from pygents.redis._redis_server import RedisServer
     from pygents.redis._stats import WorkerCounters, served_stats
+    from pygents.redis._survey import (
+        DeadLetterRow,
+        MailboxSurvey,
+        PendingTurn,
+        QueuedTurn,
+        Survey,
+        WorkerRow,
+    )
     from pygents.redis._worker import Worker
 except ModuleNotFoundError as error:
     # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
@@ -61,23 +73,30 @@ except ModuleNotFoundError as error:
 __all__ = [
     "ConsumerStats",
     "DeadLetter",
+    "DeadLetterRow",
     "Delivery",
     "MailboxClosedError",
     "MailboxError",
     "MailboxFullError",
+    "MailboxNotFoundError",
     "MailboxStats",
+    "MailboxSurvey",
     "MailboxUnavailableError",
     "Mailboxes",
     "Outcome",
+    "PendingTurn",
+    "QueuedTurn",
     "RedisFullError",
     "RedisServer",
     "RemoteTurnError",
     "RepliesLostError",
+    "Survey",
     "TurnHandle",
     "TurnLostError",
     "TurnRerunError",
     "Worker",
     "WorkerCounters",
+    "WorkerRow",
     "current_delivery",
     "served_stats",
 ]

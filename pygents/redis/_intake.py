@@ -22,20 +22,16 @@ from redis.asyncio import Redis
 from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
+from pygents.redis._control_lua import HANDED_BACK_IDLE, WORKER_FIELDS
 from pygents.redis._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
 from pygents.redis._replies import CONNECTION_ERRORS
 
-__all__ = ["FULL", "Entry", "claim", "leave", "read", "setup"]
+__all__ = ["FULL", "Entry", "claim", "hand_back", "leave", "read", "setup"]
 
 _log = logging.getLogger("pygents.redis")
 
 FULL: Final = (OutOfMemoryError,)
 """What a full Redis raises: the worker's loops back off and retry, as when Redis is away."""
-
-# How long a handed-back turn looks idle: longer than any visibility timeout, so that
-# the next worker's keeper takes it at once; shorter than the time since the epoch
-# (Redis ignores an idle time that would put the delivery before it).
-_HANDED_BACK_IDLE: Final = 10 * 365 * 24 * 3600 * 1000
 
 Entry = tuple[str, Mapping[bytes, bytes] | None]
 """A message id and the entry's raw fields (``None``: the entry was deleted)."""
@@ -107,14 +103,28 @@ async def claim(
     return following.decode(), taken
 
 
-async def leave(client: Redis, keys: Keys, consumer: str, started: Iterable[str]) -> None:
-    """Hand back what ``consumer`` holds and never started, uncounted (see
-    ``HAND_BACK``), and take it off the live workers."""
+async def hand_back(client: Redis, keys: Keys, consumer: str, keep: Iterable[str]) -> int:
+    """Hand back every turn ``consumer`` holds but those in ``keep``, their delivery
+    uncounted (see ``HAND_BACK``): how many."""
+    given: int = await client.eval(
+        HAND_BACK, 1, keys.mailbox, GROUP, consumer, HANDED_BACK_IDLE, *keep
+    )
+    return given
+
+
+async def leave(
+    client: Redis, keys: Keys, consumer: str, started: Iterable[str], *, goodbye: bool = True
+) -> None:
+    """Hand back what ``consumer`` holds and never started; with ``goodbye``, also take
+    it off the live workers (and clear what it said in the control hash)."""
     try:
-        given = await client.eval(
-            HAND_BACK, 1, keys.mailbox, GROUP, consumer, _HANDED_BACK_IDLE, *started
-        )
-        await client.zrem(keys.workers, consumer)
+        given = await hand_back(client, keys, consumer, started)
+        if goodbye:
+            pipe = client.pipeline(transaction=False)
+            pipe.zrem(keys.workers, consumer)
+            said = (f"{kind}:{consumer}" for kind in WORKER_FIELDS)
+            pipe.hdel(keys.control, *said)
+            await pipe.execute()
     except (*CONNECTION_ERRORS, ResponseError) as exc:
         # Redis away, or the group gone: the turns are taken over after the visibility
         # timeout instead, and the heartbeat expires by itself.

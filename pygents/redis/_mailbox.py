@@ -24,6 +24,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
+from pygents.redis._control import Control
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP, PUT, Keys
 from pygents.redis._mailbox_types import (
@@ -37,6 +38,7 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff, Replies
+from pygents.redis._survey import Surveying
 
 __all__ = ["Mailboxes"]
 
@@ -62,7 +64,7 @@ def _positive(name: str, value: object, kind: type = int) -> Any:
     return value
 
 
-class Mailboxes:
+class Mailboxes(Control, Surveying):
     """Agents' mailboxes on one Redis: put turns for agents served by workers.
 
     Args:

@@ -50,6 +50,10 @@ class Keys:
     tools: str  # set: the tools the agent's workers have
     workers: str  # sorted set: live workers, scored by heartbeat expiry (ms)
     errors: str  # hash: message id -> last error of an unfinished delivery
+    # hash: what the workers are asked to do (see `pygents.redis._control`):
+    # "paused", "cancel:<message id>" -> turn uuid, "drain:<worker>" -> time (ms),
+    # and what workers say: "paused:<worker>", "draining:<worker>"
+    control: str
 
     @classmethod
     def of(cls, prefix: str, agent: str) -> Keys:
@@ -59,6 +63,7 @@ class Keys:
             f"{prefix}:tools:{agent}",
             f"{prefix}:workers:{agent}",
             f"{prefix}:errors:{agent}",
+            f"{prefix}:control:{agent}",
         )
 
 

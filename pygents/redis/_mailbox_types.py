@@ -22,6 +22,7 @@ __all__ = [
     "MailboxClosedError",
     "MailboxError",
     "MailboxFullError",
+    "MailboxNotFoundError",
     "MailboxStats",
     "MailboxUnavailableError",
     "Outcome",
@@ -64,6 +65,11 @@ class RedisFullError(MailboxFullError):
     """Redis refused the turn for want of memory: it reached its ``maxmemory`` and its
     eviction policy frees nothing (``noeviction``). Workers keep draining it: wait
     and retry, as for a full mailbox, or give Redis more memory."""
+
+
+class MailboxNotFoundError(MailboxError, LookupError):
+    """A control action named a mailbox, dead letter or worker that this Redis does
+    not have (a typo, or it is gone already): nothing was changed."""
 
 
 class MailboxUnavailableError(MailboxError, ConnectionError):

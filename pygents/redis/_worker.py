@@ -1,6 +1,6 @@
 """Workers: serve agents from their mailboxes, at least once, in one process.
 
-A `Worker` runs four things side by side until `Worker.stop`:
+A `Worker` runs five things side by side until `Worker.stop`:
 
 * the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
   batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
@@ -15,6 +15,9 @@ A `Worker` runs four things side by side until `Worker.stop`:
   — dead-lettering those delivered ``max_deliveries`` times already; every
   ``stats_interval`` it also reads the served mailboxes' statistics for
   ``served_stats()`` (what the dashboard and the telemetry gauges show).
+* the *watcher* reads the served mailboxes' control hashes every
+  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._watch`;
+  each delivery's side of it is in `pygents.redis._delivering`).
 
 Every loop survives Redis going away or filling up (``maxmemory``): it backs off
 exponentially, then carries on, re-creating the consumer groups if Redis came back
@@ -27,33 +30,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
-from functools import partial
+from collections.abc import Sequence
 from typing import Any
 
 from redis.exceptions import ResponseError
 
 from pygents._agent import Agent
 from pygents._routing import ROUTES
-from pygents._turn import Turn
-from pygents._turn_run import Runner
-from pygents.redis._driver import Sink, run_as
-from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
+from pygents.redis._control_lua import WORKER_FIELDS
+from pygents.redis._delivering import Delivering
+from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
 from pygents.redis._intake import FULL, claim, leave, read, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
-from pygents.redis._mailbox_types import DELIVERY, Delivery, bounded, unique_name
+from pygents.redis._mailbox_types import (
+    unique_name,
+)
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 from pygents.redis._stats import SERVED, WorkerCounters, setting
+from pygents.redis._watch import Controls
 
 __all__ = ["Worker"]
 
 _log = logging.getLogger("pygents.redis")
 
 
-class Worker:
+class Worker(Delivering):
     """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
 
     Args:
@@ -75,6 +79,9 @@ class Worker:
         stats_interval: seconds between two readings of the served mailboxes'
             statistics for [`served_stats`][pygents.redis.served_stats] (``None``:
             never).
+        control_interval: seconds between two readings of the served mailboxes'
+            control requests (pause, cancel, drain: see ``Mailboxes.pause``);
+            ``None``: never (the worker then ignores them).
     """
 
     def __init__(
@@ -91,6 +98,7 @@ class Worker:
         reconnect_delay: float = 0.05,
         max_reconnect_delay: float = 5.0,
         stats_interval: float | None = 1.0,
+        control_interval: float | None = 0.2,
     ) -> None:
         if not isinstance(mailboxes, Mailboxes):
             raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
@@ -113,11 +121,17 @@ class Worker:
         self.stats_interval: float | None = (
             None if stats_interval is None else setting("stats_interval", stats_interval, 0.01)
         )
+        self.control_interval: float | None = (
+            None
+            if control_interval is None
+            else setting("control_interval", control_interval, 0.01)
+        )
         self.name = name or unique_name()
         names = tool_names(served)
         self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
         self.counters = WorkerCounters()
+        self.controls = Controls(mailboxes.client, self.served, self.name)
         self._held: dict[str, set[str]] = {name: set() for name in self.served}
         # Deliveries whose job started (a turn ran, or a move to the dead letters):
         # a stopping worker hands back everything else it holds.
@@ -126,6 +140,7 @@ class Worker:
         self._stopping = asyncio.Event()
         self._ready = asyncio.Event()
         self._started = False
+        self._ready_once = False
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
@@ -185,6 +200,9 @@ class Worker:
         if self.stats_interval is not None:
             stats = self._every(self.stats_interval, "reading statistics", self._report)
             loops.append(asyncio.create_task(stats, name=f"pygents.redis stats {self.name}"))
+        if self.control_interval is not None:
+            watch = self._every(self.control_interval, "reading control requests", self._watch)
+            loops.append(asyncio.create_task(watch, name=f"pygents.redis control {self.name}"))
         writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
         self._lanes.start()
         stopping = asyncio.create_task(self._stopping.wait())
@@ -201,6 +219,9 @@ class Worker:
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(stopping, *loops, return_exceptions=True)
+            # What it read ahead goes back now, for other workers, not once the running
+            # turns have finished (a read cut short may have left some held here too).
+            await self._leave(goodbye=False)
             await self._lanes.drain(self.stop_grace)
             self.flusher.close()
             await asyncio.gather(writer, return_exceptions=True)
@@ -212,16 +233,23 @@ class Worker:
         if failure is not None:
             raise failure
 
-    async def _leave(self) -> None:
+    async def _leave(self, *, goodbye: bool = True) -> None:
         """Hand back the turns read ahead, and say goodbye."""
         for served in self.served.values():
-            await leave(self.mailboxes.client, served.keys, self.name, self._begun[served.name])
+            began = self._begun[served.name]
+            await leave(self.mailboxes.client, served.keys, self.name, began, goodbye=goodbye)
 
     async def _setup(self) -> None:
         """Create the consumer groups, announce the tools, heartbeat once."""
         agents = f"{self.mailboxes.prefix}:agents"
         for served in self.served.values():
             await setup(self.mailboxes.client, served.keys, agents, served.name, served.tool_names)
+        if not self._ready_once:
+            # What an earlier worker of this name left (it died before leaving) is not
+            # about this one: a drain request would stop it at once.
+            for kind in WORKER_FIELDS:
+                await self._say(kind, self.served.values(), False)
+            self._ready_once = True
         await self._beat()
         self._ready.set()
 
@@ -257,15 +285,20 @@ class Worker:
 
     async def _reader(self) -> None:
         backoff = self._new_backoff()
-        streams = list(self._by_mailbox)
         while not self._stopping.is_set():
             while self.free < self._read_at:
                 self._lanes.room.clear()
                 await self._lanes.room.wait()
             if self._stopping.is_set():
                 return  # what a stopped worker reads would only be handed back
+            paused = self.controls.paused
+            streams = [key for key, s in self._by_mailbox.items() if s.name not in paused]
+            if not streams:  # every mailbox paused: wait for a resume, or the stop
+                self.controls.changed.clear()
+                await self._stopped_or(self.controls.changed)
+                continue
 
-            async def take() -> None:
+            async def take(streams: list[str] = streams) -> None:
                 found = await read(self.mailboxes.client, self.name, streams, self.free, 1000)
                 for key, entries in found:
                     served = self._by_mailbox[key]
@@ -290,100 +323,29 @@ class Worker:
 
     async def _keep(self) -> None:
         await self._beat()
-        idle = max(1, round(self.visibility_timeout * 1000))
         for served in self.served.values():
             if self.free <= 0:
                 return
-            cursor, found = await claim(
-                self.mailboxes.client,
-                served.keys,
-                self.name,
-                idle,
-                self._cursors[served.name],
-                self.free,
-            )
-            self._cursors[served.name] = cursor
-            for message_id, fields, deliveries, last_error in found:
-                if message_id in self._held[served.name]:
-                    continue  # ours already (a late heartbeat); it is running here
-                self.counters.claimed += 1
-                self._take(served, message_id, fields, deliveries, last_error)
+            if served.name not in self.controls.paused:
+                await self._claim(served)
 
-    # -- one delivery -----------------------------------------------------------------
-
-    def _take(
-        self,
-        served: Served,
-        message_id: str,
-        raw: Mapping[bytes, bytes] | None,
-        deliveries: int,
-        last_error: str | None,
-    ) -> None:
-        """Queue an entry's turn, or its move to the dead letters if it cannot run."""
-        self._held[served.name].add(message_id)
-        fields, unreadable = decode_entry(raw)
-        if deliveries > self.max_deliveries:
-            reason = (
-                f"delivered {deliveries} times (max_deliveries={self.max_deliveries}) without "
-                "an outcome: each worker running it died or lost Redis"
-            )
-            self._dead(DeadEntry(served, message_id, fields, reason, deliveries, last_error or ""))
-            return
-        if unreadable is not None:
-            self._dead(DeadEntry(served, message_id, fields, unreadable, deliveries))
-            return
-        try:
-            turn, reply = parse_entry(served, fields)
-        except Malformed as bad:
-            self._dead(DeadEntry(served, message_id, fields, bad.reason, deliveries, bad=bad))
-            return
-        except Exception as exc:  # whatever else an entry can do to the parser
-            reason = f"cannot be read: {type(exc).__name__}: {bounded(str(exc))}"
-            self._dead(DeadEntry(served, message_id, fields, reason, deliveries))
-            return
-        self._lanes.add(partial(self._run, served, message_id, turn, reply, deliveries))
-
-    def _dead(self, dead: DeadEntry) -> None:
-        """Queue an entry's move to the dead letters, in a lane like any delivery."""
-
-        async def move(runner: Runner) -> None:
-            self._begun[dead.served.name].add(dead.message_id)
-            await self.flusher.dead_letter(dead)
-
-        self._lanes.add(move)
-
-    def _dead_lettered(self) -> None:
-        self.counters.dead_lettered += 1
-
-    def _recorded(self, agent: str, message_id: str) -> None:
-        """The writer recorded (or gave up on) this delivery: it is not held any more."""
-        self._held[agent].discard(message_id)
-        self._begun[agent].discard(message_id)
-
-    async def _run(
-        self,
-        served: Served,
-        message_id: str,
-        turn: Turn,
-        reply: str | None,
-        attempt: int,
-        runner: Runner,
-    ) -> None:
-        self._begun[served.name].add(message_id)
-        token = DELIVERY.set(Delivery(served.name, turn.uuid, message_id, attempt, self.name))
-        sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
-
-        async def route(routed: Turn) -> None:
-            await self.mailboxes.put(served.name, routed, reply=False)
-
-        try:
-            outcome = await run_as(served.agent, turn, sink, route, self.name, runner)
-        except asyncio.CancelledError:
-            self.flusher.unfinished(
-                served, message_id, f"worker {bounded(self.name)} stopped while the turn ran"
-            )
-            raise
-        finally:
-            DELIVERY.reset(token)
-        self.counters.turns += 1
-        self.flusher.outcome(served, message_id, reply, attempt, sink.outcome_record(outcome))
+    async def _claim(self, served: Served) -> bool:
+        """Take over turns of ``served`` idle longer than the visibility timeout: True
+        once a scan of the whole mailbox is over (or nothing can be taken now)."""
+        if self.free <= 0:
+            return False
+        cursor, found = await claim(
+            self.mailboxes.client,
+            served.keys,
+            self.name,
+            max(1, round(self.visibility_timeout * 1000)),
+            self._cursors[served.name],
+            self.free,
+        )
+        self._cursors[served.name] = cursor
+        for message_id, fields, deliveries, last_error in found:
+            if message_id in self._held[served.name]:
+                continue  # ours already (a late heartbeat); it is running here
+            self.counters.claimed += 1
+            self._take(served, message_id, fields, deliveries, last_error)
+        return cursor == "0-0"

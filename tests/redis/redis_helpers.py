@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
-from pygents.redis import Worker
+from pygents.redis import Mailboxes, Outcome, Worker
+
+HERE = Path(__file__).resolve().parent
 
 NO_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
 
@@ -52,3 +60,41 @@ async def eventually(check: Callable[[], object], *, within: float = 10.0) -> No
             if result:
                 return
             await asyncio.sleep(0.01)
+
+
+async def recorded_outcomes(mailboxes: Mailboxes) -> list[Outcome]:
+    """Every outcome record on the reply stream (nobody read it, so nothing trimmed)."""
+    found: list[Outcome] = []
+    for _, fields in await mailboxes.client.xrange(mailboxes.replies.key):
+        for _uuid, kind, _index, _attempt, data in json.loads(fields["r"]):
+            if kind == "o":
+                found.append(Outcome.from_dict(data))
+    return found
+
+
+def spawn(script: str, logs: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``python tests/redis/<script> ARGS...``, its output in ``logs/<args[1]>.log``."""
+    with (logs / f"{args[1]}.log").open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, str(HERE / script), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+@contextmanager
+def processes(started: list[subprocess.Popen[bytes]]) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Stop (SIGTERM, then SIGKILL after 30 s) every process still running at the end."""
+    try:
+        yield started
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -20,10 +20,10 @@ from collections import Counter
 from pathlib import Path
 
 from redis.asyncio import Redis
-from redis_helpers import eventually
+from redis_helpers import eventually, recorded_outcomes
 
 from pygents import StopReason, Turn, tool
-from pygents.redis import Mailboxes, Outcome, RedisServer
+from pygents.redis import Mailboxes, RedisServer
 
 HERE = Path(__file__).resolve().parent
 TURNS = 2000
@@ -94,7 +94,7 @@ async def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_only_its_tur
             # Everything finishes: the survivors take over what the victim held.
             await eventually(lambda: _empty(mailboxes), within=120)
 
-            outcomes = await _outcomes(mailboxes)
+            outcomes = await recorded_outcomes(mailboxes)
             effects = [line.split() for line in await client.lrange("sidefx", 0, -1)]
             dead = await mailboxes.dead_letters("ledger")
     finally:
@@ -154,13 +154,3 @@ async def _posted_by(client: Redis, pid: int, count: int) -> bool:
 async def _empty(mailboxes: Mailboxes) -> bool:
     stats = await mailboxes.stats("ledger")
     return stats.depth == 0 and stats.pending == 0
-
-
-async def _outcomes(mailboxes: Mailboxes) -> list[Outcome]:
-    """Every outcome record on the reply stream (nobody read it, so nothing trimmed)."""
-    found: list[Outcome] = []
-    for _, fields in await mailboxes.client.xrange(mailboxes.replies.key):
-        for _uuid, kind, _index, _attempt, data in json.loads(fields["r"]):
-            if kind == "o":
-                found.append(Outcome.from_dict(data))
-    return found

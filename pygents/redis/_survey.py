@@ -1,0 +1,305 @@
+"""The survey: everything a dashboard shows of the mailboxes, in one round trip.
+
+[`Mailboxes.survey`][pygents.redis.Mailboxes.survey] sends one pipeline: the read-only
+script ``SURVEY`` (`pygents.redis._control_lua`) once per mailbox, with ``EVALSHA_RO``
+(a read-only ACL user may run it). The script decodes the entries on the server, so
+that only bounded previews cross the network, and reports what it cannot read —
+a key of the wrong type, an entry that is not a turn — as counted ``malformed`` rows
+instead of failing. The result is plain frozen dataclasses, bounded by ``rows`` per
+list; a mailbox's counts are a [`MailboxStats`][pygents.redis.MailboxStats], the same
+value ``Mailboxes.stats`` and ``served_stats`` give.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from redis.client import NEVER_DECODE
+from redis.exceptions import NoScriptError
+
+from pygents._errors import cut
+from pygents.redis._control_lua import SURVEY
+from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._mailbox_types import ConsumerStats, MailboxStats
+from pygents.redis._replies import CONNECTION_ERRORS
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._mailbox_types import MailboxUnavailableError
+
+__all__ = [
+    "DeadLetterRow",
+    "MailboxSurvey",
+    "PendingTurn",
+    "QueuedTurn",
+    "Survey",
+    "Surveying",
+    "WorkerRow",
+    "agent_names",
+]
+
+PREVIEW: Final = 200  # characters of an argument preview or an error
+MAX_AGENTS: Final = 1000  # mailboxes surveyed at most when none are named
+_NAME: Final = re.compile(r"(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]{6}")  # see unique_name
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """A turn delivered to a worker and not finished yet."""
+
+    message_id: str
+    consumer: str  # the worker holding it
+    turn_uuid: str  # "" when the entry is not a readable turn
+    tool: str
+    idle: float  # seconds since it was delivered or last heartbeated
+    deliveries: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedTurn:
+    """A turn no worker has taken yet, in the order workers will take them."""
+
+    position: int  # 1: the next one taken
+    message_id: str
+    turn_uuid: str
+    tool: str
+    timeout: float | None
+    arguments: str  # a preview of the arguments (JSON), cut
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterRow:
+    """A dead letter, as listed (`Mailboxes.dead_letters` has the full entry)."""
+
+    id: str  # what ``retry_dead_letter`` and ``drop_dead_letter`` take
+    turn_uuid: str
+    tool: str
+    error: str
+    reason: str
+    age: float  # seconds since it was dead-lettered
+    deliveries: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRow:
+    """A live worker of a mailbox, from its heartbeat."""
+
+    name: str
+    host: str | None  # read from a default worker name (host-pid-suffix), if it is one
+    pid: int | None
+    expires_in: float  # seconds until its heartbeat lapses (it renews it on time)
+    draining: bool  # draining, as asked: finishing its turns, then leaving
+    paused: bool  # it applies the mailbox's pause (takes none of its turns)
+
+
+@dataclass(frozen=True, slots=True)
+class MailboxSurvey:
+    """One mailbox as a dashboard shows it; each list holds ``rows`` at most."""
+
+    stats: MailboxStats
+    paused: bool
+    workers: tuple[WorkerRow, ...]
+    pending: tuple[PendingTurn, ...]
+    queued: tuple[QueuedTurn, ...]
+    dead_letters: tuple[DeadLetterRow, ...]  # newest first
+    malformed: int  # entries or keys that could not be read (see ``problems``)
+    problems: tuple[str, ...] = ()  # keys of the wrong type, said in words
+
+    @property
+    def agent(self) -> str:
+        return self.stats.agent
+
+
+@dataclass(frozen=True, slots=True)
+class Survey:
+    """Every surveyed mailbox, read in one round trip at ``time`` (Redis's clock, s)."""
+
+    time: float
+    mailboxes: tuple[MailboxSurvey, ...]
+    truncated: bool = False  # more mailboxes exist than were surveyed
+
+    def __getitem__(self, agent: str) -> MailboxSurvey:
+        for found in self.mailboxes:
+            if found.agent == agent:
+                return found
+        raise KeyError(agent)
+
+
+class Surveying:
+    """``Mailboxes.survey`` (a mixin: it uses the client and key naming of the
+    `Mailboxes`)."""
+
+    client: Redis
+    prefix: str
+
+    def keys(self, agent: str) -> Keys:
+        raise NotImplementedError
+
+    def unavailable(self, doing: str, exc: BaseException) -> MailboxUnavailableError:
+        raise NotImplementedError
+
+    async def survey(self, agents: Iterable[str] | None = None, *, rows: int = 50) -> Survey:
+        """Read every mailbox of ``agents`` (default: all, up to 1,000) in one round
+        trip: counts, pause, workers, pending, queued turns and dead letters.
+
+        Each list holds ``rows`` entries at most. Never fails on what the keys hold:
+        unreadable entries and keys are counted in ``malformed``. Without ``agents``,
+        the names are read first (one more command).
+        """
+        if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= 10_000:
+            raise ValueError(f"Mailboxes.survey(rows=...) takes 1..10000, got {rows!r}")
+        truncated = False
+        if agents is None:
+            try:
+                names = await agent_names(self.client, self.prefix)
+            except CONNECTION_ERRORS as exc:
+                raise self.unavailable("list the mailboxes", exc) from exc
+            truncated = len(names) > MAX_AGENTS
+            names = names[:MAX_AGENTS]
+        else:
+            names = list(dict.fromkeys(agents))
+        keys = [self.keys(name) for name in names]  # checks the names
+        try:
+            replies = await self._run(keys, rows)
+        except CONNECTION_ERRORS as exc:
+            raise self.unavailable("survey the mailboxes", exc) from exc
+        read = [read_one(n, r, rows) for n, r in zip(names, replies, strict=True)]
+        now = max((r[0] for r in read), default=0.0)
+        return Survey(now, tuple(r[1] for r in read), truncated)
+
+    async def _run(self, keys: Sequence[Keys], rows: int) -> list[Any]:
+        """One pipeline of ``EVALSHA_RO``; scripts missing from Redis's cache (first
+        call, or after a restart) are sent whole once with ``EVAL_RO``, which caches
+        them (no ``SCRIPT LOAD``: a read-only user may lack it)."""
+        found: list[Any] = []
+        for attempt in ("EVALSHA_RO", "EVAL_RO"):
+            body = _SHA if attempt == "EVALSHA_RO" else SURVEY
+            pipe = self.client.pipeline(transaction=False)
+            for k in keys:
+                pipe.execute_command(
+                    attempt, body, 4, k.mailbox, k.dead, k.workers, k.control,
+                    GROUP, rows, PREVIEW + 1, **{NEVER_DECODE: True},
+                )  # fmt: skip
+            found = await pipe.execute(raise_on_error=False)
+            if not any(isinstance(r, NoScriptError) for r in found):
+                break
+        return found
+
+
+_SHA: Final = hashlib.sha1(SURVEY.encode()).hexdigest()
+
+
+async def agent_names(client: Redis, prefix: str) -> list[str]:
+    """The agent names of the set ``<prefix>:agents``, sorted, skipping any that is
+    not a name (empty, or not UTF-8): anyone may have written to the set."""
+    raw: Any = await client.execute_command(  # type: ignore[no-untyped-call]
+        "SMEMBERS", f"{prefix}:agents", **{NEVER_DECODE: True}
+    )
+    names = []
+    for name in raw or ():
+        try:
+            text = name.decode()
+        except UnicodeDecodeError:
+            continue
+        if text:
+            names.append(text)
+    return sorted(names)
+
+
+def read_one(agent: str, raw: Any, rows: int) -> tuple[float, MailboxSurvey]:
+    """A mailbox's survey from the script's JSON; anything unexpected counts as
+    malformed (the script's output is built from keys anyone may have written)."""
+    try:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else None
+        data = json.loads(text) if text is not None else None
+        if not isinstance(data, dict):
+            raise TypeError(type(raw).__name__)
+        return _parsed(agent, data, rows)
+    except Exception as exc:  # a failed script or an unexpected shape, never raised
+        problem = cut(f"cannot survey: {type(exc).__name__}: {exc}", PREVIEW)
+        stats = MailboxStats(agent, 0, 0, 0, 0)
+        return 0.0, MailboxSurvey(stats, False, (), (), (), (), 1, (problem,))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []  # cjson writes {} for an empty list
+
+
+def _text(value: Any) -> str:
+    return cut(value if isinstance(value, str) else "", PREVIEW)
+
+
+def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, MailboxSurvey]:
+    now = int(data["now"])
+    flat = _list(data.get("control"))
+    control = dict(zip(flat[::2], flat[1::2], strict=False))
+    draining = {str(f)[9:] for f in control if str(f).startswith("draining:")}
+    pausing = {str(f)[7:] for f in control if str(f).startswith("paused:")}
+    zset = _list(data.get("workers"))
+    workers = []
+    for name, score in zip(zset[::2], zset[1::2], strict=False):
+        match = _NAME.fullmatch(str(name))
+        workers.append(
+            WorkerRow(
+                str(name),
+                match["host"] if match else None,
+                int(match["pid"]) if match else None,
+                max(0.0, (float(score) - now) / 1000),
+                str(name) in draining,
+                str(name) in pausing,
+            )
+        )
+    live = {w.name for w in workers}
+    consumers = tuple(
+        ConsumerStats(str(c[0]), int(c[1]), int(c[2]) / 1000, str(c[0]) in live)
+        for c in _list(data.get("consumers"))[:rows]
+    )
+    pending = tuple(
+        PendingTurn(str(p[0]), str(p[1]), _text(p[4]), _text(p[5]), int(p[2]) / 1000, int(p[3]))
+        for p in _list(data.get("pending"))[:rows]
+    )
+    queued = tuple(
+        QueuedTurn(
+            int(q[0]),
+            str(q[1]),
+            _text(q[2]),
+            _text(q[3]),
+            float(q[4]) if isinstance(q[4], (int, float)) and not isinstance(q[4], bool) else None,
+            _text(q[5]),
+        )
+        for q in _list(data.get("queued"))[:rows]
+    )
+    dead = tuple(
+        DeadLetterRow(
+            str(d[0]),
+            _text(d[1]),
+            _text(d[2]),
+            _text(d[3]),
+            _text(d[4]),
+            max(0.0, (now - int(str(d[0]).split("-")[0])) / 1000),
+            int(d[5]) if str(d[5]).isdigit() else 0,
+        )
+        for d in _list(data.get("dead_rows"))[:rows]
+    )
+    stats = MailboxStats(
+        agent=agent,
+        depth=int(data.get("depth", 0)),
+        pending=int(data.get("pending_total", 0)),
+        dead_letters=int(data.get("dead", 0)),
+        workers=int(data.get("live", 0)),
+        consumers=consumers,
+    )
+    problems = tuple(_text(p) for p in _list(data.get("bad_keys")))
+    malformed = int(data.get("malformed", 0)) + len(problems)
+    survey = MailboxSurvey(
+        stats, bool(control.get("paused")), tuple(workers), pending, queued, dead, malformed,
+        problems,
+    )  # fmt: skip
+    return now / 1000, survey

@@ -1,0 +1,201 @@
+"""The worker's side of control: what the control hashes ask of it, read on a timer.
+
+Every ``control_interval`` seconds a worker reads the control hash of each mailbox it
+serves (one pipelined ``HMGET`` each, see `pygents.redis._control` for why a timer)
+and keeps here what applies to it: the paused mailboxes, the deliveries it holds that
+must be cancelled, and whether it is asked to drain. Cancelling a running delivery
+cancels the lane task running it (`Controls.cancel_running`); the worker then records
+the outcome as ``CANCELLED`` instead of leaving the delivery unfinished.
+
+A worker says in the control hash when it applies a pause (``paused:<worker>``) or
+starts draining (``draining:<worker>``), once per change: surveys show it, and a
+caller can wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio import Redis
+
+from pygents._enums import CANCELLED
+from pygents._turn import Turn
+from pygents.redis._control import CANCEL_MESSAGE
+from pygents.redis._driver import Sink
+from pygents.redis._entries import Served
+from pygents.redis._intake import hand_back
+from pygents.redis._mailbox_types import outcome_data
+
+if TYPE_CHECKING:
+    from pygents.redis._flusher import Flusher
+    from pygents.redis._lanes import Lanes
+    from pygents.redis._mailbox import Mailboxes
+    from pygents.redis._stats import WorkerCounters
+
+__all__ = ["Controls", "Watching"]
+
+_log = logging.getLogger("pygents.redis")
+
+
+class Controls:
+    """What the control hashes of the served mailboxes ask of worker ``name``."""
+
+    def __init__(self, client: Redis, served: Mapping[str, Served], name: str) -> None:
+        self.client = client
+        self.served = served
+        self.name = name
+        self.paused: frozenset[str] = frozenset()  # agent names
+        self.cancel: set[str] = set()  # message ids held here, to cancel
+        self.draining = False
+        self.running: dict[str, asyncio.Task[Any]] = {}  # message id -> its lane task
+        self.cancelling: set[str] = set()  # running deliveries whose task was cancelled
+        self.changed = asyncio.Event()  # set when the paused set changes
+        self.reclaim: set[str] = set()  # resumed mailboxes whose turns to take back
+
+    async def refresh(self, held: Mapping[str, set[str]]) -> None:
+        """Read the control hashes; keep what applies to the deliveries in ``held``.
+
+        Only the fields that can concern this worker are read (``HMGET``): the pause,
+        its own drain request, and a cancel request per delivery it holds — bounded by
+        what it holds, however large a hash grows."""
+        pipe = self.client.pipeline(transaction=False)
+        asked: list[list[str]] = []
+        for served in self.served.values():
+            ids = list(held[served.name])
+            asked.append(ids)
+            pipe.hmget(served.keys.control, ["paused", f"drain:{self.name}"] + [
+                f"cancel:{message_id}" for message_id in ids
+            ])  # fmt: skip
+        found = await pipe.execute(raise_on_error=False)
+        paused: set[str] = set()
+        wanted: set[str] = set()
+        for served, ids, values in zip(self.served.values(), asked, found, strict=True):
+            if not isinstance(values, list):
+                continue  # the key is not a hash: no request can be read from it
+            if values[0]:
+                paused.add(served.name)
+            if values[1]:
+                self.draining = True
+            wanted.update(m for m, v in zip(ids, values[2:], strict=True) if v)
+        self.cancel = wanted
+        if paused != self.paused:
+            self.paused = frozenset(paused)
+            self.changed.set()
+        self.cancel_running()
+
+    def cancel_running(self) -> None:
+        """Cancel the lane task of every running delivery asked to be cancelled. Runs
+        while those tasks are suspended inside their turn, so the cancellation lands in
+        the turn."""
+        for message_id in self.cancel:
+            task = self.running.get(message_id)
+            if task is not None and message_id not in self.cancelling:
+                self.cancelling.add(message_id)
+                task.cancel()
+
+    def finished(self, message_id: str, task: asyncio.Task[Any]) -> bool:
+        """A running delivery ended (any way): True if it was cancelled by request.
+
+        Takes back the cancellation that the request added to the lane task, so that
+        the lane goes on with its next delivery."""
+        self.running.pop(message_id, None)
+        if message_id not in self.cancelling:
+            return False
+        self.cancelling.discard(message_id)
+        task.uncancel()
+        return True
+
+
+class Watching:
+    """The control side of `Worker` (a mixin: it uses the worker's state)."""
+
+    name: str
+    mailboxes: Mailboxes
+    served: dict[str, Served]
+    controls: Controls
+    counters: WorkerCounters
+    flusher: Flusher
+    _held: dict[str, set[str]]
+    _begun: dict[str, set[str]]
+    _lanes: Lanes
+    _stopping: asyncio.Event
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    async def _claim(self, served: Served) -> bool:
+        raise NotImplementedError
+
+    async def _stopped_or(self, event: asyncio.Event) -> None:
+        """Wait until ``event`` is set or the worker stops."""
+        waits = [asyncio.ensure_future(e.wait()) for e in (event, self._stopping)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    async def _watch(self) -> None:
+        """Act on the control requests: drain, hand back what a newly paused mailbox
+        read ahead, take back at once what was handed back on resume."""
+        before = self.controls.paused
+        await self.controls.refresh(self._held)
+        if self.controls.draining:
+            _log.info("pygents.redis: %s drains, as asked through Redis", self.name)
+            self._lanes.close()  # no turn starts from now on; the rest is handed back
+            await self._say("draining", self.served.values(), True)
+            self.stop()
+            return
+        paused = [self.served[name] for name in self.controls.paused - before]
+        for served in paused:
+            await self._hand_back(served)
+        await self._say("paused", paused, True)
+        resumed = [self.served[name] for name in before - self.controls.paused]
+        await self._say("paused", resumed, False)
+        # What was handed back on pause is taken back now, not at the keeper's next
+        # round (every visibility_timeout / 4): ticks go on until a scan is complete.
+        self.controls.reclaim.update(s.name for s in resumed)
+        for name in list(self.controls.reclaim):
+            if name in self.controls.paused or await self._claim(self.served[name]):
+                self.controls.reclaim.discard(name)
+
+    async def _say(self, what: str, mailboxes: Iterable[Served], on: bool) -> None:
+        """Set (or clear) ``<what>:<worker>`` in the control hashes of ``mailboxes``."""
+        pipe = self.mailboxes.client.pipeline(transaction=False)
+        for served in mailboxes:
+            field = f"{what}:{self.name}"
+            if on:
+                pipe.hset(served.keys.control, field, 1)
+            else:
+                pipe.hdel(served.keys.control, field)
+        if len(pipe):
+            await pipe.execute(raise_on_error=False)  # a hash gone wrong: said nowhere
+
+    async def _hand_back(self, served: Served) -> None:
+        """Give back the turns of ``served`` read ahead and not started (paused)."""
+        held = self._held[served.name]
+        held.intersection_update(self._begun[served.name])  # queued jobs then skip
+        await hand_back(self.mailboxes.client, served.keys, self.name, held)
+
+    def _cancelled(
+        self, served: Served, message_id: str, turn: Turn, reply: str | None, sink: Sink
+    ) -> None:
+        """Record a delivery cancelled through ``Mailboxes.cancel`` (once, as any outcome:
+        the writer's script records only what its acknowledgement took)."""
+        data = outcome_data(
+            turn.uuid,
+            served.name,
+            CANCELLED,
+            None,
+            "CancelledError",
+            CANCEL_MESSAGE,
+            sink.values,
+            sink.attempt,
+            self.name,
+            turn.tool.streaming,
+        )
+        self.counters.turns += 1
+        self.flusher.outcome(served, message_id, reply, sink.attempt, sink.outcome_record(data))

@@ -1,0 +1,155 @@
+"""The survey on a real ``redis-server``: a populated keyspace read back exactly, a
+hostile keyspace (keys of the wrong type, garbage entries) read without an exception
+and counted as malformed, and its cost in Redis commands."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from pygents import Turn, tool
+from pygents._errors import ELLIPSIS
+from pygents.redis import Mailboxes
+
+WORKER = "box-4242-abc123"
+
+
+@tool()
+async def listed(text: str) -> str:
+    """Stands for a worker's tool."""
+    return text
+
+
+def _envelope(turn_uuid: str, tool_name: str = "listed") -> str:
+    turn = dict(Turn(listed, args=["x"]).to_dict(), uuid=turn_uuid, tool_name=tool_name)
+    return json.dumps({"reply": None, "turn": turn})
+
+
+async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
+    mailboxes: Mailboxes,
+) -> None:
+    client, keys = mailboxes.client, mailboxes.keys("desk")
+    turns = [Turn(listed, args=[str(n)]) for n in range(4)]
+    await mailboxes.put_many("desk", turns, reply=False)
+    await client.xgroup_create(keys.mailbox, "pygents", id="0")
+    await client.xreadgroup("pygents", "ghost", {keys.mailbox: ">"}, count=1)
+    for n in range(2):
+        await client.xadd(
+            keys.dead,
+            {"message_id": f"1-{n}", "reason": f"reason {n}", "error": f"error {n}",
+             "deliveries": "6", "worker": "w", "payload": _envelope(f"dead-{n}")},
+        )  # fmt: skip
+    now_ms = int(time.time() * 1000)
+    await client.zadd(keys.workers, {WORKER: now_ms + 30_000, "expired": 1})
+    await client.hset(keys.control, mapping={"paused": "1", f"draining:{WORKER}": "1"})
+
+    survey = await mailboxes.survey(rows=2)
+
+    desk = survey["desk"]
+    assert (desk.stats.depth, desk.stats.pending, desk.stats.dead_letters) == (4, 1, 2)
+    assert desk.stats.workers == 1
+    assert desk.stats.waiting == 3
+    assert desk.paused
+    assert desk.malformed == 0
+    assert desk.problems == ()
+    (pending,) = desk.pending
+    assert (pending.consumer, pending.turn_uuid, pending.tool) == ("ghost", turns[0].uuid, "listed")
+    assert pending.deliveries == 1
+    assert pending.idle >= 0
+    assert [(q.position, q.turn_uuid) for q in desk.queued] == [
+        (1, turns[1].uuid),
+        (2, turns[2].uuid),
+    ]  # bounded by rows, in the order workers take them
+    assert desk.queued[0].arguments == '[["1"]]'
+    assert desk.queued[0].tool == "listed"
+    assert [d.turn_uuid for d in desk.dead_letters] == ["dead-1", "dead-0"]  # newest first
+    assert (desk.dead_letters[0].error, desk.dead_letters[0].deliveries) == ("error 1", 6)
+    (worker,) = desk.workers
+    assert (worker.name, worker.host, worker.pid, worker.draining) == (WORKER, "box", 4242, True)
+    assert 0 < worker.expires_in <= 30
+    assert [c.name for c in desk.stats.consumers] == ["ghost"]
+    assert survey.time == pytest.approx(time.time(), abs=60)
+
+    queued = (await mailboxes.survey(["desk"], rows=5))["desk"].queued
+    assert [q.turn_uuid for q in queued] == [t.uuid for t in turns[1:]]
+
+
+async def test_a_long_argument_is_previewed_cut_by_the_projects_rule(
+    mailboxes: Mailboxes,
+) -> None:
+    turn = Turn(listed, args=["a" * 1000], timeout=9.5)
+    await mailboxes.put("desk", turn, reply=False)
+    (queued,) = (await mailboxes.survey(["desk"]))["desk"].queued
+    assert queued.timeout == 9.5
+    assert queued.tool == "listed"
+    assert len(queued.arguments) == 200
+    assert queued.arguments.endswith(ELLIPSIS)
+    assert queued.arguments.startswith('[["aaa')
+
+
+async def test_a_hostile_keyspace_is_surveyed_without_an_exception_and_counted(
+    mailboxes: Mailboxes,
+) -> None:
+    client = mailboxes.client
+    wrong = mailboxes.keys("wrong")
+    await client.set(wrong.mailbox, "not a stream")
+    await client.hset(wrong.dead, "not", "a stream")
+    await client.rpush(wrong.workers, "not a zset")
+    await client.set(wrong.control, "not a hash")
+
+    garbage = mailboxes.keys("garbage")
+    entries = [
+        {"turn": "{oops"},
+        {"junk": "1"},
+        {"turn": "[" * 5000 + "]" * 5000},
+        {"turn": json.dumps({"reply": None, "turn": "not an object"})},
+        {"turn": b"\xff\xfe not utf-8"},
+        {"turn": json.dumps({"reply": 5, "turn": {"uuid": ["x"], "tool_name": {"a": 1}}})},
+    ]
+    for fields in entries:
+        await client.xadd(garbage.mailbox, fields)  # type: ignore[arg-type]
+    await client.xgroup_create(garbage.mailbox, "pygents", id="0")
+    await client.xreadgroup("pygents", "ghost", {garbage.mailbox: ">"}, count=2)
+    await client.xadd(garbage.dead, {"deliveries": "many", "payload": "{"})
+    await client.hset(garbage.control, mapping={f"f{n}": "x" for n in range(500)})
+    await client.sadd(f"{mailboxes.prefix}:agents", "wrong", "garbage", "", b"\xff\xfe")
+
+    survey = await mailboxes.survey(rows=10)
+
+    assert [m.agent for m in survey.mailboxes] == ["garbage", "wrong"]  # not "", not bytes
+    bad = survey["wrong"]
+    assert bad.malformed == 4
+    assert len(bad.problems) == 4
+    assert "is a string, not a stream" in bad.problems[0]
+    assert bad.stats.depth == 0
+    assert bad.workers == ()
+    assert not bad.paused
+    junk = survey["garbage"]
+    assert junk.stats.depth == 6
+    assert junk.stats.pending == 2
+    assert len(junk.pending) == 2
+    assert len(junk.queued) == 4
+    assert junk.malformed == 6 + 1  # the entries, and the control hash too big to list
+    assert junk.dead_letters[0].deliveries == 0
+    assert junk.dead_letters[0].turn_uuid == ""
+    assert {(q.turn_uuid, q.tool) for q in junk.queued} == {("", "")}
+
+
+async def test_a_survey_of_100_mailboxes_is_one_read_only_script_call_each(
+    mailboxes: Mailboxes,
+) -> None:
+    for n in range(100):
+        await mailboxes.put(f"agent-{n}", Turn(listed, args=[str(n)]), reply=False)
+    await mailboxes.survey()  # loads the script into Redis's cache
+    await mailboxes.client.config_resetstat()
+    survey = await mailboxes.survey()
+    stats = await mailboxes.client.info("commandstats")
+    assert len(survey.mailboxes) == 100
+    assert stats["cmdstat_evalsha_ro"]["calls"] == 100
+    assert "cmdstat_eval" not in stats
+    assert "cmdstat_evalsha" not in stats
+    assert stats["cmdstat_smembers"]["calls"] == 1
+    for n in range(100):
+        assert survey[f"agent-{n}"].queued[0].arguments == f'[["{n}"]]'
