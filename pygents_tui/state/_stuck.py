@@ -10,7 +10,9 @@ has no p95 yet: a guess from three samples would flag half the fleet.
 Two other shapes are flagged whatever the history: a streaming turn whose value
 count has not moved for ``silence`` seconds (it may be waiting on something that
 will never answer), and a turn of a process marked stale (``TurnRow.stale``: nobody
-will finish it, it is orphaned).
+will finish it, it is orphaned). With Redis mailboxes, `awaiting_takeover` counts
+the entries a dead worker still holds, which a live one claims once they have been
+idle for its claim time.
 
 Everything is on the model's clock (``now`` is passed in), memory is bounded by the
 constructor's limits, and a call costs O(running turns): the p95 of a tool is
@@ -21,15 +23,25 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pygents import StopReason
 from pygents_tui.state._texts import ORPHANED, silent, slow
 from pygents_tui.state._view import TurnRow
 
-__all__ = ["DEFAULT_FACTOR", "DEFAULT_SILENCE", "Stuck", "StuckWatch", "next_stuck"]
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
+
+__all__ = [
+    "DEFAULT_FACTOR",
+    "DEFAULT_SILENCE",
+    "Stuck",
+    "StuckWatch",
+    "awaiting_takeover",
+    "next_stuck",
+]
 
 DEFAULT_FACTOR: Final = 3.0  # [stuck] factor
 DEFAULT_SILENCE: Final = 30.0  # [stuck] silence, seconds
@@ -211,3 +223,15 @@ def next_stuck(stuck: Sequence[Stuck], current: str | None) -> str | None:
     if current in keys:
         return keys[(keys.index(current) + 1) % len(keys)]
     return keys[0]
+
+
+def awaiting_takeover(mailboxes: Mapping[str, MailboxStats]) -> dict[str, int]:
+    """Per agent key, the turns delivered to a worker that no longer heartbeats and
+    not acknowledged: they wait until a live worker claims them (after its claim
+    time), and are run again then. Agents with none are left out."""
+    waiting: dict[str, int] = {}
+    for agent, stats in mailboxes.items():
+        held = sum(c.pending for c in stats.consumers if not c.live and c.pending > 0)
+        if held:
+            waiting[agent] = held
+    return waiting

@@ -19,6 +19,7 @@ __all__ = [
     "queued",
     "silent",
     "slow",
+    "takeover",
     "turn_started",
     "usage_line",
 ]
@@ -62,11 +63,18 @@ def duration(seconds: float) -> str:
 
 
 def slow(ratio: float, p95: float, samples: int) -> str:
-    return f"running {ratio:.1f}× its tool's p95 (p95 {duration(p95)} over the last {samples})"
+    """``ratio`` may be huge (or infinite) for a tool whose p95 is next to nothing."""
+    times = f"{ratio:.1f}×" if ratio < 1000 else "over 1000×"
+    return f"running {times} its tool's p95 (p95 {duration(p95)} over the last {samples})"
 
 
 def silent(seconds: float) -> str:
     return f"no value for {duration(seconds)}"
+
+
+def takeover(entries: int) -> str:
+    """Redis mailboxes: turns a dead worker holds until a live one claims them."""
+    return f"{entries} waiting for takeover (their worker is gone)"
 
 
 # -- tokens and cost -------------------------------------------------------------------

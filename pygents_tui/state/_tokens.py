@@ -64,6 +64,7 @@ class CallUsage:
     models: tuple[str, ...] = ()  # the response's model, then the request's
     malformed: int = 0  # counts present but not a whole number of zero or more
     capped: int = 0  # counts past MAX_TOKENS, taken as MAX_TOKENS
+    valid: bool = True  # False: counts were sent, and none of them could be read
 
     @property
     def total(self) -> int:
@@ -71,13 +72,14 @@ class CallUsage:
 
 
 def read_usage(attributes: Mapping[str, object]) -> CallUsage | None:
-    """The usage a span's attributes report, ``None`` when they report none."""
+    """The usage a span's attributes report, ``None`` when they report none (and
+    not ``valid`` when every count they sent was unusable)."""
     found = _Found(attributes)
     input_, output = found.first(INPUT), found.first(OUTPUT)
     cache_read, cache_creation = found.first(CACHE_READ), found.first(CACHE_CREATION)
     reasoning = found.first(REASONING)
     if not found.any:
-        return None
+        return CallUsage(malformed=found.malformed, valid=False) if found.malformed else None
     if cache_read + cache_creation > input_:
         input_ += cache_read + cache_creation  # reported apart from the input
     if reasoning > output:

@@ -170,7 +170,8 @@ class UsageMeter:
         self._services: dict[str, _Account] = {}
         self._names: dict[str, str] = {}  # agent key -> name, for the budgets by name
         self._pending: OrderedDict[str, _Account] = OrderedDict()  # trace -> not credited
-        self._owners: OrderedDict[str, tuple[str, str]] = OrderedDict()  # trace -> (agent, service)
+        # trace -> (agent key, service, agent name)
+        self._owners: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
         self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._passed: set[tuple[str, str]] = set()
         self._changed: set[str] = set()  # agents credited since the last budget check
@@ -181,6 +182,9 @@ class UsageMeter:
         """Count a span's model usage; False when it reports none or was seen before."""
         usage = read_usage(span.attributes)
         if usage is None:
+            return False
+        if not usage.valid:  # counts were sent, none of them usable
+            self.counts["malformed"] += usage.malformed
             return False
         seen, ids = self._seen, (span.trace_id, span.span_id)
         if ids in seen:
@@ -196,7 +200,7 @@ class UsageMeter:
         call.add_call(usage, self.prices.cost(usage))
         owner = self._owners.get(span.trace_id)
         if owner is not None:
-            self._credit(owner[0], owner[1], call)
+            self._credit(*owner, call)
             return True
         pending = self._pending
         tally = pending.get(span.trace_id)
@@ -218,20 +222,20 @@ class UsageMeter:
         owners = self._owners
         if trace_id in owners:
             return
-        owners[trace_id] = (agent, service)
+        owner = owners[trace_id] = (agent, service, name if name is not None else agent)
         if len(owners) > self.max_traces:
             owners.popitem(last=False)
-        self._names.setdefault(agent, name if name is not None else agent)
         tally = self._pending.pop(trace_id, None)
         if tally is not None:
-            self._credit(agent, service, tally)
+            self._credit(*owner, tally)
 
-    def _credit(self, agent: str, service: str, tally: _Account) -> None:
+    def _credit(self, agent: str, service: str, name: str, tally: _Account) -> None:
         second, tokens = math.floor(self.clock()), tally.tokens
         agents = self._agents
         account = agents.get(agent)
         if account is None:
             account = agents[agent] = _Account()
+            self._names[agent] = name
             if len(agents) > self.max_agents:
                 # Its tokens stay in its service's and the fleet's totals.
                 forgotten, _ = agents.popitem(last=False)

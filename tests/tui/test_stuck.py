@@ -13,8 +13,16 @@ import pytest
 from fake_clock import FakeClock
 
 from pygents import StopReason
+from pygents.redis import ConsumerStats, MailboxStats
 from pygents_tui._config import ConfigError, load_config
-from pygents_tui.state._stuck import DEFAULT_FACTOR, DEFAULT_SILENCE, StuckWatch, next_stuck
+from pygents_tui.state._stuck import (
+    DEFAULT_FACTOR,
+    DEFAULT_SILENCE,
+    StuckWatch,
+    awaiting_takeover,
+    next_stuck,
+)
+from pygents_tui.state._texts import takeover
 from pygents_tui.state._turns import TurnFacts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
@@ -240,3 +248,28 @@ def test_the_guides_example_configuration_sets_the_stuck_thresholds_it_documents
     path.write_text(example.code)
     config = load_config(path)
     assert (config.stuck_factor, config.stuck_silence) == (DEFAULT_FACTOR, DEFAULT_SILENCE)
+
+
+def test_a_tool_that_usually_takes_no_time_at_all_gives_a_readable_reason() -> None:
+    watch = trained(StuckWatch(), "instant", [0.0] * 10)
+    (stuck,) = watch.check([Row(key="k", agent="a", tool="instant", started=0.0)], 2.0)
+    assert stuck.text == "running over 1000× its tool's p95 (p95 0.0 s over the last 10)"
+
+
+def test_redis_entries_held_by_a_worker_that_stopped_heartbeating_wait_for_takeover() -> None:
+    def stats(agent: str, *consumers: ConsumerStats) -> MailboxStats:
+        pending = sum(c.pending for c in consumers)
+        return MailboxStats(agent, pending, pending, 0, 1, consumers)
+
+    mailboxes = {
+        "planner": stats(
+            "planner",
+            ConsumerStats("w-live", pending=2, idle=0.1, live=True),
+            ConsumerStats("w-dead", pending=3, idle=120.0, live=False),
+            ConsumerStats("w-dead-2", pending=1, idle=90.0, live=False),
+        ),
+        "coder": stats("coder", ConsumerStats("w", pending=4, idle=0.5, live=True)),
+        "idle": stats("idle", ConsumerStats("w-old", pending=0, idle=999.0, live=False)),
+    }
+    assert awaiting_takeover(mailboxes) == {"planner": 4}
+    assert takeover(4) == "4 waiting for takeover (their worker is gone)"

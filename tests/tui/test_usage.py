@@ -210,6 +210,8 @@ def test_a_count_that_is_not_a_whole_number_of_zero_or_more_is_ignored_and_count
     assert meter.fleet().tokens == 7
     assert meter.counts["malformed"] == 1
     assert not meter.add(Span("t", {"gen_ai.usage.input_tokens": bad}))  # nothing else: no call
+    assert meter.counts["malformed"] == 2
+    assert meter.fleet().calls == 1
 
 
 def test_a_whole_count_sent_as_a_double_is_read() -> None:
@@ -325,3 +327,12 @@ def test_the_one_line_description_and_its_numbers() -> None:
     assert amount(float("nan")) == "?"
     assert cost_text(0.004, 0) == "<$0.01"
     assert cost_text(12.5, 0, currency="€") == "€12.50"
+
+
+def test_an_agent_named_in_many_traces_but_never_spending_holds_nothing() -> None:
+    meter = UsageMeter(clock=FakeClock(), max_traces=50, max_agents=10)
+    for n in range(5000):  # a sender inventing agents: only the bounded owners remember
+        meter.attribute(f"t{n}", f"agent-{n}", "s")
+    assert len(meter._owners) == 50
+    assert meter._names == {}
+    assert meter._agents == {}
