@@ -22,7 +22,7 @@ import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from pygents_tui._config import Budget, Price
@@ -86,7 +86,9 @@ class _Account:
     calls: int = 0
     cost: float = 0.0
     unpriced: int = 0
-    rate: deque[list[int]] = field(default_factory=lambda: deque(maxlen=RATE_WINDOW + 1))
+    # Tokens per second as ``[second, tokens]``; made on the first credit (a trace's
+    # tally waiting for its owner has no rate, and thousands of them may wait).
+    rate: deque[list[int]] | None = None
 
     def add(self, other: _Account) -> None:
         self.input += other.input
@@ -116,6 +118,8 @@ class _Account:
 
     def count_rate(self, second: int, tokens: int) -> None:
         buckets = self.rate
+        if buckets is None:
+            buckets = self.rate = deque(maxlen=RATE_WINDOW + 1)
         if buckets and buckets[-1][0] == second:
             buckets[-1][1] += tokens
         else:
@@ -123,7 +127,7 @@ class _Account:
 
     def per_minute(self, now: float) -> int:
         since = math.floor(now) - RATE_WINDOW
-        tokens = sum(count for second, count in self.rate if second > since)
+        tokens = sum(count for second, count in self.rate or () if second > since)
         return tokens * 60 // RATE_WINDOW
 
     def snapshot(self, now: float) -> Usage:
@@ -172,7 +176,10 @@ class UsageMeter:
         self._pending: OrderedDict[str, _Account] = OrderedDict()  # trace -> not credited
         # trace -> (agent key, service, agent name)
         self._owners: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        # Recent spans by the hash of their ids: a few bytes each rather than two
+        # strings (the hash is salted per process, so a sender cannot aim at one).
+        self._seen: set[int] = set()
+        self._seen_order: deque[int] = deque()
         self._passed: set[tuple[str, str]] = set()
         self._changed: set[str] = set()  # agents credited since the last budget check
 
@@ -186,13 +193,14 @@ class UsageMeter:
         if not usage.valid:  # counts were sent, none of them usable
             self.counts["malformed"] += usage.malformed
             return False
-        seen, ids = self._seen, (span.trace_id, span.span_id)
+        seen, ids = self._seen, hash((span.trace_id, span.span_id))
         if ids in seen:
             self.counts["duplicates"] += 1
             return False
-        seen[ids] = None
+        seen.add(ids)
+        self._seen_order.append(ids)
         if len(seen) > self.max_spans:
-            seen.popitem(last=False)
+            seen.discard(self._seen_order.popleft())
         self.counts["spans"] += 1
         self.counts["malformed"] += usage.malformed
         self.counts["capped"] += usage.capped
