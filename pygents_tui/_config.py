@@ -10,8 +10,8 @@ type or out of range, a file far too big to be a configuration) is one line nami
 the file and the key, and exit status 2: a typo in a key must not silently leave a
 setting at its default, so unknown keys are errors, not warnings.
 
-Prices, budgets and the default filter are read and checked now and kept in `Config`
-for the dashboard's parts that will use them.
+Prices, budgets, the stuck-work thresholds and the default filter are read and checked
+now and kept in `Config` for the dashboard's parts that will use them.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ class Price:
 
     input: float
     output: float
-    cache: float = 0.0
+    cache: float = 0.0  # input tokens read from the provider's cache
+    # Input tokens written to the cache; ``None``: billed as ordinary input.
+    cache_write: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,8 @@ class Config:
     prices: Mapping[str, Price] = field(default_factory=_empty)
     fleet_budget: Budget | None = None
     agent_budgets: Mapping[str, Budget] = field(default_factory=_empty)
+    stuck_factor: float | None = None  # [stuck] factor: times a tool's recent p95
+    stuck_silence: float | None = None  # [stuck] silence: seconds a stream may say nothing
 
     def configure(self, app: Dashboard) -> None:
         """Apply to a dashboard what has no command-line argument: its theme, and
@@ -205,6 +209,11 @@ class _Reader:
         top = self.table(document, "", _TOP)
         listen = self.table(top.get("listen", {}), "listen", _LISTEN)
         web = self.table(top.get("web", {}), "web", _WEB)
+        stuck = self.table(top.get("stuck", {}), "stuck", _STUCK)
+        factor = self.number(stuck, "stuck", "factor", positive=True)
+        if factor is not None and factor < 1:
+            # Below 1 a turn would be "stuck" before reaching its tool's usual time.
+            raise self.fail("stuck.factor", f"must be 1 or more, got {factor!r}")
         theme = self.text(top, "", "theme")
         if theme is not None and theme not in _themes():
             raise self.fail("theme", f"no theme {theme!r} (one of: {', '.join(_themes())})")
@@ -223,6 +232,8 @@ class _Reader:
             filter=self.text(top, "", "filter"),
             prices=MappingProxyType(self.prices(top.get("prices", {}))),
             **self.budgets(top.get("budgets", {})),
+            stuck_factor=factor,
+            stuck_silence=self.number(stuck, "stuck", "silence", positive=True),
         )
 
     def prices(self, data: Any) -> dict[str, Price]:
@@ -233,7 +244,8 @@ class _Reader:
             input_, output = self.number(entry, key, "input"), self.number(entry, key, "output")
             if input_ is None or output is None:
                 raise self.fail(key, "needs both input and output (per 1M tokens)")
-            found[model] = Price(input_, output, self.number(entry, key, "cache") or 0.0)
+            cache = self.number(entry, key, "cache") or 0.0
+            found[model] = Price(input_, output, cache, self.number(entry, key, "cache_write"))
         return found
 
     def budget(self, data: Any, key: str) -> Budget:
@@ -258,11 +270,22 @@ class _Reader:
         }
 
 
-_TOP = ("listen", "web", "trace_url", "theme", "export_dir", "filter", "prices", "budgets")
+_TOP = (
+    "listen",
+    "web",
+    "trace_url",
+    "theme",
+    "export_dir",
+    "filter",
+    "prices",
+    "budgets",
+    "stuck",
+)
 _LISTEN = ("host", "grpc_port", "http_port", "stale_after")
 _WEB = ("host", "port")
-_PRICE = ("input", "output", "cache")
+_PRICE = ("input", "output", "cache", "cache_write")
 _BUDGET = ("tokens", "cost")
+_STUCK = ("factor", "silence")
 
 
 def _themes() -> tuple[str, ...]:
