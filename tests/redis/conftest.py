@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from desk_tools import DeskTools, declare
 from redis_helpers import NO_SERVER, Serving
 
 from pygents.redis import Mailboxes, RedisServer
@@ -56,3 +57,9 @@ async def serving() -> AsyncIterator[Serving]:
         yield found
     finally:
         await found.close()
+
+
+@pytest.fixture
+def desk_tools() -> DeskTools:
+    """The control tests' tools, declared for this test only (`desk_tools.py`)."""
+    return declare()

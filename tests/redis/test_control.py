@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from desk_tools import hold, work
+from desk_tools import DeskTools
 from redis_helpers import Serving, eventually, processes, recorded_outcomes, spawn
 
 from pygents import Agent, StopReason, Turn
@@ -50,14 +50,14 @@ async def _started(mailboxes: Mailboxes, turn_uuid: str) -> bool:
 
 
 async def test_a_turn_put_while_paused_is_not_taken_until_resume(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     with processes([spawn("control_worker.py", tmp_path, url, "w-pause")]):
         async with Mailboxes(url) as mailboxes:
             await eventually(lambda: _workers(mailboxes, 1), within=60)
             await _pause(mailboxes)
-            handle = await mailboxes.put("desk", Turn(work, args=[7]))
+            handle = await mailboxes.put("desk", Turn(desk_tools.work, args=[7]))
             await eventually(lambda: _waiting(mailboxes, handle.turn_uuid))
             assert await mailboxes.client.llen("sidefx") == 0
             assert not handle.done
@@ -71,13 +71,13 @@ async def test_a_turn_put_while_paused_is_not_taken_until_resume(
 
 
 async def test_cancelling_a_running_turn_ends_its_handle_cancelled_exactly_once(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     with processes([spawn("control_worker.py", tmp_path, url, "w-cancel")]):
         async with Mailboxes(url) as mailboxes:
             await eventually(lambda: _workers(mailboxes, 1), within=60)
-            handle = await mailboxes.put("desk", Turn(hold))
+            handle = await mailboxes.put("desk", Turn(desk_tools.hold))
             await eventually(lambda: _started(mailboxes, handle.turn_uuid))
 
             assert await mailboxes.cancel("desk", handle.turn_uuid) == "cancelling"
@@ -94,20 +94,20 @@ async def test_cancelling_a_running_turn_ends_its_handle_cancelled_exactly_once(
             ]
             assert len(mine) == 1
             # the lane goes on: the next turn runs on the same worker
-            after = await mailboxes.put("desk", Turn(work, args=[1]))
+            after = await mailboxes.put("desk", Turn(desk_tools.work, args=[1]))
             async with asyncio.timeout(10):
                 assert await after.result() == 1
 
 
 async def test_cancelling_a_queued_turn_removes_it_with_a_cancelled_outcome(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     with processes([spawn("control_worker.py", tmp_path, url, "w-queued")]):
         async with Mailboxes(url) as mailboxes:
             await eventually(lambda: _workers(mailboxes, 1), within=60)
             await _pause(mailboxes)
-            handle = await mailboxes.put("desk", Turn(work, args=[3]))
+            handle = await mailboxes.put("desk", Turn(desk_tools.work, args=[3]))
             await eventually(lambda: _waiting(mailboxes, handle.turn_uuid))
 
             assert await mailboxes.cancel("desk", handle.turn_uuid) == "removed"
@@ -118,7 +118,7 @@ async def test_cancelling_a_queued_turn_removes_it_with_a_cancelled_outcome(
             assert await mailboxes.cancel("desk", handle.turn_uuid) == "not found"
 
             await mailboxes.resume("desk")
-            later = await mailboxes.put("desk", Turn(work, args=[4]))
+            later = await mailboxes.put("desk", Turn(desk_tools.work, args=[4]))
             async with asyncio.timeout(10):
                 assert await later.result() == 4
             effects = await mailboxes.client.lrange("sidefx", 0, -1)
@@ -126,12 +126,16 @@ async def test_cancelling_a_queued_turn_removes_it_with_a_cancelled_outcome(
 
 
 async def _dead_lettered(
-    mailboxes: Mailboxes, tmp_path: Path, name: str, started: list[subprocess.Popen[bytes]]
+    desk_tools: DeskTools,
+    mailboxes: Mailboxes,
+    tmp_path: Path,
+    name: str,
+    started: list[subprocess.Popen[bytes]],
 ) -> str:
     """Put a turn that looks delivered 10 times to a consumer that died, then start a
     worker: it takes the turn over and dead-letters it. Returns the turn's uuid."""
     client, keys = mailboxes.client, mailboxes.keys("desk")
-    handle = await mailboxes.put("desk", Turn(work, args=[5]))
+    handle = await mailboxes.put("desk", Turn(desk_tools.work, args=[5]))
     await client.xgroup_create(keys.mailbox, "pygents", id="0")
     await client.xreadgroup("pygents", "ghost", {keys.mailbox: ">"}, count=1)
     await client.xclaim(
@@ -146,12 +150,12 @@ async def _dead_lettered(
 
 
 async def test_a_retried_dead_letter_runs_again_and_its_handle_gets_the_outcome(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     async with Mailboxes(url) as mailboxes:
         with processes([]) as started:
-            turn_uuid = await _dead_lettered(mailboxes, tmp_path, "w-retry", started)
+            turn_uuid = await _dead_lettered(desk_tools, mailboxes, tmp_path, "w-retry", started)
             (dead,) = (await _surveyed(mailboxes))["desk"].dead_letters
             assert (dead.turn_uuid, dead.tool, dead.deliveries) == (turn_uuid, "work", 11)
             assert "max_deliveries" in dead.reason
@@ -170,12 +174,12 @@ async def test_a_retried_dead_letter_runs_again_and_its_handle_gets_the_outcome(
 
 
 async def test_a_dropped_dead_letter_is_gone_and_cannot_be_dropped_twice(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     async with Mailboxes(url) as mailboxes:
         with processes([]) as started:
-            await _dead_lettered(mailboxes, tmp_path, "w-drop", started)
+            await _dead_lettered(desk_tools, mailboxes, tmp_path, "w-drop", started)
             (dead,) = (await _surveyed(mailboxes))["desk"].dead_letters
             await mailboxes.drop_dead_letter("desk", dead.id)
             desk = (await _surveyed(mailboxes))["desk"]
@@ -189,14 +193,14 @@ async def test_a_dropped_dead_letter_is_gone_and_cannot_be_dropped_twice(
 
 
 async def test_a_drained_worker_finishes_its_turn_exits_and_another_takes_the_rest(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     first = spawn("control_worker.py", tmp_path, url, "w-drained")
     with processes([first]) as started:
         async with Mailboxes(url) as mailboxes:
             await eventually(lambda: _workers(mailboxes, 1), within=60)
-            running = await mailboxes.put("desk", Turn(hold))
+            running = await mailboxes.put("desk", Turn(desk_tools.hold))
             await eventually(lambda: _started(mailboxes, running.turn_uuid))
             started.append(second := spawn("control_worker.py", tmp_path, url, "w-other"))
             await eventually(lambda: _workers(mailboxes, 2), within=60)
@@ -208,7 +212,9 @@ async def test_a_drained_worker_finishes_its_turn_exits_and_another_takes_the_re
                 return any(w.name == "w-drained" and w.draining for w in rows)
 
             await eventually(draining)
-            rest = await mailboxes.put_many("desk", [Turn(work, args=[n]) for n in range(20)])
+            rest = await mailboxes.put_many(
+                "desk", [Turn(desk_tools.work, args=[n]) for n in range(20)]
+            )
             async with asyncio.timeout(10):
                 assert [await h.result() for h in rest] == list(range(20))
             assert first.poll() is None  # still finishing its turn
@@ -226,8 +232,10 @@ async def test_a_drained_worker_finishes_its_turn_exits_and_another_takes_the_re
                 await mailboxes.drain_worker("w-drained")
 
 
-async def test_control_refuses_what_this_redis_does_not_have(mailboxes: Mailboxes) -> None:
-    await mailboxes.put("known", Turn(work, args=[1]), reply=False)
+async def test_control_refuses_what_this_redis_does_not_have(
+    desk_tools: DeskTools, mailboxes: Mailboxes
+) -> None:
+    await mailboxes.put("known", Turn(desk_tools.work, args=[1]), reply=False)
     with pytest.raises(MailboxNotFoundError, match="has no mailbox"):
         await mailboxes.pause("nobody")
     with pytest.raises(MailboxNotFoundError, match="has no mailbox"):
@@ -245,35 +253,42 @@ async def _empty(mailboxes: Mailboxes) -> bool:
 
 
 async def test_a_worker_serves_on_whatever_its_control_hash_holds(
-    mailboxes: Mailboxes, serving: Serving
+    desk_tools: DeskTools, mailboxes: Mailboxes, serving: Serving
 ) -> None:
     control = mailboxes.keys("desk").control
     worker = await serving.start(
-        Worker(mailboxes, Agent("desk", "Works", [work]), control_interval=0.01)
+        Worker(mailboxes, Agent("desk", "Works", [desk_tools.work]), control_interval=0.01)
     )
     await mailboxes.client.rpush(control, "not a hash")
     async with asyncio.timeout(10):
-        assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
+        assert await (await mailboxes.put("desk", Turn(desk_tools.work, args=[1]))).result() == 1
     await mailboxes.client.delete(control)
     junk = {f"cancel:{n}-0": "x" for n in range(20_000)}
     await mailboxes.client.hset(control, mapping={**junk, "drain:someone-else": "1"})
     async with asyncio.timeout(10):
-        assert await (await mailboxes.put("desk", Turn(work, args=[2]))).result() == 2
+        assert await (await mailboxes.put("desk", Turn(desk_tools.work, args=[2]))).result() == 2
     assert worker.ready
     assert not worker.controls.draining
     assert worker.counters.connection_failures == 0
 
 
 async def test_a_drain_request_left_for_a_dead_worker_does_not_stop_its_successor(
-    mailboxes: Mailboxes, serving: Serving
+    desk_tools: DeskTools, mailboxes: Mailboxes, serving: Serving
 ) -> None:
     await mailboxes.client.hset(mailboxes.keys("desk").control, "drain:clerk-1", "1")
     worker = await serving.start(
-        Worker(mailboxes, Agent("desk", "Works", [work]), name="clerk-1", control_interval=0.01)
+        Worker(
+            mailboxes,
+            Agent("desk", "Works", [desk_tools.work]),
+            name="clerk-1",
+            control_interval=0.01,
+        )
     )
     async with asyncio.timeout(10):
         for n in range(5):  # many control ticks
-            assert await (await mailboxes.put("desk", Turn(work, args=[n]))).result() == n
+            assert (
+                await (await mailboxes.put("desk", Turn(desk_tools.work, args=[n]))).result() == n
+            )
     assert not worker.controls.draining
     assert await mailboxes.drain_worker("clerk-1") == ["desk"]
     await eventually(lambda: worker.controls.draining)

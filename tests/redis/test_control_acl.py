@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from desk_tools import work
+from desk_tools import DeskTools
 from redis.exceptions import NoPermissionError
 from redis_helpers import Serving, eventually
 
@@ -33,15 +33,15 @@ def _as(server: RedisServer, user: str, password: str) -> Mailboxes:
 
 
 async def test_the_dashboard_user_surveys_but_cannot_act_and_the_control_user_can(
-    redis_server: RedisServer, mailboxes: Mailboxes, serving: Serving
+    desk_tools: DeskTools, redis_server: RedisServer, mailboxes: Mailboxes, serving: Serving
 ) -> None:
     await mailboxes.client.execute_command("ACL", "SETUSER", "dashboard", *DASHBOARD)
     await mailboxes.client.execute_command("ACL", "SETUSER", "control", *CONTROL)
     worker = await serving.start(
-        Worker(mailboxes, Agent("desk", "Works", [work]), control_interval=0.05)
+        Worker(mailboxes, Agent("desk", "Works", [desk_tools.work]), control_interval=0.05)
     )
     async with asyncio.timeout(10):
-        assert await (await mailboxes.put("desk", Turn(work, args=[1]))).result() == 1
+        assert await (await mailboxes.put("desk", Turn(desk_tools.work, args=[1]))).result() == 1
 
     async with _as(redis_server, "dashboard", "dashboard-secret") as dashboard:
         desk = (await dashboard.survey())["desk"]
@@ -65,11 +65,13 @@ async def test_the_dashboard_user_surveys_but_cannot_act_and_the_control_user_ca
             return all(w.paused for w in (await control.survey(["desk"]))["desk"].workers)
 
         await eventually(applied)
-        handle = await mailboxes.put("desk", Turn(work, args=[2]))
+        handle = await mailboxes.put("desk", Turn(desk_tools.work, args=[2]))
         assert await control.cancel("desk", handle.turn_uuid) == "removed"
         await control.resume("desk")
         async with asyncio.timeout(10):
             assert (await handle.outcome()).stop_reason is StopReason.CANCELLED
-            assert await (await mailboxes.put("desk", Turn(work, args=[3]))).result() == 3
+            assert (
+                await (await mailboxes.put("desk", Turn(desk_tools.work, args=[3]))).result() == 3
+            )
         assert await control.drain_worker(worker.name) == ["desk"]
         await eventually(lambda: not worker.ready or worker.controls.draining)

@@ -10,7 +10,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from desk_tools import work
+from desk_tools import DeskTools
 from redis_helpers import eventually, processes, recorded_outcomes, spawn
 
 from pygents import StopReason, Turn
@@ -22,7 +22,7 @@ ACTIONS_PER_CHUNK = 15
 
 
 async def test_pause_resume_and_cancel_racing_deliveries_lose_and_repeat_nothing(
-    redis_server: RedisServer, tmp_path: Path
+    desk_tools: DeskTools, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     url = redis_server.url
     rng = random.Random(22)
@@ -37,7 +37,7 @@ async def test_pause_resume_and_cancel_racing_deliveries_lose_and_repeat_nothing
             await eventually(live, within=60)
             handles: list[TurnHandle] = []
             for start in range(0, TURNS, CHUNK):
-                chunk = [Turn(work, args=[n]) for n in range(start, start + CHUNK)]
+                chunk = [Turn(desk_tools.work, args=[n]) for n in range(start, start + CHUNK)]
                 handles += await mailboxes.put_many("desk", chunk)
                 for _ in range(ACTIONS_PER_CHUNK):
                     await _fire(mailboxes, rng, handles, fired, asked)
