@@ -17,6 +17,7 @@ from pygents import (
     Agent,
     ScopeKind,
     StopReason,
+    Tool,
     ToolHook,
     Turn,
     TurnHook,
@@ -40,9 +41,16 @@ def _blocking_tool() -> Any:
     return blocks
 
 
-@tool()
-async def fastpath_value(x: int = 0) -> int:
-    return x
+@pytest.fixture
+def fastpath_value() -> Tool:
+    """A quick tool, declared per test (declared at import, it would stay registered
+    for the rest of the run)."""
+
+    @tool()
+    async def fastpath_value(x: int = 0) -> int:
+        return x
+
+    return fastpath_value
 
 
 async def _drain(agent: Agent) -> list[Any]:
@@ -50,7 +58,9 @@ async def _drain(agent: Agent) -> list[Any]:
         return [value async for _, value in agent.run()]
 
 
-async def test_a_shorter_timeout_after_a_longer_one_still_fires() -> None:
+async def test_a_shorter_timeout_after_a_longer_one_still_fires(
+    fastpath_value: Tool,
+) -> None:
     blocks = _blocking_tool()
     agent = Agent("a", "", [fastpath_value, blocks])
     await agent.put(Turn(fastpath_value, kwargs={"x": 1}, timeout=60))
@@ -60,7 +70,9 @@ async def test_a_shorter_timeout_after_a_longer_one_still_fires() -> None:
     assert agent.turns == []
 
 
-async def test_a_longer_timeout_after_a_shorter_one_rearms_the_shared_timer() -> None:
+async def test_a_longer_timeout_after_a_shorter_one_rearms_the_shared_timer(
+    fastpath_value: Tool,
+) -> None:
     blocks = _blocking_tool()
     agent = Agent("a", "", [fastpath_value, blocks])
     await agent.put(Turn(fastpath_value, timeout=0.01))
@@ -75,7 +87,9 @@ async def test_a_longer_timeout_after_a_shorter_one_rearms_the_shared_timer() ->
     assert slow.stop_reason is StopReason.TIMEOUT
 
 
-async def test_many_quick_turns_then_a_blocking_one_times_out() -> None:
+async def test_many_quick_turns_then_a_blocking_one_times_out(
+    fastpath_value: Tool,
+) -> None:
     blocks = _blocking_tool()
     agent = Agent("a", "", [fastpath_value, blocks])
     for i in range(200):
@@ -85,7 +99,9 @@ async def test_many_quick_turns_then_a_blocking_one_times_out() -> None:
         await _drain(agent)
 
 
-async def test_quick_turns_are_not_cut_by_an_earlier_turns_timer() -> None:
+async def test_quick_turns_are_not_cut_by_an_earlier_turns_timer(
+    fastpath_value: Tool,
+) -> None:
     gate = asyncio.Event()
 
     @tool()
@@ -102,7 +118,9 @@ async def test_quick_turns_are_not_cut_by_an_earlier_turns_timer() -> None:
     assert await _drain(agent) == [0, "done"]
 
 
-async def test_hooks_and_subscribers_added_later_take_effect() -> None:
+async def test_hooks_and_subscribers_added_later_take_effect(
+    fastpath_value: Tool,
+) -> None:
     agent = Agent("a", "", [fastpath_value])
     await agent.put(Turn(fastpath_value, kwargs={"x": 1}))
     assert await _drain(agent) == [1]  # nothing observed: the fast path

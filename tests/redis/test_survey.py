@@ -9,25 +9,32 @@ import time
 
 import pytest
 
-from pygents import Turn, tool
+from pygents import Tool, Turn, tool
 from pygents._errors import ELLIPSIS
 from pygents.redis import Mailboxes
 
 WORKER = "box-4242-abc123"
 
 
-@tool()
-async def listed(text: str) -> str:
-    """Stands for a worker's tool."""
-    return text
+@pytest.fixture
+def listed() -> Tool:
+    """Stands for a worker's tool; declared per test (declared at import, it would
+    stay registered for the rest of the run)."""
+
+    @tool()
+    async def listed(text: str) -> str:
+        return text
+
+    return listed
 
 
-def _envelope(turn_uuid: str, tool_name: str = "listed") -> str:
+def _envelope(listed: Tool, turn_uuid: str, tool_name: str = "listed") -> str:
     turn = dict(Turn(listed, args=["x"]).to_dict(), uuid=turn_uuid, tool_name=tool_name)
     return json.dumps({"reply": None, "turn": turn})
 
 
 async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
+    listed: Tool,
     mailboxes: Mailboxes,
 ) -> None:
     client, keys = mailboxes.client, mailboxes.keys("desk")
@@ -39,7 +46,7 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
         await client.xadd(
             keys.dead,
             {"message_id": f"1-{n}", "reason": f"reason {n}", "error": f"error {n}",
-             "deliveries": "6", "worker": "w", "payload": _envelope(f"dead-{n}")},
+             "deliveries": "6", "worker": "w", "payload": _envelope(listed, f"dead-{n}")},
         )  # fmt: skip
     now_ms = int(time.time() * 1000)
     await client.zadd(keys.workers, {WORKER: now_ms + 30_000, "expired": 1})
@@ -77,6 +84,7 @@ async def test_a_survey_reads_back_every_part_of_a_populated_mailbox(
 
 
 async def test_a_long_argument_is_previewed_cut_by_the_projects_rule(
+    listed: Tool,
     mailboxes: Mailboxes,
 ) -> None:
     turn = Turn(listed, args=["a" * 1000], timeout=9.5)
@@ -138,6 +146,7 @@ async def test_a_hostile_keyspace_is_surveyed_without_an_exception_and_counted(
 
 
 async def test_a_survey_of_100_mailboxes_is_one_read_only_script_call_each(
+    listed: Tool,
     mailboxes: Mailboxes,
 ) -> None:
     for n in range(100):
