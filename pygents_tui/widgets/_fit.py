@@ -51,14 +51,17 @@ def fit_label(label: str, name: str, width: int) -> str:
 
 
 def fit_widths(
-    natural: Mapping[str, int], give: Iterable[tuple[str, int]], available: int
+    natural: Mapping[str, int],
+    give: Iterable[tuple[str, int]],
+    available: int,
+    padding: int = PADDING,
 ) -> dict[str, int]:
     """Column widths that fit ``available`` cells (padding included): ``natural``
     widths, less what ``give`` takes back, step by step, until they fit: each step is a
-    column and the width it may shrink to. What still does not fit overflows (the
-    table scrolls sideways)."""
+    column and the width it may shrink to; ``padding`` is what each column adds. What
+    still does not fit overflows (the table scrolls sideways)."""
     widths = dict(natural)
-    over = sum(width + PADDING for width in widths.values()) - available
+    over = sum(width + padding for width in widths.values()) - available
     for key, floor in give:
         if over <= 0:
             break

@@ -10,9 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from pygents_tui._filter import FilterError, Query, parse
+from pygents import StopReason
+from pygents_tui._filter import FilterError, Query, parse, state_words
+from pygents_tui.state import DashboardView, TurnRow
+from pygents_tui.widgets._fit import split_label
 
-__all__ = ["Filterable", "RowChoice"]
+__all__ = [
+    "Filterable",
+    "RowChoice",
+    "agent_names",
+    "turn_fields",
+    "turn_name",
+    "turn_sort_key",
+]
 
 Row = TypeVar("Row")
 
@@ -104,3 +114,50 @@ class Filterable(Protocol):
 
     def choice_changed(self) -> None:
         """Rebuild what is shown after the filter or the sort changed."""
+
+
+_TURN_STATE = {
+    StopReason.COMPLETED: "completed",
+    StopReason.ERROR: "failed",
+    StopReason.TIMEOUT: "timed out",
+    StopReason.CANCELLED: "cancelled",
+}
+
+
+def agent_names(model: DashboardView) -> dict[str, str]:
+    """Each agent's own name by key: turns carry their agent's key and label only."""
+    return {row.key: row.name for row in model.agent_rows()}
+
+
+def turn_name(turn: TurnRow, names: Mapping[str, str]) -> str:
+    """The own name of ``turn``'s agent (its label when the agent is not listed)."""
+    return names.get(turn.agent or "", turn.agent_label)
+
+
+def turn_fields(turn: TurnRow, names: Mapping[str, str]) -> dict[str, str]:
+    """What the filter matches a turn row against (Running, Timeline)."""
+    service, instance, name = split_label(turn.agent_label, turn_name(turn, names))
+    reason = turn.stop_reason
+    state = _TURN_STATE.get(reason, str(reason)) if reason else "running"
+    if turn.stale:
+        state = "stale"
+    return {
+        "agent": name,
+        "service": service,
+        "instance": instance,
+        "state": state_words(state),
+        "tool": turn.tool,
+        "text": turn.agent_label,
+    }
+
+
+def turn_sort_key(turn: TurnRow, column: str, now: float) -> tuple[float, str]:
+    """What sorting turns by ``column`` orders them by (then by their agent's label)."""
+    label = turn.agent_label.casefold()
+    if column == "tool":
+        return 0, f"{turn.tool} {label}"
+    if column == "took":
+        return turn.elapsed_at(now), label
+    if column == "started":
+        return turn.started, label
+    return 0, label
