@@ -128,6 +128,7 @@ class MainScreen(Screen[None]):
         self._filter = Input(
             placeholder="filter: agent:NAME state:failed tool:T service:S, !negates, regex",
             max_length=MAX_QUERY,
+            select_on_focus=False,  # ``/`` again goes on editing the filter in force
             id="filter",
         )
         yield Header(show_clock=False)
@@ -224,6 +225,7 @@ class MainScreen(Screen[None]):
             self.show_tab(tab)
         self._filtering = self._target()
         self._filter.value = self._filtering.choice.typed
+        self._filter.cursor_position = len(self._filter.value)
         self._filter.display = True
         self._filter.focus()
 

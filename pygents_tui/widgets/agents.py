@@ -122,6 +122,10 @@ class AgentsTable(NavigableTable[Text]):
         ("current", 3),
         ("queue", 3),
         ("values", 3),
+        ("state", 4),
+        ("ctx", 3),
+        ("counts", 3),
+        ("rate", 2),
         ("agent", 6),
     )
     """The order in which columns give width back when the screen is too narrow, and

@@ -68,8 +68,14 @@ class RunningPanel(ModelPanel):
             lambda turn: turn_fields(turn, names),
             lambda turn, column: turn_sort_key(turn, column, now),
         )
-        widths = self._widths(turns, names)
         table = Table.grid(padding=(0, 1), expand=True)
+        if not turns:
+            empty = "no turn matches the filter" if self.choice.query else "no turn is running"
+            table.add_column("agent", width=11)
+            table.add_column("empty")
+            table.add_row("", Text(empty, style="dim"))
+            return table
+        widths = self._widths(turns, names)
         for column in ("agent", "tool", "bar", "time"):
             table.add_column(column, width=widths[column], no_wrap=True)
         for record in turns:
@@ -79,9 +85,6 @@ class RunningPanel(ModelPanel):
             table.add_row(
                 plain(label, style=bold), plain(cut(record.tool, widths["tool"])), bar_text, status
             )
-        if not turns:
-            empty = "no turn matches the filter" if self.choice.query else "no turn is running"
-            table.add_row("", Text(empty, style="dim"), "", "")
         return table
 
     @staticmethod
