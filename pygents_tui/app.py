@@ -82,7 +82,7 @@ class Dashboard(App[int]):
         Binding("question_mark", "help", "Help", tooltip="this key map"),
         Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
         Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
-        Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else the agents)"),
+        Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else agents)"),
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
         Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
         Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),

@@ -16,6 +16,7 @@ from pygents_tui._cut import ELLIPSIS, cut
 __all__ = ["fit_label", "fit_widths", "split_label"]
 
 PADDING = 2  # a DataTable cell's padding, one cell each side
+_INSTANCE_HEAD = 4  # ``f22…``: enough of an 8-hex instance id to tell processes apart
 
 
 def split_label(label: str, name: str) -> tuple[str, str, str]:
@@ -33,15 +34,20 @@ def split_label(label: str, name: str) -> tuple[str, str, str]:
 
 def fit_label(label: str, name: str, width: int) -> str:
     """``label`` in ``width`` characters, cut so that the agent's ``name`` is kept
-    whole as long as anything else can go: the instance first, then the service."""
+    whole as long as anything else can go: the instance first (down to the head of
+    its id, which still tells two processes apart), then the service, then the
+    instance's head, then the service."""
     if len(label) <= width:
         return label
     service, instance, own = split_label(label, name)
     if not service:
         return cut(own, width)  # both ends: ``assistant.t1`` and ``.t2`` stay apart
-    room = width - len(own) - 1  # what the prefix may take, before its ``/``
-    if instance and room >= len(service) + 2:  # ``service@`` and at least ``…``
+    room = width - len(own) - 1  # what ``service@instance`` may take, before the ``/``
+    head = cut(instance, _INSTANCE_HEAD, "head")
+    if instance and room >= len(service) + 1 + len(head):
         return f"{service}@{cut(instance, room - len(service) - 1, 'head')}/{own}"
+    if instance and room >= 2 + 1 + len(head):  # ``s…@`` and the instance's head
+        return f"{cut(service, room - 1 - len(head), 'head')}@{head}/{own}"
     if room >= 2:  # the service's head, marked as cut since its instance went
         kept = service if len(service) < room else service[: room - 1]
         return f"{kept}{ELLIPSIS}/{own}"

@@ -118,10 +118,10 @@ class AgentsTable(NavigableTable[Text]):
         ("rate", 4),
         ("ctx", 5),
         ("counts", 5),
-        ("agent", -1),  # -1: down to the longest agent name, whatever its prefix
-        ("current", 3),
         ("queue", 3),
         ("values", 3),
+        ("agent", -1),  # -1: down to the longest agent name, whatever its prefix
+        ("current", 3),
         ("state", 4),
         ("ctx", 3),
         ("counts", 3),

@@ -116,13 +116,15 @@ def test_sorting_cycles_through_the_columns_then_back_and_reverses() -> None:
     assert RowChoice().describe() == ""
 
 
-def test_a_listen_label_gives_up_its_instance_then_its_service_never_the_name_first() -> None:
+def test_a_listen_label_gives_up_its_instance_then_its_service_before_the_name() -> None:
     label, name = "lab-fleet-alpha@f223448b/planner-alpha", "planner-alpha"
     assert split_label(label, name) == ("lab-fleet-alpha", "f223448b", name)
     assert split_label(name, name) == ("", "", name)
     assert fit_label(label, name, 60) == label
     assert fit_label(label, name, 34) == "lab-fleet-alpha@f22…/planner-alpha"
-    assert fit_label(label, name, 29) == "lab-fleet-alph…/planner-alpha"
+    assert fit_label(label, name, 29) == "lab-fleet…@f22…/planner-alpha"
+    assert fit_label(label, name, 21) == "l…@f22…/planner-alpha"
+    assert fit_label(label, name, 20) == "lab-f…/planner-alpha"
     assert fit_label(label, name, 15) == "…/planner-alpha"
     assert fit_label(label, name, 13) == name
     for width in range(1, 45):
