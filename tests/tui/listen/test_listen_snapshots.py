@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fake_clock import FakeClock
+from on_screen import screen_lines
 from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 
@@ -383,3 +384,29 @@ def test_listen_realistic_names(size: tuple[int, int], snap_compare: Any) -> Non
         assert app.view_error is None
 
     assert snap_compare(app, run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("width", [80, 160])
+async def test_listen_agent_names_are_drawn_whole_and_processes_stay_apart(width: int) -> None:
+    """At 160 columns every label whole; at 80, each agent's own name still whole and
+    the head of its instance id (``@f22…``) telling two processes' agents apart."""
+    clock = SceneClock()
+    fleet = FleetModel(clock=clock, wall=clock.wall, stale_after=60.0)
+    app = listen_app(fleet, "127.0.0.1", 4317, 4318)
+    async with app.run_test(size=(width, 30)) as pilot:
+        app.refresh_timer.pause()
+        _realistic_fleet(fleet, clock)
+        app.refresh_view()
+        await pilot.pause()
+        table = app.screen.query_one(AgentsTable)
+        region = table.region
+        drawn = [line[region.x : region.right] for line in screen_lines(app)[region.y + 1 :]]
+        cells = [line.split()[0] for line in drawn[: table.row_count]]
+        if width == 160:
+            assert cells == [row.label for row in fleet.agent_rows()]
+        else:
+            assert [cell.rpartition("/")[2] for cell in cells] == [
+                row.name for row in fleet.agent_rows()
+            ]
+            assert len(set(cells)) == len(cells)  # the two research-assistant-1 apart
+            assert all("…" in cell for cell in cells)
