@@ -163,9 +163,9 @@ class AgentsTable(NavigableTable[Text]):
         self.refresh_from()
 
     def on_resize(self) -> None:
-        """Widths follow the screen: fit them again at once."""
-        if self.is_mounted:
-            self.refresh_from()
+        """Widths follow the screen: the next repaint fits them again (none while the
+        view is frozen, which holds the screen as it was)."""
+        self._drawn = ({}, [])
 
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
         """The statistics of the agents the source serves from ``pygents.redis``

@@ -79,10 +79,8 @@ class TimelineTable(NavigableTable[object]):
         self.refresh_from(self._agent)
 
     def on_resize(self) -> None:
-        """Widths follow the screen: fit them again at once."""
-        if self.is_mounted:
-            self._version = -1
-            self.refresh_from(self._agent)
+        """Widths follow the screen: the next repaint fits them again."""
+        self._version = -1
 
     def _fit(self, records: Sequence[TurnRow], names: Mapping[str, str]) -> None:
         """Agent and tool as wide as their longest, the waterfall what is left (20 to
