@@ -24,7 +24,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from pygents import Scope
@@ -82,7 +82,7 @@ class Dashboard(App[int]):
         Binding("question_mark", "help", "Help", tooltip="this key map"),
         Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
         Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
-        Binding("slash", "filter", "Filter", tooltip="filter the event log"),
+        Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else agents)"),
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
         Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
         Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),
@@ -340,8 +340,10 @@ class Dashboard(App[int]):
         self.refresh_view()
 
     def action_filter(self) -> None:
-        self.action_show_tab("tab-events")
-        self._main.query_one("#filter", Input).focus()
+        self._main.start_filter()
+
+    def action_filter_events(self) -> None:
+        self._main.start_filter("tab-events")
 
     def action_show_tab(self, tab: str) -> None:
         self._main.show_tab(tab)
@@ -378,7 +380,7 @@ class Dashboard(App[int]):
         yield SystemCommand(
             "Freeze view", "Stop repainting while data keeps arriving", self.action_freeze
         )
-        yield SystemCommand("Filter events", "Filter the event log", self.action_filter)
+        yield SystemCommand("Filter events", "Filter the event log", self.action_filter_events)
         yield SystemCommand("Inspect turn", "Open the selected timeline turn", self.action_inspect)
         yield SystemCommand("Help", "Show the key map", self.action_help)
         if self.workload_error is not None:

@@ -10,15 +10,18 @@ repaint; the screen repaints the status line, the agents table and the one visib
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
 
+from pygents_tui._filter import MAX_QUERY
 from pygents_tui._output import ProgramOutput
 from pygents_tui._plain import plain
 from pygents_tui.state import AgentRow, DashboardView
@@ -33,6 +36,9 @@ from pygents_tui.widgets import (
     TimelineTable,
     ValuesLog,
 )
+from pygents_tui.widgets._fit import fit_label
+from pygents_tui.widgets._panel import find_row
+from pygents_tui.widgets._rows import Filterable
 
 # The counters the status line shows when they are not zero, in this order: data lost
 # before it was shown, and (listen mode) what the bounds evicted or refused.
@@ -65,6 +71,9 @@ name in the model's read API (what `DashboardView.unavailable` is asked about) a
 its tab's label."""
 _PANELS: dict[str, ViewPanel] = {f"tab-{key}": key for key, _ in TABS}  # by tab id
 
+_ONE_AGENT = frozenset({"queue", "values", "context", "timeline"})
+"""The panels that show the selected agent only (the others show every agent's)."""
+
 _PanelWidget = (
     QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
 )  # each a Widget and a Panel
@@ -72,6 +81,12 @@ _PanelWidget = (
 
 class MainScreen(Screen[None]):
     """Composes the panels and repaints the visible one for the selected agent."""
+
+    # Out of the footer, which keeps its room for the app's keys: the help lists them.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort", show=False, tooltip="the visible panel's (else the agents')"),
+        Binding("S", "sort_reverse", "Reverse sort", show=False, tooltip="the same panel's"),
+    ]
 
     selected: reactive[str | None] = reactive(None, init=False)
     """The key of the agent under the agents table's cursor (None: no agent)."""
@@ -88,6 +103,9 @@ class MainScreen(Screen[None]):
         self._panels: dict[str, _PanelWidget] = {}
         self._notes: dict[str, Static] = {}
         self._shown_notes: dict[str, str | None] = {}
+        self._titles: dict[str, Static] = {}
+        self._shown_titles: dict[str, str] = {}
+        self._filtering: Filterable | None = None  # what the filter field edits
 
     def compose(self) -> ComposeResult:
         model = self.model
@@ -105,13 +123,24 @@ class MainScreen(Screen[None]):
         )
         self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
         self._notes = {tab: Static("", classes="note") for tab in self._panels}
+        self._titles = {tab: Static("", classes="panel-title") for tab in self._panels}
+        self._agents_title = Static("", id="agents-title", classes="panel-title")
+        self._filter = Input(
+            placeholder="filter: agent:NAME state:failed tool:T service:S, !negates, regex",
+            max_length=MAX_QUERY,
+            select_on_focus=False,  # ``/`` again goes on editing the filter in force
+            id="filter",
+        )
         yield Header(show_clock=False)
         yield self._status
         yield self._agents_note
+        yield self._agents_title
         yield self._agents
+        yield self._filter
         with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
             for (key, label), panel in zip(TABS, panels, strict=True):
                 with TabPane(label, id=f"tab-{key}"):
+                    yield self._titles[f"tab-{key}"]
                     yield self._notes[f"tab-{key}"]
                     yield panel
         yield Footer()
@@ -146,7 +175,97 @@ class MainScreen(Screen[None]):
         panel = self._panels.get(tab)
         if panel is not None:
             self._note(self._notes[tab], _PANELS[tab], self.selected)
+            self._title(tab)
             panel.refresh_from(self.selected)
+
+    def _title(self, tab: str) -> None:
+        """The visible panel's title line: what it shows, for which agent, and the
+        filter and sort in force (the agents table's above it, while it has some)."""
+        key = _PANELS[tab]
+        label = dict(TABS)[key]
+        row = find_row(self.model, self.selected)
+        width = max(self.size.width - 2, 10)
+        who = fit_label(row.label, row.name, width // 2) if row is not None else "no agent"
+        if key in _ONE_AGENT:
+            title = f"{label} of {who}" if row is not None else f"{label} · no agent selected"
+        elif key == "output":
+            title = "Output of the program"
+        else:
+            title = f"{label} · every agent · selected: {who}"
+        panel = self._panels[tab]
+        choice = getattr(panel, "choice", None)
+        if choice is not None and choice.describe():
+            title += f" · {choice.describe()}"
+        self._show_title(self._titles[tab], tab, title)
+        chosen = self._agents.choice.describe()
+        self._show_title(self._agents_title, "agents", f"Agents · {chosen}" if chosen else "")
+
+    def _show_title(self, line: Static, name: str, title: str) -> None:
+        """Repaint a title line only when it changes; an empty one is hidden."""
+        if self._shown_titles.get(name) == title:
+            return
+        self._shown_titles[name] = title
+        line.update(plain(title), layout=False)
+        line.display = bool(title)
+
+    # -- filtering and sorting ---------------------------------------------------------
+
+    def _target(self) -> Filterable:
+        """What ``/`` and ``s`` act on: the visible panel when it filters, else the
+        agents table (Queue, Context and Output show one agent's items, unfiltered)."""
+        panel = self._panels.get(self._tabs.active)
+        if panel is not None and hasattr(panel, "choice"):
+            return panel  # type: ignore[return-value]
+        return self._agents
+
+    def start_filter(self, tab: str | None = None) -> None:
+        """Show ``tab`` (if given) and open the filter field on what it filters, with
+        the filter in force to edit."""
+        if tab is not None:
+            self.show_tab(tab)
+        self._filtering = self._target()
+        self._filter.value = self._filtering.choice.typed
+        self._filter.cursor_position = len(self._filter.value)
+        self._filter.display = True
+        self._filter.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        target = self._filtering
+        if target is None:
+            return
+        target.choice.set_query(event.value)
+        target.choice_changed()
+        self.refresh_panel()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self._agents.focus()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """Leaving the field keeps the filter (the title line shows it) and hides it."""
+        if event.widget is self._filter:
+            self._filter.display = False
+            self._filtering = None
+
+    def _sort(self, reverse: bool) -> None:
+        target = self._target()
+        if not target.choice.sorts:
+            target = self._agents
+        if reverse:
+            target.choice.flip_sort()
+        else:
+            target.choice.cycle_sort()
+        target.choice_changed()
+        self.refresh_panel()
+
+    def action_sort(self) -> None:
+        """The next sort column of the visible panel (else of the agents table)."""
+        self._sort(reverse=False)
+
+    def action_sort_reverse(self) -> None:
+        """Reverse the sort of the visible panel (else of the agents table)."""
+        self._sort(reverse=True)
 
     def _note(self, note: Static, panel: ViewPanel, agent: str | None = None) -> None:
         """Say in one line what the model cannot show of ``panel`` for ``agent`` (hidden
@@ -177,8 +296,8 @@ class MainScreen(Screen[None]):
 
     def _navigable(self, panel: _PanelWidget) -> Widget:
         """The widget of ``panel`` that keys move in: the panel itself if it takes the
-        focus, the log of the events (not its filter, which would take every letter),
-        and otherwise the agents table: Running and Context show the agent chosen there."""
+        focus, the log of the events (a container that takes no focus itself), and
+        otherwise the agents table: Running and Context show the agent chosen there."""
         if isinstance(panel, EventsPanel):
             return panel.log_widget
         return panel if panel.can_focus else self._agents

@@ -56,7 +56,8 @@ class NavigableTable(DataTable[CellType]):
     The keys belong to the table (not the app), so they act on whichever list has the
     focus and leave other widgets (the filter field) alone. ``COLUMNS`` declares the
     columns (key, label, width) once: they are added on mount, each as wide as
-    `column_width` says."""
+    `column_width` says (the agents table and the timeline then fit them to their
+    content and the screen, `pygents_tui.widgets._fit`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False),

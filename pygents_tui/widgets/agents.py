@@ -7,10 +7,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 
+from pygents_tui._cut import cut
+from pygents_tui._filter import state_words
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell
 from pygents_tui._plain import plain
 from pygents_tui.state import AgentRow, Capacity, DashboardView
+from pygents_tui.widgets._fit import fit_label, fit_widths, split_label
 from pygents_tui.widgets._panel import NavigableTable
+from pygents_tui.widgets._rows import RowChoice
 from pygents_tui.widgets._text import Legend, legend, sparkline
 
 if TYPE_CHECKING:
@@ -50,24 +54,32 @@ def _counts(row: AgentRow) -> str:
     return f"{counts} ⊘{row.cancelled}" if row.cancelled else counts
 
 
-def cells(row: AgentRow) -> tuple[str, ...]:
-    """The row's cells as text, in the order of ``AgentsTable.COLUMNS``; what a
-    finished agent no longer has is a dash, what is not known yet a question mark."""
-    gone = row.gone
-    if gone:
+def _sized(row: AgentRow) -> tuple[str, str, str, str]:
+    """The queue, counts, values and context cells, whose content sizes their columns;
+    what a finished agent no longer has is a dash, what is not known yet a question
+    mark."""
+    if row.gone:
         depth = context = _GONE
     else:
         depth = str(row.queue_depth) if row.queue_depth is not None else "?"
         context = f"{_capacity(row.context_queue)} {_capacity(row.context_pool)}"
+    return depth, _counts(row), str(row.values), context
+
+
+def cells(row: AgentRow, widths: Mapping[str, int]) -> tuple[str, ...]:
+    """The row's cells as text, in the order of ``AgentsTable.COLUMNS``, each cut to
+    its column's width (the label so that the agent's own name stays whole)."""
+    depth, counts, values, context = _sized(row)
+    rate = widths["rate"]
     return (
-        row.label,
+        fit_label(row.label, row.name, widths["agent"]),
         row.state,
-        depth,
-        row.current_tool or "",
-        _counts(row),
-        str(row.values),
-        context,
-        sparkline(row.throughput, 8) or "▁" * 8,
+        cut(depth, widths["queue"], "head"),
+        cut(row.current_tool or "", widths["current"], "head"),
+        cut(counts, widths["counts"], "head"),
+        cut(values, widths["values"], "head"),
+        cut(context, widths["ctx"], "head"),
+        sparkline(row.throughput, rate) or "▁" * rate,
     )
 
 
@@ -79,7 +91,8 @@ class AgentsTable(NavigableTable[Text]):
     and agent id in listen mode, where names repeat across processes). Agents that
     have left the registry stay listed, dimmed, until cleared."""
 
-    # Fits 80 columns: widths plus one cell of padding on each side.
+    # The narrowest each column starts at (the agent's: ``agent_width``); columns grow
+    # with their content and give width back, in the order of `GIVE`, to fit the screen.
     COLUMNS: ClassVar[tuple[tuple[str, str, int], ...]] = (
         ("agent", "Agent", 10),
         ("state", "State", 7),
@@ -100,14 +113,36 @@ class AgentsTable(NavigableTable[Text]):
     """What the headers that are symbols (and the dimmed rows) mean: shown in the
     help screen and as the table's tooltip."""
 
+    GIVE: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("current", 7),
+        ("rate", 4),
+        ("ctx", 5),
+        ("counts", 5),
+        ("queue", 3),
+        ("values", 3),
+        ("agent", -1),  # -1: down to the longest agent name, whatever its prefix
+        ("current", 3),
+        ("state", 4),
+        ("ctx", 3),
+        ("counts", 3),
+        ("rate", 2),
+        ("agent", 6),
+    )
+    """The order in which columns give width back when the screen is too narrow, and
+    the width each may shrink to: the agent's own name goes last."""
+    SORTS: ClassVar[tuple[str, ...]] = ("agent", "state", "queue", "current", "failed", "values")
+
     def __init__(
         self, model: DashboardView, *, id: str | None = None, agent_width: int = 10
     ) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
         self.model = model
-        self.agent_width = agent_width  # wider in listen mode: labels carry the service
+        self.agent_width = agent_width  # the narrowest the Agent column starts at
+        self.choice = RowChoice(self.SORTS)
         self._cells: dict[str, tuple[str, ...]] = {}  # by key: the cells, then "gone"
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
+        self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
+        self._current = 9  # the Current column's width: grows, never shrinks back
         self.tooltip = legend(self.LEGEND)
 
     def column_width(self, key: str, width: int) -> int:
@@ -124,6 +159,14 @@ class AgentsTable(NavigableTable[Text]):
         """Every agent's row; ``agent`` is unused (this table *makes* the choice)."""
         self.show(self.model.agent_rows())
 
+    def choice_changed(self) -> None:
+        self.refresh_from()
+
+    def on_resize(self) -> None:
+        """Widths follow the screen: the next repaint fits them again (none while the
+        view is frozen, which holds the screen as it was)."""
+        self._drawn = ({}, [])
+
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
         """The statistics of the agents the source serves from ``pygents.redis``
         mailboxes (this process's; a listening dashboard serves none).
@@ -132,41 +175,102 @@ class AgentsTable(NavigableTable[Text]):
         mailboxes keeps a table that fits 80 columns."""
         stats = self.model.mailboxes()
         if stats and self._columns is self.COLUMNS:
-            key, label, width = MAILBOX_COLUMN
-            self.add_column(label, key=key, width=width, default=Text(""))
             self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
-            self._cells = {name: (*c[:-1], "", c[-1]) for name, c in self._cells.items()}
         return None if self._columns is self.COLUMNS else stats
 
-    def show(self, rows: Sequence[AgentRow]) -> None:
-        """Add, update (changed cells only) and remove rows to match ``rows``. Each is
-        kept as the cells of `COLUMNS`, then whether the agent has gone; the Mailbox
-        cell goes in between once that column is shown."""
-        mailboxes = self._mailboxes()
-        keys = {row.key for row in rows}
-        for gone in [key for key in self._cells if key not in keys]:
-            self.remove_row(gone)
-            del self._cells[gone]
+    def _widths(self, rows: Sequence[AgentRow]) -> dict[str, int]:
+        """Each column as wide as its content (its header at least), then narrowed to
+        the table's width in the order of `GIVE`."""
+        natural = {key: max(len(label), 3) for key, label, _ in self._columns}
+        natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
         for row in rows:
-            shown = cells(row)
+            for key, value in zip(("queue", "counts", "values", "ctx"), _sized(row), strict=True):
+                natural[key] = max(natural[key], len(value))
+        self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
+        natural.update(state=7, current=self._current, rate=8)
+        if self._columns is not self.COLUMNS:
+            natural["mailbox"] = MAILBOX_COLUMN[2]
+        names = max((len(row.name) for row in rows), default=6)
+        give = [(key, names if floor < 0 else floor) for key, floor in self.GIVE]
+        available = (self.size.width or self.app.size.width) - 2  # a vertical scrollbar
+        return fit_widths(natural, give, available)
+
+    def show(self, rows: Sequence[AgentRow]) -> None:
+        """Draw the rows that pass the filter, in the order chosen. The table is rebuilt
+        when its widths or its rows' order change; otherwise only changed cells are.
+        Each row is kept as its cells, then whether the agent has gone."""
+        mailboxes = self._mailboxes()
+        widths = self._widths(rows)
+        chosen = self.choice.choose(rows, agent_fields, agent_sort_key)
+        shown: dict[str, tuple[str, ...]] = {}
+        for row in chosen:
+            texts = cells(row, widths)
             if mailboxes is not None:
-                shown = (*shown, mailbox_cell(mailboxes.get(row.key)))
-            shown = (*shown, "gone" if row.gone else "")
-            finished = row.gone
-            previous = self._cells.get(row.key)
-            if previous is None:
-                self.add_row(
-                    *(
-                        _cell(key, value, finished)
-                        for (key, _, _), value in zip(self._columns, shown, strict=False)
-                    ),
-                    key=row.key,
-                )
-            elif previous != shown:
-                restyled = previous[-1] != shown[-1]
-                for (column, _label, _width), old, new in zip(
-                    self._columns, previous, shown, strict=False
-                ):
-                    if old != new or restyled:
-                        self.update_cell(row.key, column, _cell(column, new, finished))
-            self._cells[row.key] = shown
+                texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
+            shown[row.key] = (*texts, "gone" if row.gone else "")
+        order = list(shown)
+        if (widths, order) != self._drawn:
+            self._rebuild(widths, shown)
+            return
+        for key, texts in shown.items():
+            previous = self._cells.get(key)
+            if previous == texts:
+                continue
+            restyled = previous is None or previous[-1] != texts[-1]
+            finished = bool(texts[-1])
+            for (column, _label, _width), old, new in zip(
+                self._columns, previous or texts, texts, strict=False
+            ):
+                if old != new or restyled:
+                    self.update_cell(key, column, _cell(column, new, finished))
+            self._cells[key] = texts
+
+    def _rebuild(self, widths: dict[str, int], shown: dict[str, tuple[str, ...]]) -> None:
+        """Columns and rows anew, the cursor kept on the agent it was on."""
+        selected = self.selected
+        self.clear(columns=True)
+        for key, label, _width in self._columns:
+            self.add_column(cut(label, widths[key], "head"), key=key, width=widths[key])
+        for key, texts in shown.items():
+            finished = bool(texts[-1])
+            self.add_row(
+                *(
+                    _cell(column, value, finished)
+                    for (column, _, _), value in zip(self._columns, texts, strict=False)
+                ),
+                key=key,
+            )
+        self._cells = dict(shown)
+        self._drawn = (widths, list(shown))
+        if selected in shown:
+            self.move_cursor(row=self.get_row_index(selected), animate=False)
+
+
+def agent_fields(row: AgentRow) -> dict[str, str]:
+    """What the filter matches an agent row against."""
+    service, instance, name = split_label(row.label, row.name)
+    return {
+        "agent": name,
+        "service": service,
+        "instance": instance,
+        "state": state_words(row.state),
+        "tool": row.current_tool or "",
+        "text": row.label,
+    }
+
+
+def agent_sort_key(row: AgentRow, column: str) -> tuple[float, str]:
+    """What sorting by ``column`` orders agent rows by (then by label)."""
+    number: float = 0
+    text = row.label.casefold()
+    if column == "state":
+        text = f"{row.state} {text}"
+    elif column == "queue":
+        number = row.queue_depth if row.queue_depth is not None else -1
+    elif column == "current":
+        text = f"{row.current_tool or ''} {text}"
+    elif column == "failed":
+        number = row.failed + row.timed_out
+    elif column == "values":
+        number = row.values
+    return number, text

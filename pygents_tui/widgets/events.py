@@ -7,23 +7,38 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
+from pygents_tui._filter import state_words
 from pygents_tui.state import DashboardView, EventRow
+from pygents_tui.widgets._fit import split_label
 from pygents_tui.widgets._panel import FollowingLog
+from pygents_tui.widgets._rows import RowChoice
 from pygents_tui.widgets._text import Legend, legend
 
-_ALIASES = {"failed": "error"}
-"""Older names of event kinds, still matched by the filter (a failed turn's kind was
-``error`` before the dashboard named it ``failed`` everywhere)."""
+
+def event_fields(event: EventRow) -> dict[str, str]:
+    """What the filter matches an event against: its agent (split into service,
+    instance and name in listen mode), its kind (also as ``state``, with the older
+    words for it: ``state:error`` finds failed turns) and its text."""
+    name = event.agent.rpartition("/")[2]
+    service, instance, name = split_label(event.agent, name)
+    kind = state_words(event.kind)
+    return {
+        "agent": name,
+        "service": service,
+        "instance": instance,
+        "kind": kind,
+        "state": kind,
+        "text": event.text,
+    }
 
 
 class EventsPanel(Vertical):
-    """The newest events first-to-last; ``/`` focuses the filter (agent, kind or text)."""
+    """The newest events first-to-last; ``/`` filters them (agent, kind or text)."""
 
     DEFAULT_CSS = """
     EventsPanel { height: 1fr; }
-    EventsPanel Input { height: 3; }
     EventsPanel Log { height: 1fr; }
     EventsPanel #follow-hint { height: 1; color: $warning; display: none; }
     """
@@ -40,10 +55,9 @@ class EventsPanel(Vertical):
         super().__init__(id=id)
         self.model = model
         self._written = 0
-        self._filter = ""
+        self.choice = RowChoice()
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter events (agent, kind or text) — / to focus", id="filter")
         log = FollowingLog(max_lines=2000, highlight=False, id="event-log")
         log.tooltip = legend(self.LEGEND)
         yield log
@@ -60,13 +74,14 @@ class EventsPanel(Vertical):
         return self.query_one("#event-log", FollowingLog)
 
     def set_filter(self, text: str) -> None:
-        self._filter = text.strip().lower()
+        """Filter the log by ``text`` (see `pygents_tui._filter`), and write it anew."""
+        self.choice.set_query(text)
+        self.choice_changed()
+
+    def choice_changed(self) -> None:
         total, log = self.model.event_log()
         self.log_widget.refill(self._lines(log))
         self._written = total
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self.set_filter(event.value)
 
     def refresh_from(self, agent: str | None) -> None:
         """Write the events logged since the last call; every agent's (``agent`` is
@@ -83,11 +98,8 @@ class EventsPanel(Vertical):
 
     def _lines(self, entries: Iterable[EventRow]) -> list[str]:
         """The entries that pass the filter, as the log's lines."""
-        needle = self._filter
         epoch = self.model.epoch
         return [
             f"{e.at - epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
-            for e in entries
-            if not needle
-            or needle in f"{e.agent} {e.kind} {_ALIASES.get(e.kind, '')} {e.text}".lower()
+            for e in self.choice.choose(entries, event_fields)
         ]

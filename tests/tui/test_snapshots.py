@@ -276,7 +276,7 @@ SHOTS = (
     Shot("values", agent="fetcher-1", keys=("3",)),
     # The summarizer's context queue window, and its pool after one eviction.
     Shot("context", agent="summarizer", keys=("4",)),
-    Shot("events_filtered", keys=("slash", *"fetcher-2"), filtering=True),
+    Shot("events_filtered", keys=("5", "slash", *"fetcher-2"), filtering=True),
     # fetcher-2's turns: a stream that completed, then the turn that timed out.
     Shot("timeline", agent="fetcher-2", keys=("6",)),
     # Timeline, then ``enter`` on the failed fetch (the newest of fetcher-1's turns):

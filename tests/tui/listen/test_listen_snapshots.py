@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from fake_clock import FakeClock
+from on_screen import screen_lines
 from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 
@@ -330,3 +332,81 @@ def test_listen_context_of_a_remote_agent(snap_compare: Any) -> None:
     """The Context panel lists a remote agent's context items from its snapshot."""
     app, run_before = scene_app(_show("4"))
     assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+
+REALISTIC_SERVICE = "lab-fleet-alpha-east"  # 20 characters, as services are named
+REALISTIC_SIZES = [(80, 24), (120, 40), (160, 45)]
+
+
+def _realistic_fleet(fleet: FleetModel, clock: SceneClock) -> None:
+    """Two processes of one service (the 8-hex instance ids ``configure()`` gives),
+    running agents with 20-character names; two of them share a name, one per
+    process, and two differ by their last character only."""
+    now = clock.wall
+    for instance, names in (
+        ("f223448b", ("research-assistant-1", "research-assistant-2")),
+        ("0c9d2e71", ("research-assistant-1",)),
+    ):
+        events: list[Event] = []
+        for n, name in enumerate(names):
+            who = agent(name, f"{instance}-{n}")
+            done, running = f"{instance}-{n}-done", f"{instance}-{n}-run"
+            events += [
+                Event("pygents.agent_run.start", who, now() - 8 * S),
+                turn_start(who, done, "summarize_findings", now() - 7 * S),
+                turn_end(who, done, "completed", now() - 6 * S),
+                turn_start(
+                    who,
+                    running,
+                    "fetch_search_results",
+                    now() - (2 + n) * S,
+                    **{"pygents.turn.timeout": 10.0},
+                ),
+            ]
+        fleet.ingest(logs_batch(events, service=REALISTIC_SERVICE, instance=instance))
+    fleet.drain()
+
+
+@pytest.mark.parametrize("size", REALISTIC_SIZES, ids=[f"{w}x{h}" for w, h in REALISTIC_SIZES])
+def test_listen_realistic_names(size: tuple[int, int], snap_compare: Any) -> None:
+    """Every agent's own name whole in the agents table and the Running panel: on a
+    narrow screen the instance, then the service, give way first (ending in ``…``)."""
+    clock = SceneClock()
+    fleet = FleetModel(clock=clock, wall=clock.wall, stale_after=60.0)
+    app = listen_app(fleet, "127.0.0.1", 4317, 4318)  # no receiver: the scene feeds it
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app.refresh_timer.pause()
+        await pilot.pause()
+        _realistic_fleet(fleet, clock)
+        app.refresh_view()
+        await pilot.pause()
+        assert app.view_error is None
+
+    assert snap_compare(app, run_before=run_before, terminal_size=size)
+
+
+@pytest.mark.parametrize("width", [80, 160])
+async def test_listen_agent_names_are_drawn_whole_and_processes_stay_apart(width: int) -> None:
+    """At 160 columns every label whole; at 80, each agent's own name still whole and
+    the head of its instance id (``@f22…``) telling two processes' agents apart."""
+    clock = SceneClock()
+    fleet = FleetModel(clock=clock, wall=clock.wall, stale_after=60.0)
+    app = listen_app(fleet, "127.0.0.1", 4317, 4318)
+    async with app.run_test(size=(width, 30)) as pilot:
+        app.refresh_timer.pause()
+        _realistic_fleet(fleet, clock)
+        app.refresh_view()
+        await pilot.pause()
+        table = app.screen.query_one(AgentsTable)
+        region = table.region
+        drawn = [line[region.x : region.right] for line in screen_lines(app)[region.y + 1 :]]
+        cells = [line.split()[0] for line in drawn[: table.row_count]]
+        if width == 160:
+            assert cells == [row.label for row in fleet.agent_rows()]
+        else:
+            assert [cell.rpartition("/")[2] for cell in cells] == [
+                row.name for row in fleet.agent_rows()
+            ]
+            assert len(set(cells)) == len(cells)  # the two research-assistant-1 apart
+            assert all("…" in cell for cell in cells)
