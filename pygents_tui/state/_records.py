@@ -1,11 +1,12 @@
-"""The fleet model's records: services, agents and turns.
+"""The dashboard state's records: services, their instances, agents and turns.
 
-Plain mutable records owned by `FleetModel`, which
-alone writes them; panels read them through the protocols of
-`pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
-``TurnRow``...). Every collection here is bounded. What every source shares (an
-agent's totals, the log and value entries, the rings) is `pygents_tui.state`'s, and
-re-exported here for the fleet's own modules."""
+Plain mutable records owned by the `Store`, whose feeders alone write them; panels
+read them through the protocols of `_view` (``AgentEntry`` is an ``AgentRow``,
+``TurnEntry`` a ``TurnRow``...). Every collection here is bounded.
+
+A `ServiceState` is one instance of a service (one process, usually): the OTLP
+feeder makes one per ``service.name`` and instance it hears of; the in-process
+feeder makes one, this process, so that a process is a fleet of one."""
 
 from __future__ import annotations
 
@@ -14,29 +15,19 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
-from pygents_tui.state import (
-    AgentTotals,
-    Capacity,
-    ContextContents,
-    LogEntry,
-    QueuedTurn,
-    Ring,
-    Throughput,
-    TurnFacts,
-    ValueEntry,
-)
+from pygents_tui.state._contents import QueuedTurn
+from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._totals import AgentTotals
+from pygents_tui.state._turns import TurnFacts
+from pygents_tui.state._view import Capacity, ContextContents
 
 __all__ = [
     "AgentEntry",
-    "FleetLimits",
-    "LogEntry",
-    "Ring",
     "Run",
     "SenderClock",
     "ServiceState",
-    "Throughput",
+    "StoreLimits",
     "TurnEntry",
-    "ValueEntry",
 ]
 
 CLOCK_WINDOW: Final = 30.0  # seconds per window of a sender's apparent delays
@@ -48,8 +39,9 @@ may be unknown; a run with neither is never told apart from another)."""
 
 
 @dataclass(frozen=True, slots=True)
-class FleetLimits:
-    """The bounds of every store of the fleet model (counts unless named ``bytes``)."""
+class StoreLimits:
+    """The bounds of every table of the store (counts unless named ``bytes``); the
+    ``pending_bytes`` and ``trace_`` ones bound the OTLP feeder's inbox and spans."""
 
     services: int = 256
     agents: int = 2048  # across all services, least recently heard of evicted first
@@ -147,6 +139,7 @@ class AgentEntry(AgentTotals):
     queued: tuple[QueuedTurn, ...] | None = None
     queued_more: int = 0  # waiting turns past those listed
     context: ContextContents | None = None
+    local: str = ""  # its id within its service (the feeder's), for eviction
 
     @property
     def state(self) -> str:
