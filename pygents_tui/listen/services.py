@@ -168,13 +168,13 @@ class Services(Store):
             return self._new_agent(service, local, name)
         self.agents.move_to_end(agent.key)
         if name is not None and agent.name != name:
-            agent.name, agent.label = name, f"{service.label}/{name}"
+            agent.name, agent.label = name, self.label(service, name)
         return agent
 
     def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
         shown = name or local[:8]
-        key, label = f"{service.id}/{local}", f"{service.label}/{shown}"
-        return self.new_agent(service, local, shown, key, label)
+        key = f"{service.id}/{local}"
+        return self.new_agent(service, local, shown, key, self.label(service, shown))
 
     # -- agent records ----------------------------------------------------------------------
 

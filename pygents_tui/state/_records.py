@@ -51,6 +51,7 @@ class StoreLimits:
     log: int = 2000  # the fleet-wide event log
     service_log: int = 500
     service_turns: int = 200
+    agent_turns: int = 0  # ended turns each agent keeps (the service's and recent suffice)
     recent: int = 500  # ended turns shown by the timeline
     values: int = 200  # value previews per agent
     trace_bytes: int = 32 * 1024 * 1024
@@ -111,6 +112,9 @@ class ServiceState:
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
     live: bool = False  # any live record from it: else its agents are known by spans only
+    # Its agents are labelled by their bare names: it is the dashboard's own process,
+    # a fleet of one, where the registry keeps names unique.
+    bare: bool = False
     agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
     # The keys of its turns in the model's turn index or running table, so that
     # removing the service costs its own turns, not a scan of every table.
@@ -139,18 +143,29 @@ class AgentEntry(AgentTotals):
     queued: tuple[QueuedTurn, ...] | None = None
     queued_more: int = 0  # waiting turns past those listed
     context: ContextContents | None = None
+    turns: Ring[TurnEntry] = field(default_factory=lambda: Ring(0), repr=False)  # its last
     local: str = ""  # its id within its service (the feeder's), for eviction
+    # When it was seen gone while its process lives on (in-process: it left the
+    # registry); listed after the others, in the order they left, until cleared.
+    unregistered_at: float | None = None
+    # What a feeder that reads its agents live saw it doing at its last drain (in
+    # process: paused or running, as the agent says), over what its records left in
+    # ``phase``; ``None``: not read live.
+    live_phase: str | None = None
 
     @property
     def state(self) -> str:
         service = self.service
-        return "ended" if service.ended else "stale" if service.stale else self.phase
+        if service.ended or service.stale:
+            return "ended" if service.ended else "stale"
+        return self.live_phase or self.phase
 
     @property
     def gone(self) -> bool:
-        """When its process said goodbye (ended normally): listed, with its totals,
-        until cleared. A process that just stops sending keeps its agents, stale."""
-        return self.service.ended
+        """When its process said goodbye (ended normally), or it left while its
+        process lives on: listed, with its totals, until cleared. A process that just
+        stops sending keeps its agents, stale."""
+        return self.service.ended or self.unregistered_at is not None
 
 
 @dataclass(slots=True, eq=False)

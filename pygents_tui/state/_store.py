@@ -15,7 +15,7 @@ removes it, and the bound counts what it evicts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
@@ -130,13 +130,16 @@ class Store(Tables):
         """Nothing to let go of: each feeder's source is closed by whoever started it."""
 
     def agent_rows(self) -> list[AgentEntry]:
-        return sorted(self.agents.values(), key=lambda a: (a.service.label, a.name, a.key))
+        """By service and name; those that left while their process lives on after
+        the others, in the order they left."""
+        return sorted(self.agents.values(), key=_row_order)
 
     def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
         return by_start(self.running.values(), agent)
 
-    def recent_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        return of_agent(self.recent, agent)
+    def recent_turns(self, agent: str | None = None) -> Sequence[TurnEntry]:
+        recent = self.recent.items
+        return recent if agent is None else of_agent(recent, agent)  # no copy of them all
 
     def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
         found = self.agents.get(agent)
@@ -144,18 +147,24 @@ class Store(Tables):
             return 0, []
         return found.values_tail.total, list(found.values_tail)
 
-    def event_log(self) -> tuple[int, list[LogEntry]]:
-        return self.log.total, list(self.log)
+    def event_log(self) -> tuple[int, Sequence[LogEntry]]:
+        return self.log.total, self.log.items
 
     def find_turn(self, key: str) -> TurnEntry | None:
-        """By key, else by uuid (the newest turn with it)."""
-        found = self.turns.get(key)
+        """By key, else by uuid (the newest turn with it): indexed, running, or among
+        the recent ones the timeline lists (which may have left a small index)."""
+        found = self.turns.get(key) or self.running.get(key)
         if found is not None:
             return found
-        for turn in reversed(self.turns.values()):
-            if turn.uuid == key:
+        for turn in (*reversed(self.turns.values()), *reversed(self.recent.items)):
+            if (turn.key == key or turn.uuid == key) and self._kept(turn.service):
                 return turn
         return None
+
+    def _kept(self, service: ServiceState) -> bool:
+        """Whether ``service`` is still in the store (a removed one's turns may linger
+        in the recent ring, unfindable)."""
+        return self.services.get((service.name, service.instance)) is service
 
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         return self.traces.tree(trace_id)
@@ -217,18 +226,22 @@ class Store(Tables):
         return {}  # no feeder of this store reports Redis mailboxes
 
     def finished_count(self) -> int:
-        """The agents of processes that said goodbye (one that just stops sending
-        keeps its agents, marked stale: see `forget_stale`)."""
-        return sum(len(s.agents) for s in self.services.values() if s.ended)
+        """The agents that are gone (`AgentEntry.gone`): of processes that said
+        goodbye, or that left their living process (one that just stops sending keeps
+        its agents, marked stale: see `forget_stale`)."""
+        return sum(1 for agent in self.agents.values() if agent.gone)
 
     def clear_finished(self) -> int:
-        """Remove every process that said goodbye, with its agents and turns; how many
-        agents went."""
+        """Remove every gone agent, and every process that said goodbye with its
+        turns; how many agents went."""
         ended = [s for s in self.services.values() if s.ended]
-        count = sum(len(s.agents) for s in ended)
+        left = [a for a in self.agents.values() if a.gone and not a.service.ended]
+        count = sum(len(s.agents) for s in ended) + len(left)
         for service in ended:
             self.remove_service(service)
-        if ended:
+        for agent in left:
+            self.forget_agent(agent)
+        if count or ended:
             self._version += 1
         return count
 
@@ -241,6 +254,11 @@ class Store(Tables):
 
     def service_rows(self) -> list[ServiceState]:
         return sorted(self.services.values(), key=lambda s: s.label)
+
+
+def _row_order(agent: AgentEntry) -> tuple[bool, float, str, str, str]:
+    left = agent.unregistered_at
+    return (left is not None, left or 0.0, agent.service.label, agent.name, agent.key)
 
 
 # The store is a DashboardView (checked by mypy, free at run time).

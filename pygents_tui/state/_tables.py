@@ -102,6 +102,11 @@ class Tables:
             self.agents.pop(agent.key, None)
         service.agents.clear()
 
+    def forget_agent(self, agent: AgentEntry) -> None:
+        """Remove one agent (its turns stay until they leave their bounds)."""
+        self.agents.pop(agent.key, None)
+        agent.service.agents.pop(agent.local, None)
+
     def lose_running(self, service: ServiceState, at: float, why: str) -> list[TurnEntry]:
         """End a service's running turns as lost (its process is gone); those turns."""
         running = self.running
@@ -119,6 +124,12 @@ class Tables:
 
     # -- agents ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def label(service: ServiceState, name: str) -> str:
+        """What a row shows for ``name`` (an agent's, or ``—``) of ``service``: the bare
+        name in a fleet of one (`ServiceState.bare`), else prefixed by the service."""
+        return name if service.bare else f"{service.label}/{name}"
+
     def new_agent(
         self, service: ServiceState, local: str, name: str, key: str, label: str
     ) -> AgentEntry:
@@ -135,6 +146,7 @@ class Tables:
             label=label,
             service=service,
             values_tail=Ring(self.limits.values),
+            turns=Ring(self.limits.agent_turns),
             local=local,
         )
         service.agents[local] = agent
@@ -189,7 +201,7 @@ class Tables:
                 uuid=uuid,
                 service=service,
                 agent=agent.key if agent is not None else None,
-                agent_label=agent.label if agent is not None else f"{service.label}/—",
+                agent_label=agent.label if agent is not None else self.label(service, "—"),
                 tool=tool,
                 started=at,
             )
@@ -214,7 +226,9 @@ class Tables:
         if turn.returns and turn.stop_reason is StopReason.COMPLETED and not turn.values:
             self.add_values(turn, 1)
 
-    def finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
+    def finish(
+        self, turn: TurnEntry, reason: StopReason | None, error: str | None, ended: float
+    ) -> None:
         """End ``turn``: out of the running table, into the recent ones, counted by
         its agent (once)."""
         turn.end(reason, ended, error)
@@ -224,6 +238,7 @@ class Tables:
         turn.service.turns.append(turn)
         agent = self.agents.get(turn.agent) if turn.agent is not None else None
         if agent is not None:
+            agent.turns.append(turn)
             self._count(agent, turn)
 
     def lose(self, turn: TurnEntry, at: float, why: str) -> None:
