@@ -34,7 +34,6 @@ from pygents_tui._export import saved
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
-from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
@@ -111,9 +110,11 @@ class Dashboard(App[int]):
     ) -> None:
         super().__init__()
         if view is None:  # this process, fed by its runtime (a fleet of one)
-            view = model if model is not None else DashboardModel(trace_id=trace_id)
-            if tracer_provider is not None:
-                LocalView(view, tracer_provider)
+            if model is None:
+                model = DashboardModel(trace_id=trace_id, tracer_provider=tracer_provider)
+            elif tracer_provider is not None:
+                model.trace_with(tracer_provider)
+            view = model
         self.view: DashboardView = view
         self.read_only = read_only
         self.workload = workload

@@ -161,9 +161,13 @@ class LiveProcess(Store):
         self.trace_with(tracer_provider)
 
     def trace_with(self, tracer_provider: object | None) -> None:
-        """Show the spans of ``tracer_provider`` (``None``: the global provider's)."""
+        """Show the spans of ``tracer_provider`` (``None``: the global provider's),
+        instead of those shown so far."""
+        if self.spans is not None:
+            self.spans.close()  # (its provider keeps it, closed: it ignores spans)
+            self.spans = None
         spans = _spans()
-        if spans is not None and self.spans is None:
+        if spans is not None:
             given = tracer_provider is not None
             self._find_provider = (lambda: tracer_provider) if given else spans.global_provider
             self._watch_provider()
@@ -299,7 +303,6 @@ def LocalView(model: LiveProcess, tracer_provider: object | None = None) -> Live
     """``model`` itself, showing the spans of ``tracer_provider``: the in-process
     model is a `DashboardView` of its own now (kept for code that wrapped it)."""
     if tracer_provider is not None:
-        model.spans = None
         model.trace_with(tracer_provider)
     return model
 
