@@ -1,5 +1,4 @@
-"""What the dashboard keeps of each agent: totals and bounded rings, by name, never the
-agent itself; and the agents that have left the registry, kept as such a while.
+"""The agents of this process that have left the registry, kept listed a while.
 
 A service that makes an agent per request (``async with Agent(...)``) unregisters
 each one when the request is done, often before the screen has been repainted. The
@@ -10,34 +9,17 @@ clears them, so that "9 done" never sits over an empty table. They are bounded: 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Final
 
-from pygents_tui._records import TurnRecord
-from pygents_tui.state import THROUGHPUT_SECONDS, AgentTotals, ValueEntry
+from pygents_tui.state import THROUGHPUT_SECONDS, AgentEntry, Store
 
-__all__ = ["THROUGHPUT_SECONDS", "TURNS_KEPT", "AgentState", "FinishedAgents"]
+__all__ = ["THROUGHPUT_SECONDS", "AgentState", "FinishedAgents"]
 
-TURNS_KEPT: Final = 200  # per agent, for the timeline and the inspector
-VALUES_KEPT: Final = 500  # per agent, for the values panel
-
-
-@dataclass(slots=True)
-class AgentState(AgentTotals):
-    """What the dashboard knows about one agent of this process beyond what it can
-    read live: its totals (`AgentTotals`, shared with the fleet's agents), its last
-    values and turns, and when it left the registry."""
-
-    name: str
-    values_tail: deque[ValueEntry] = field(default_factory=lambda: deque(maxlen=VALUES_KEPT))
-    turns: deque[TurnRecord] = field(default_factory=lambda: deque(maxlen=TURNS_KEPT))
-    unregistered_at: float | None = None  # when it was seen gone from the registry
+AgentState = AgentEntry  # the name the in-process agent record had before the one store
 
 
 class FinishedAgents:
-    """The states of the agents that have left the registry, oldest first, at most
+    """The store's agents that have left the registry, oldest first, at most
     ``limit`` of them; ``dropped`` counts the older ones forgotten to stay so."""
 
     def __init__(self, limit: int) -> None:
@@ -45,44 +27,41 @@ class FinishedAgents:
             raise ValueError(f"max_finished must be 0 or more, got {limit}")
         self.limit = limit
         self.dropped = 0
-        self._states: dict[str, AgentState] = {}
+        self._agents: dict[str, AgentEntry] = {}
 
     def __len__(self) -> int:
-        return len(self._states)
+        return len(self._agents)
 
-    def __iter__(self) -> Iterator[AgentState]:
-        return iter(self._states.values())
+    def __iter__(self) -> Iterator[AgentEntry]:
+        return iter(self._agents.values())
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._states
+    def __contains__(self, key: object) -> bool:
+        return key in self._agents
 
-    def follow(
-        self, agents: dict[str, AgentState], registered: Callable[[str], bool], at: float
-    ) -> bool:
-        """Move the states in ``agents`` whose agent has left the registry here, and
-        back out of here if their name is registered again (the same name reused);
-        forget (from ``agents`` too) the oldest past the limit. True on any change."""
+    def follow(self, store: Store, registered: Callable[[str], bool], at: float) -> bool:
+        """Mark the store's agents that have left the registry (`unregistered_at`),
+        and unmark them if their name is registered again (the same name reused);
+        forget (from the store too) the oldest past the limit. True on any change."""
         changed = False
-        states = self._states
-        for name, state in agents.items():
-            if state.unregistered_at is None:
-                if not registered(name):
-                    state.unregistered_at = at
-                    states[name] = state
+        left = self._agents
+        for key, agent in store.agents.items():
+            if agent.unregistered_at is None:
+                if not registered(agent.name):
+                    agent.unregistered_at = at
+                    left[key] = agent
                     changed = True
-            elif registered(name):
-                state.unregistered_at = None
-                del states[name]
+            elif registered(agent.name):
+                agent.unregistered_at = None
+                del left[key]
                 changed = True
-        while len(states) > self.limit:
-            del agents[states.pop(next(iter(states))).name]
+        while len(left) > self.limit:
+            store.forget_agent(left.pop(next(iter(left))))
             self.dropped += 1
         return changed
 
-    def clear(self, agents: dict[str, AgentState]) -> int:
-        """Forget every finished agent (from ``agents`` too); how many there were."""
-        for name in self._states:
-            del agents[name]
-        count = len(self._states)
-        self._states.clear()
+    def clear(self) -> int:
+        """Forget every finished agent (the store clears them itself); how many
+        there were."""
+        count = len(self._agents)
+        self._agents.clear()
         return count

@@ -3,7 +3,6 @@ plain values, never the program's objects."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -12,7 +11,7 @@ from typing import Any, Final, TypeGuard
 from pygents import Turn
 from pygents_tui._errors import Traceback
 from pygents_tui._preview import preview
-from pygents_tui.state import LogEntry, TurnFacts, ValueEntry
+from pygents_tui.state import LogEntry, TurnEntry, ValueEntry
 
 __all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord", "tokens_of", "tokens_text"]
 
@@ -133,18 +132,17 @@ class TurnDetails:
         )
 
 
-@dataclass(slots=True)
-class TurnRecord(TurnFacts):
-    """One turn of this process the dashboard saw start (and maybe end): what every
-    source knows of a turn (`TurnFacts`), and the turn itself.
+@dataclass(slots=True, eq=False)
+class TurnRecord(TurnEntry):
+    """One turn of this process in the dashboard's store: what the store keeps of
+    every turn (`TurnEntry`, its key being the turn's uuid), and the turn itself.
 
     ``turn`` is the live turn while it runs (the panels read its progress), and None
     once it has ended: from then on ``kept`` holds what there is to show."""
 
-    turn: Turn | None
+    turn: Turn | None = None
     kept: TurnDetails | None = None  # what the inspector shows once the turn ended
     tokens: Tokens | None = None  # the token usage its values reported, added up
-    _uuid: str | None = None
 
     def shown(self, value: Any) -> str:
         """How the values panel shows ``value``, one of this turn's: its preview, or,
@@ -159,20 +157,10 @@ class TurnRecord(TurnFacts):
         )
         return f"tokens: {tokens_text(tokens)}"
 
-    @property
-    def uuid(self) -> str:
-        """The turn's id, asked of the turn only when something shows it: a turn makes
-        its id on first use, and most turns a busy dashboard sees are never looked at."""
-        if self._uuid is None:
-            assert self.turn is not None  # kept records take the id before letting go
-            self._uuid = self.turn.uuid
-        return self._uuid
-
     def let_go(self, details: TurnDetails | None) -> None:
-        """Keep ``details`` (``None``: nothing will show this record) and the turn's id,
-        then drop the turn: its output and values are the program's to free."""
+        """Keep ``details`` (``None``: nothing will show this record), then drop the
+        turn: its output and values are the program's to free."""
         if details is not None:
-            self._uuid = self.uuid
             self.kept = details
         self.turn = None
 
@@ -182,20 +170,6 @@ class TurnRecord(TurnFacts):
             return TurnDetails.of(self.turn, self.streaming)
         assert self.kept is not None  # set when the turn ended
         return self.kept
-
-    # -- the rest of the TurnRow protocol (pygents_tui.listen.view) --------------------
-
-    @property
-    def key(self) -> str:
-        return self.uuid
-
-    @property
-    def agent_label(self) -> str:
-        return self.agent or "—"
-
-    @property
-    def stale(self) -> bool:
-        return False  # a turn of this process is never out of reach
 
     def details(self) -> list[tuple[str, str]]:
         """The inspector's labelled lines; an empty label continues the line above.
@@ -224,10 +198,6 @@ class TurnRecord(TurnFacts):
             lines += [("", ""), ("traceback", "")]
             lines.extend(("", line) for line in details.traceback.lines())
         return lines
-
-    @property
-    def elapsed(self) -> float:
-        return (self.ended if self.ended is not None else time.monotonic()) - self.started
 
 
 def _plus(total: int | None, more: int | None) -> int | None:

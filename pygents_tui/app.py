@@ -1,15 +1,16 @@
 """The dashboard application.
 
 The workload (the demo, or your coroutine) runs in the app's own event loop. A
-`DashboardModel` collects what happens at almost no cost to
-the agents; a timer drains it ten times a second and repaints only what changed.
+`DashboardModel` (the dashboard's one store, fed by this process's runtime)
+collects what happens at almost no cost to the agents; a timer drains it ten times a
+second and repaints only what changed.
 
-The panels read the model through the `DashboardView` protocol, so the same app
-shows the fleet model of ``pygents-tui listen`` (``view=``). The app never asks which
-source it shows: keys and panels follow what the sources serving the selected agent
-say they offer (``view.sources.of(agent)``), actions go through them
-(``view.sources.act``), and a key for something none offers answers with the one line
-the main source gives for it.
+The panels read one state through the `DashboardView` protocol, whichever feeders
+write into it, so the same app shows the fleet of ``pygents-tui listen`` (``view=``).
+The app never asks which source it shows: keys and panels follow what the sources
+serving the selected agent say they offer (``view.sources.of(agent)``), actions go
+through them (``view.sources.act``), and a key for something none offers answers with
+the one line the main source gives for it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from pygents_tui._export import saved
 from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
-from pygents_tui.local import LocalView
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
 from pygents_tui.screens.main import TABS
@@ -109,13 +109,12 @@ class Dashboard(App[int]):
         read_only: str | None = None,
     ) -> None:
         super().__init__()
-        # The default source, kept for programs and tests that read this process's
-        # model; the app itself only ever reads `view` and asks its `sources`.
-        self.local: LocalView | None = None
-        if view is None:
-            model = model if model is not None else DashboardModel(trace_id=trace_id)
-            self.local = view = LocalView(model, tracer_provider)
-        self.model: DashboardModel | None = self.local.model if self.local is not None else None
+        if view is None:  # this process, fed by its runtime (a fleet of one)
+            if model is None:
+                model = DashboardModel(trace_id=trace_id, tracer_provider=tracer_provider)
+            elif tracer_provider is not None:
+                model.trace_with(tracer_provider)
+            view = model
         self.view: DashboardView = view
         self.read_only = read_only
         self.workload = workload
@@ -131,6 +130,14 @@ class Dashboard(App[int]):
         self._main = MainScreen(view, self.output, agent_width=view.label_width)
         self._had_finished = False
         self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
+
+    @property
+    def model(self) -> DashboardModel | None:
+        """The in-process model, when the app shows this process (kept for programs
+        that read it; the app itself only reads `view`)."""
+        return self.view if isinstance(self.view, DashboardModel) else None
+
+    local = model  # the name the in-process view had
 
     # -- life cycle -------------------------------------------------------------------
 

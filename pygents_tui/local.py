@@ -1,35 +1,39 @@
-"""The in-process model seen through the panels' read API.
+"""The in-process feeder's side of the dashboard's one store: a process is a fleet
+of one.
 
-[`DashboardModel`][pygents_tui.DashboardModel] is fed by the core's subscription
-seam and stays free of any UI; [`LocalView`][pygents_tui.local.LocalView] is the
-thin adapter that makes it a
-`DashboardView`, the protocol every panel
-reads (the fleet model of ``pygents-tui listen`` is the other one). It adds what
-only a process's own agents can give: their live state (queue depth, current turn,
-context sizes), read from the registry at refresh time, the agents that have left the
-registry (finished, with their totals), and — when an OpenTelemetry SDK is configured —
-the spans of this process for the trace view.
+[`DashboardModel`][pygents_tui.DashboardModel] (``pygents_tui.model``) is fed by
+the core's subscription seam and writes into the store (`LiveProcess`, a
+`pygents_tui.state.Store`) as one service, this program, with one instance, this
+process, whose agents are labelled by their bare names. What only a process's own
+agents can give is added here: their live state (queue depth, current turn, context
+sizes), read from the registry on every drain, the agents that have left the
+registry (finished, with their totals), their queued turns and context items when a
+panel asks, control (`ThisProcess`, its `Source`) and — when an OpenTelemetry SDK is
+configured — the spans of this process for the trace view.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping
 from itertools import islice
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pygents import Agent, AgentRegistry, Turn, subscribe
+from pygents import Agent, AgentRegistry, Subscriber, Turn, subscribe
+from pygents_tui._agents import FinishedAgents
 from pygents_tui._mailboxes import served_stats
 from pygents_tui._preview import preview
-from pygents_tui._records import LogEntry, TurnRecord, ValueRecord
-from pygents_tui.model import AgentState, DashboardModel
 from pygents_tui.state import (
     POOL_SHOWN,
     QUEUE_SHOWN,
     Action,
+    AgentEntry,
     Capabilities,
     Capacity,
     ContextContents,
@@ -37,14 +41,16 @@ from pygents_tui.state import (
     Panel,
     Reply,
     Sources,
+    Store,
+    StoreLimits,
     TraceTree,
-    of_agent,
+    TurnEntry,
 )
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
 
-__all__ = ["LocalAgentRow", "LocalView", "SpanSource", "ThisProcess"]
+__all__ = ["LiveProcess", "LocalView", "SpanSource", "ThisProcess"]
 
 NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
 
@@ -76,44 +82,11 @@ def _spans_module() -> ModuleType | None:
         return None
 
 
-_SPANS = _spans_module()
-
-
-@dataclass(frozen=True, slots=True)
-class LocalAgentRow:
-    """One agent, registered or finished, as the agents table shows it (an
-    ``AgentRow``). A finished one (``gone``) has no queue, turn or context left."""
-
-    name: str
-    state: str
-    queue_depth: int | None
-    current_tool: str | None
-    completed: int
-    failed: int
-    timed_out: int
-    cancelled: int
-    values: int
-    evictions: int
-    context_queue: Capacity | None
-    context_pool: Capacity | None
-    throughput: Sequence[int]
-    last_error: str | None
-    current: Turn[Any] | None = field(default=None, repr=False)
-    gone: bool = False
-
-    @property
-    def key(self) -> str:
-        return self.name  # the registry keeps names unique in a process
-
-    @property
-    def label(self) -> str:
-        return self.name
-
-    @property
-    def current_turn(self) -> str | None:
-        """The running turn's id, made only when asked for (a turn makes its id on
-        first use, and nothing on the agents table shows it)."""
-        return self.current.uuid if self.current is not None else None
+@functools.cache
+def _spans() -> ModuleType | None:
+    """`_spans_module`, imported once, when the first in-process store is made: importing
+    ``pygents_tui`` (or its state package) must not load the OpenTelemetry SDK."""
+    return _spans_module()
 
 
 class ThisProcess:
@@ -143,40 +116,85 @@ class ThisProcess:
 _EVERYTHING = Capabilities()
 
 
-class LocalView:
-    """``model`` through the `DashboardView`
-    protocol. ``tracer_provider``: the provider whose spans the trace view shows
-    (``None``: the global one, looked for until an SDK installs one). Its source is
-    `ThisProcess`."""
+class _NoTraces:
+    """The store's traces until this process's spans are found (`LiveProcess.spans`)."""
+
+    evicted = 0
+    dropped = 0
+
+    def tree(self, trace_id: str) -> TraceTree | None:
+        return None
+
+
+class LiveProcess(Store):
+    """The store as the in-process feeder keeps it: one service (this program) with
+    one instance (this process), its agents labelled by their bare names. On every
+    drain (`refresh_live`) what only live agents can say is read from the registry:
+    every registered agent gets a row, with its phase, queue depth, current turn and
+    context sizes; those that left are marked finished (`FinishedAgents`). Their
+    queued turns and context items are read when a panel asks (`queued_turns`,
+    `context_contents`): a registry lookup, and previews of the few items shown.
+
+    ``tracer_provider``: the provider whose spans the trace view shows (``None``: the
+    global one, looked for until an SDK installs one)."""
 
     label_width = 10  # the agents' own names
 
-    def __init__(self, model: DashboardModel, tracer_provider: object | None = None) -> None:
-        self.model = model
+    def __init__(
+        self,
+        limits: StoreLimits,
+        clock: Callable[[], float],
+        *,
+        max_finished: int,
+        tracer_provider: object | None = None,
+    ) -> None:
+        super().__init__(limits, _NoTraces(), clock, stale_after=math.inf)
+        self.process = self.add_service(
+            _program(), f"pid {os.getpid()}", label=_program(), at=self.epoch, pid=os.getpid()
+        )
+        self.process.bare = True
+        self.finished = FinishedAgents(max_finished)  # of the store's agents, those that left
         self.sources = Sources(ThisProcess())
         self.spans: SpanSource | None = None
         self._subscription: Any = None
         self._find_provider: Callable[[], object] | None = None
-        if _SPANS is not None:
+        self.trace_with(tracer_provider)
+
+    def trace_with(self, tracer_provider: object | None) -> None:
+        """Show the spans of ``tracer_provider`` (``None``: the global provider's),
+        instead of those shown so far."""
+        if self.spans is not None:
+            self.spans.close()  # (its provider keeps it, closed: it ignores spans)
+            self.spans = None
+        spans = _spans()
+        if spans is not None:
             given = tracer_provider is not None
-            self._find_provider = (lambda: tracer_provider) if given else _SPANS.global_provider
+            self._find_provider = (lambda: tracer_provider) if given else spans.global_provider
             self._watch_provider()
 
     def _watch_provider(self) -> None:
         """Register on the SDK's provider once there is one. The program may configure
         its SDK after the dashboard started: looked for again at every drain until found
         (an attribute read and an isinstance check)."""
-        if self._find_provider is None or _SPANS is None:
+        spans = _spans()
+        if self._find_provider is None or spans is None:
             return
-        capture: SpanSource | None = _SPANS.attach(self._find_provider())
+        capture: SpanSource | None = spans.attach(self._find_provider())
         if capture is not None:
             self.spans = capture
             self._find_provider = None
 
+    def agent(self, name: str) -> AgentEntry:
+        """The agent of this process named ``name``, made on first sight."""
+        found = self.agents.get(name)
+        if found is None:
+            found = self.new_agent(self.process, name, name, name, name)
+        return found
+
     def start(self) -> None:
-        """Subscribe the model to this process's runtime."""
+        """Subscribe the feeder to this process's runtime."""
         if self._subscription is None:
-            self._subscription = subscribe(self.model)
+            self._subscription = subscribe(cast("Subscriber", self))
 
     def close(self) -> None:
         if self._subscription is not None:
@@ -186,11 +204,45 @@ class LocalView:
             self.spans.close()
         self._find_provider = None
 
-    # -- what only this process's agents offer -------------------------------------------
+    # -- what only live agents say, read on every drain -------------------------------------
 
-    @property
-    def wall_clock(self) -> Callable[[float], datetime]:
-        return self.model.wall_time
+    def refresh_live(self, now: float) -> bool:
+        """Give every registered agent a row with its live state, and mark those that
+        left the registry finished. True if the list of agents changed."""
+        changed = False
+        for found in AgentRegistry.all():
+            entry = self.agents.get(found.name)
+            if entry is None:
+                entry = self.agent(found.name)
+                changed = True
+            queue, pool = found.context_queue, found.context_pool
+            current = found.current_turn
+            entry.live_phase = _phase(found, entry.phase)
+            entry.queue_depth = found.queue_depth
+            entry.current_tool = current.tool.name if current is not None else None
+            entry.current_turn = current.uuid if current is not None else None
+            entry.context_queue = Capacity(len(queue), queue.limit)
+            entry.context_pool = Capacity(len(pool), pool.limit)
+        if self.finished.follow(self, AgentRegistry.__contains__, now):
+            changed = True
+            for entry in self.finished:  # its queue, turn and context went with it
+                entry.queue_depth = entry.current_tool = entry.current_turn = None
+                entry.live_phase = None
+                entry.context_queue = entry.context_pool = None
+        return changed
+
+    def phase(self, agent: Agent) -> str:
+        """What registered ``agent`` is doing now (its row's state)."""
+        found = self.agents.get(agent.name)
+        return _phase(agent, found.phase if found is not None else "idle")
+
+    def finished_agents(self) -> list[AgentEntry]:
+        """The agents that have left the registry, oldest first."""
+        return list(self.finished)
+
+    def clear_finished(self) -> int:
+        self.finished.clear()
+        return super().clear_finished()
 
     def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
         found = AgentRegistry.find(agent)
@@ -219,70 +271,21 @@ class LocalView:
     def mailboxes(self) -> Mapping[str, MailboxStats]:
         return served_stats()
 
-    def finished_count(self) -> int:
-        return len(self.model.finished)
-
-    def clear_finished(self) -> int:
-        return self.model.clear_finished()
-
-    # -- the protocol ------------------------------------------------------------------
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self.model.clock
-
-    @property
-    def epoch(self) -> float:
-        return self.model.epoch
+    # -- this process's spans ------------------------------------------------------------------
 
     @property
     def version(self) -> int:
-        return self.model.version + (self.spans.version if self.spans is not None else 0)
+        return super().version + (self.spans.version if self.spans is not None else 0)
 
-    def drain(self) -> bool:
-        changed = self.model.drain()
+    def drain_spans(self) -> bool:
         if self.spans is None:
             self._watch_provider()
-        if self.spans is not None and self.spans.drain():
-            changed = True
-        return changed
+        return self.spans is not None and self.spans.drain()
 
-    def agent_rows(self) -> list[LocalAgentRow]:
-        """The registered agents by name, then the finished ones, oldest first."""
-        model = self.model
-        rows = [self._row(agent) for agent in model.live_agents()]
-        rows += [_finished(state) for state in model.finished_agents()]
-        return rows
-
-    def _row(self, agent: Agent) -> LocalAgentRow:
-        state = self.model.agents.get(agent.name) or AgentState(agent.name)  # none seen yet
-        queue, pool = agent.context_queue, agent.context_pool
-        return _agent_row(
-            state,
-            self.model.phase(agent),
-            queue_depth=agent.queue_depth,
-            current=agent.current_turn,
-            context=(Capacity(len(queue), queue.limit), Capacity(len(pool), pool.limit)),
-        )
-
-    def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
-        return self.model.running_turns(agent)
-
-    def recent_turns(self, agent: str | None = None) -> Sequence[TurnRecord]:
-        recent = self.model.recent
-        return recent if agent is None else of_agent(recent, agent)  # no copy of them all
-
-    def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRecord]]:
-        state = self.model.agents.get(agent)
-        return (state.values, state.values_tail) if state is not None else (0, ())
-
-    def event_log(self) -> tuple[int, Sequence[LogEntry]]:
-        return self.model.log_total, self.model.log.items
-
-    def find_turn(self, key: str) -> TurnRecord | None:
-        """The turn with id ``key``; its trace id learned from its span if the model
-        had no way to ask for it when the turn started."""
-        record = self.model.find_turn(key)
+    def find_turn(self, key: str) -> TurnEntry | None:
+        """The turn with id ``key``; its trace id learned from its span if there was
+        no way to ask for it when the turn started."""
+        record = super().find_turn(key)
         if record is not None and record.trace_id is None and self.spans is not None:
             record.trace_id = self.spans.trace_of(key)
         return record
@@ -293,19 +296,30 @@ class LocalView:
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
         if panel == "trace" and self.spans is None:
             return NO_SDK
-        return self.sources.of(agent).panel_note(panel)
+        return super().unavailable(panel, agent)
 
-    def counters(self) -> dict[str, int]:
-        model = self.model
-        counts = {
-            "received": model.processed,
-            "dropped": model.dropped,
-            "completed": model.completed,  # cleared agents' turns too
-            "finished_dropped": model.finished.dropped,
-        }
-        if self.spans is not None:
-            counts["spans_dropped"] = self.spans.dropped
-        return {name: value for name, value in counts.items() if value}
+
+def LocalView(model: LiveProcess, tracer_provider: object | None = None) -> LiveProcess:
+    """``model`` itself, showing the spans of ``tracer_provider``: the in-process
+    model is a `DashboardView` of its own now (kept for code that wrapped it)."""
+    if tracer_provider is not None:
+        model.trace_with(tracer_provider)
+    return model
+
+
+def _program() -> str:
+    """This program's name, as a service of one instance is named."""
+    return Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+
+
+def _phase(agent: Agent, seen: str) -> str:
+    """What a registered agent is doing: paused or running as it says, else what its
+    last run left (``seen``), idle once a run has ended."""
+    if agent.is_paused:
+        return "paused"
+    if agent.is_running:
+        return "running"
+    return seen if seen != "running" else "idle"
 
 
 def _arguments(turn: Turn[Any]) -> str:
@@ -318,40 +332,5 @@ def _arguments(turn: Turn[Any]) -> str:
     return preview(arguments, 40)
 
 
-def _finished(state: AgentState) -> LocalAgentRow:
-    """The row of an agent that left the registry: its totals, kept until cleared."""
-    return _agent_row(state, state.phase, gone=True)
-
-
-def _agent_row(
-    state: AgentState,
-    phase: str,
-    *,
-    queue_depth: int | None = None,
-    current: Turn[Any] | None = None,
-    context: tuple[Capacity, Capacity] | None = None,
-    gone: bool = False,
-) -> LocalAgentRow:
-    """An agent's totals from ``state``, with what only a registered agent has."""
-    return LocalAgentRow(
-        name=state.name,
-        state=phase,
-        queue_depth=queue_depth,
-        current_tool=current.tool.name if current is not None else None,
-        completed=state.completed,
-        failed=state.failed,
-        timed_out=state.timed_out,
-        cancelled=state.cancelled,
-        values=state.values,
-        evictions=state.evictions,
-        context_queue=context[0] if context is not None else None,
-        context_pool=context[1] if context is not None else None,
-        throughput=state.throughput,
-        last_error=state.last_error,
-        current=current,
-        gone=gone,
-    )
-
-
 # The in-process view is a DashboardView (checked by mypy, free at run time).
-_VIEW: type[DashboardView] = LocalView
+_VIEW: type[DashboardView] = LiveProcess

@@ -1,13 +1,15 @@
-"""The dashboard's model: everything the screen shows, and no UI.
+"""The in-process feeder: this process's runtime written into the dashboard's one
+store (`pygents_tui.state.Store`) as a fleet of one, and no UI.
 
 It is fed by the core's subscription seam at almost no cost to the agents: it follows
 scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
 timeouts, context changes — so every per-turn path of the runtime stays on its fast
 track. Ingestion is one ``deque.append`` and a count;
 [`DashboardModel.drain`][pygents_tui.DashboardModel.drain],
-called by the UI on a timer, turns the records into per-agent state, bounded ring
-buffers and counters. Live state (queue depth, current turn, context sizes, a stream's values so
-far) is read from the agents themselves at refresh time.
+called by the UI on a timer, folds the records into the store's agents, turns, rings
+and counters, through the same writes the OTLP feeder makes. Live state (queue depth,
+current turn, context sizes, a stream's values so far) is read from the agents
+themselves on every drain (`pygents_tui.local.LiveProcess`).
 """
 
 from __future__ import annotations
@@ -37,18 +39,18 @@ from pygents import (
     Turn,
     TurnHook,
 )
-from pygents_tui._agents import THROUGHPUT_SECONDS, TURNS_KEPT, AgentState, FinishedAgents
+from pygents_tui._agents import THROUGHPUT_SECONDS, AgentState
 from pygents_tui._errors import summary
 from pygents_tui._preview import preview
 from pygents_tui._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
+from pygents_tui.local import LiveProcess
 from pygents_tui.state import (
     PAUSED,
     RESUMED,
     RUN_STARTED,
-    Ring,
+    StoreLimits,
     ValueEntry,
     added,
-    by_start,
     evicted,
     queued,
     turn_started,
@@ -77,7 +79,7 @@ stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
 ``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
 
 
-class DashboardModel(Subscriber):
+class DashboardModel(LiveProcess, Subscriber):
     """See the module docstring.
 
     ``clock`` (monotonic seconds) times everything the model records; ``wall_clock``
@@ -98,21 +100,22 @@ class DashboardModel(Subscriber):
         trace_id: Callable[[Scope], str | None] | None = None,
         wall_clock: Callable[[], float] = time.time,
         max_finished: int = 50,
+        tracer_provider: object | None = None,
     ) -> None:
-        self.clock = clock
-        self.epoch = clock()  # times are shown as seconds since the dashboard started
+        super().__init__(
+            StoreLimits(log=max_log, **_IN_PROCESS),
+            clock,
+            max_finished=max_finished,
+            tracer_provider=tracer_provider,
+        )
         self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
+        self.wall_clock = self.wall_time
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
         self.received = 0
         self.processed = 0
-        self.agents: dict[str, AgentState] = {}
-        self.finished = FinishedAgents(max_finished)  # of `agents`, those that left
         self.completed = 0  # turns completed, by every agent, cleared or not
-        self.running: dict[Scope, TurnRecord] = {}
-        self.recent: deque[TurnRecord] = deque(maxlen=500)
-        self.log: Ring[LogEntry] = Ring(max_log)
-        self.version = 0  # bumped by every drain that changed something
         self.trace_id = trace_id
+        self._open: dict[Scope, TurnRecord] = {}  # the running turns, by their scope
         self._seen_values: dict[Scope, int] = {}
         self._settling: list[tuple[TurnRecord, str | None, BaseException | None]] = []
 
@@ -151,15 +154,9 @@ class DashboardModel(Subscriber):
         """Records lost because the inbox overflowed before a drain."""
         return self.received - self.processed - len(self.inbox)
 
-    def agent(self, name: str) -> AgentState:
-        state = self.agents.get(name)
-        if state is None:
-            state = self.agents[name] = AgentState(name)
-        return state
-
-    def drain(self) -> bool:
-        """Process every pending record, then tail running streams. True if anything
-        changed since the last call."""
+    def fold(self) -> bool:
+        """Process every pending record, then tail running streams and read the live
+        agents (the store's `drain` calls this first). True if anything changed."""
         inbox = self.inbox
         count = len(inbox)
         changed = count > 0
@@ -175,31 +172,29 @@ class DashboardModel(Subscriber):
         self._settle()
         if self._tail_streams():
             changed = True
-        now = self.clock()
-        if self._roll_throughput(int(now)):
+        if self.refresh_live(self.clock()):
             changed = True
-        if self.finished.follow(self.agents, AgentRegistry.__contains__, now):
+        if self.drain_spans():
             changed = True
-        if changed:
-            self.version += 1
         return changed
 
     def _settle(self) -> None:
-        """Previews for the turns that ended in this drain and are still kept; then
-        every one of them lets go of its turn (its output and values are the program's
-        to free).
+        """Previews for the turns that ended in this drain and can still be shown;
+        then every one of them lets go of its turn (its output and values are the
+        program's to free).
 
         Done once per drain, newest first, rather than as each turn ends: in a busy drain
-        most ended turns are already pushed out of the bounded rings, and previews built
+        most ended turns are already pushed out of the bounded tables, and previews built
         for them would be thrown away unseen.
         """
         settling = self._settling
         recent_left = self.recent.maxlen or 0
+        turns = self.turns
         agent_left: dict[str, int] = {}
         for record, output, error in reversed(settling):
-            kept = recent_left > 0
+            kept = recent_left > 0 or record.key in turns
             recent_left -= 1
-            if record.agent is not None:
+            if record.agent is not None:  # an agent's last turns are kept too
                 left = agent_left.get(record.agent, TURNS_KEPT)
                 kept = kept or left > 0
                 agent_left[record.agent] = left - 1
@@ -209,16 +204,8 @@ class DashboardModel(Subscriber):
                 record.let_go(details)
         settling.clear()
 
-    def _roll_throughput(self, second: int) -> bool:
-        """Quiet seconds count as zero: move every agent's buckets up to now."""
-        rolled = False
-        for state in self.agents.values():
-            if state.rate.roll(second):
-                rolled = True
-        return rolled
-
     def _note(self, at: float, agent: str, kind: str, text: str) -> None:
-        self.log.append(LogEntry(at, agent, kind, text))
+        self.note(self.process, at, agent, kind, text)
 
     def _started(self, scope: Scope, at: float, trace: str | None = None) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
@@ -227,19 +214,26 @@ class DashboardModel(Subscriber):
             self._note(at, state.name, "run", RUN_STARTED)
             return
         turn: Turn = scope.target
-        agent = scope.agent.name if scope.agent is not None else None
+        agent = self.agent(scope.agent.name) if scope.agent is not None else None
+        uuid = turn.uuid
         record = TurnRecord(
+            key=uuid,
+            uuid=uuid,
+            service=self.process,
+            agent=agent.key if agent is not None else None,
+            agent_label=agent.label if agent is not None else "—",
             turn=turn,
-            agent=agent,
             tool=turn.tool.name,
             started=at,
             timeout=float(turn.timeout),
             streaming=turn.tool.streaming,
             trace_id=trace,
         )
-        self.running[scope] = record
+        self._open[scope] = record
+        self.index_turn(record)
+        self.start_running(record)
         if agent is not None:
-            self._note(at, agent, "turn", turn_started(record.tool))
+            self._note(at, agent.label, "turn", turn_started(record.tool))
 
     def _ended(self, scope: Scope, at: float) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
@@ -249,20 +243,17 @@ class DashboardModel(Subscriber):
                 state.last_error = summary(scope.error, 120, preview)
             self._note(at, state.name, "run", text)
             return
-        record = self.running.pop(scope, None)
+        record = self._open.pop(scope, None)
         if record is None:
             return
         self._tail_stream(scope, record, at)
         self._seen_values.pop(scope, None)
         error = scope.error if scope.stop_reason is not StopReason.COMPLETED else None
-        record.end(
-            scope.stop_reason, at, summary(error, 200, preview) if error is not None else None
-        )
         turn: Turn = scope.target
         output = None  # its preview, made here only when the values tail needs it
         if (
             not record.streaming
-            and not record.error
+            and error is None
             and scope.stop_reason is StopReason.COMPLETED
             and record.agent is not None
             and not isinstance(turn.output, (Turn, ContextItem))
@@ -271,24 +262,22 @@ class DashboardModel(Subscriber):
             output = record.shown(turn.output)
             self._value(record, output, at)
         self._settling.append((record, output, error))  # see _settle
-        self.recent.append(record)
-        if record.agent is None:
-            return
-        state = self.agent(record.agent)
-        state.turns.append(record)
-        if scope.stop_reason is StopReason.COMPLETED:
+        self.finish(
+            record,
+            scope.stop_reason,
+            summary(error, 200, preview) if error is not None else None,
+            at,
+        )
+        if record.agent is not None and scope.stop_reason is StopReason.COMPLETED:
             self.completed += 1
-        kind, text = state.turn_ended(record)
-        self._note(at, state.name, kind, text)
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:
         """Count a value of ``record``'s turn, and keep ``text``, its preview."""
-        if record.agent is None:
+        agent = self.agents.get(record.agent) if record.agent is not None else None
+        if agent is None:
             return
-        state = self.agent(record.agent)
-        state.values += 1
-        record.values += 1
-        state.values_tail.append(ValueEntry(at, record.tool, text))
+        self.add_values(record, record.values + 1)
+        agent.values_tail.append(ValueEntry(at, record.tool, text))
 
     def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
         output = record.turn.output if record.turn is not None else None
@@ -304,9 +293,7 @@ class DashboardModel(Subscriber):
         fresh = output[max(seen, total - 500) : total]
         skipped = total - seen - len(fresh)
         if skipped and record.agent is not None:
-            state = self.agent(record.agent)
-            state.values += skipped
-            record.values += skipped
+            self.add_values(record, record.values + skipped)
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
                 self._value(record, record.shown(value), at)
@@ -315,7 +302,7 @@ class DashboardModel(Subscriber):
 
     def _tail_streams(self) -> bool:
         changed = False
-        for scope, record in list(self.running.items()):
+        for scope, record in list(self._open.items()):
             if self._tail_stream(scope, record):
                 changed = True
         return changed
@@ -352,7 +339,7 @@ class DashboardModel(Subscriber):
         else:
             self._note(at, owner, "event", f"{kind.qualified}")
 
-    # -- reading, for the widgets -----------------------------------------------------------
+    # -- reading ---------------------------------------------------------------------------
 
     def wall_time(self, at: float) -> datetime:
         """The date (UTC) of ``at``, a time read from `clock`."""
@@ -362,30 +349,30 @@ class DashboardModel(Subscriber):
         """The registered agents, by name."""
         return sorted(AgentRegistry.all(), key=lambda a: a.name)
 
-    def finished_agents(self) -> list[AgentState]:
-        """The agents that have left the registry (their states), oldest first."""
-        return list(self.finished)
+    def counters(self) -> dict[str, int]:
+        """What this process's feeder counts: records taken and lost, turns completed
+        (cleared agents' too), finished agents forgotten and spans lost."""
+        counts = {
+            "received": self.processed,
+            "dropped": self.dropped,
+            "completed": self.completed,
+            "finished_dropped": self.finished.dropped,
+        }
+        if self.spans is not None:
+            counts["spans_dropped"] = self.spans.dropped
+        return {name: value for name, value in counts.items() if value}
 
-    def clear_finished(self) -> int:
-        """Forget the finished agents; how many there were."""
-        count = self.finished.clear(self.agents)
-        if count:
-            self.version += 1
-        return count
 
-    def phase(self, agent: Agent) -> str:
-        state = self.agents.get(agent.name)
-        if agent.is_paused:
-            return "paused"
-        if agent.is_running:
-            return "running"
-        return state.phase if state is not None and state.phase != "running" else "idle"
+TURNS_KEPT: Final = 200  # per agent, for the inspector
 
-    def running_turns(self, agent: str | None = None) -> list[TurnRecord]:
-        return by_start(self.running.values(), agent)
-
-    def find_turn(self, uuid: str) -> TurnRecord | None:
-        for record in (*self.running.values(), *reversed(self.recent)):
-            if record.uuid == uuid:
-                return record
-        return None
+_IN_PROCESS: Final = {
+    "agents": 100_000,  # the program's own agents: the registry bounds them
+    "turns": 500,  # findable: the recent ones and the running ones (see `_settle`)
+    "running": 1_000_000,  # the program's running turns, each alive in the program
+    "recent": 500,
+    "values": 500,  # value previews per agent
+    "agent_turns": TURNS_KEPT,
+    "service_turns": 1,  # (one service: the recent turns are its turns)
+    "service_log": 1,  # (likewise, the log)
+}
+"""The store's bounds for a fleet of one (the others are the store's defaults)."""

@@ -2,8 +2,9 @@
 
 `Receiver` accepts OTLP over gRPC and HTTP on the caller's event loop and
 hands decoded batches to `FleetModel`, which folds spans and the live
-records ``pygents_otel`` sends into services, agents and turns behind the same
-read API (`DashboardView`) as the in-process model.
+records ``pygents_otel`` sends into the dashboard's one store (services, agents and
+turns behind the read API, `DashboardView`, that the in-process feeder's rows are
+read through too).
 The receiver is read-only: it accepts data, stores it bounded, and runs nothing.
 
 The names below load on first use. The dashboard's panels import

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from pygents import StopReason
 from pygents_otel import _names as k
 from pygents_tui.listen.decode import ResourceInfo, Value
-from pygents_tui.listen.state import Run
-from pygents_tui.state import Capacity
+from pygents_tui.state import Capacity, Run
 
 __all__ = [
     "as_capacity",

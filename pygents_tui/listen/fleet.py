@@ -8,14 +8,10 @@ values and carry queue depths and context sizes; spans close turns when no recor
 did, and every span, pygents' own or not, goes to the trace store.
 
 Ingestion, on the receiver's path, is an append to a byte-bounded inbox; the UI
-calls `FleetModel.drain` on a timer to fold it into state, as the in-process
-model does. Every store is bounded and says how much it dropped. A service that
-stops sending is marked stale after ``stale_after`` seconds, never removed silently:
-only the user (`FleetModel.forget_stale`) or the bound on services removes
-it, and the bound counts what it evicts.
-
-The read API is `DashboardView`'s, so the panels
-that show the in-process model show this one too.
+calls `FleetModel.drain` on a timer to fold it into the dashboard's one store
+(`pygents_tui.state.Store`), which owns the tables, their bounds, staleness and the
+read API (`DashboardView`). ``FleetModel`` is that store with this feeder: the OTLP
+attribute handlers (`Folding`) and the inbox.
 """
 
 from __future__ import annotations
@@ -23,40 +19,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 from pygents_tui.listen.decode import Batch, cut
 from pygents_tui.listen.folding import Folding
-from pygents_tui.listen.state import (
-    AgentEntry,
-    FleetLimits,
-    LogEntry,
-    ServiceState,
-    TurnEntry,
-    ValueEntry,
-)
 from pygents_tui.state import (
     ACTION_NEEDS,
     Action,
+    AgentEntry,
     Capabilities,
-    ContextContents,
     DashboardView,
     Panel,
-    QueuedTurn,
     Reply,
     Sources,
-    TraceTree,
-    bounded_context,
-    bounded_queue,
-    by_start,
-    of_agent,
+    StoreLimits,
 )
 
-if TYPE_CHECKING:
-    from pygents.redis import MailboxStats
-
 __all__ = ["CAPABILITIES", "FleetLimits", "FleetModel", "OtlpSource"]
+
+FleetLimits = StoreLimits  # the name the store's bounds had when only the fleet had them
 
 CAPABILITIES = Capabilities(
     {
@@ -102,9 +83,6 @@ class FleetModel(Folding):
     nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
     ingestion, so a waiter wakes up instead of polling."""
 
-    label_width = 24  # labels carry their service and instance
-    wall_clock = None  # the senders' clocks date their records, not the listener's
-
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,
@@ -113,17 +91,12 @@ class FleetModel(Folding):
         stale_after: float = 5.0,
         limits: FleetLimits | None = None,
     ) -> None:
-        super().__init__(limits if limits is not None else FleetLimits())
-        self._clock = clock
+        super().__init__(limits if limits is not None else FleetLimits(), clock, stale_after)
         self.wall = wall
-        self._epoch = clock()
-        self.stale_after = stale_after
-        self._version = 0
         self.arrived = asyncio.Event()
         self.last_rejection: str | None = None
         self._inbox: deque[tuple[Batch, float, int]] = deque()
         self._pending = 0
-        self._second = int(self._epoch)
         # What a program sets to send here (``listen_app`` knows where it listens): the
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
@@ -156,97 +129,21 @@ class FleetModel(Folding):
 
     # -- folding, on the UI's timer ------------------------------------------------------------
 
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self._clock
-
-    @property
-    def epoch(self) -> float:
-        return self._epoch
-
-    @property
-    def version(self) -> int:
-        return self._version
-
-    def drain(self) -> bool:
-        """Fold everything that arrived, then update staleness and rates. True if
-        anything changed since the last call."""
+    def fold(self) -> bool:
+        """Fold every batch that arrived (the store's `drain` calls this first)."""
         inbox = self._inbox
         changed = bool(inbox)
         while inbox:
             batch, mono, wall = inbox.popleft()
             self._pending -= batch.size
             self.fold_batch(batch, mono, wall)
-        now = self._clock()
-        if self._check_stale(now):
-            changed = True
-        second = int(now)
-        if second != self._second:
-            self._second = second
-            for agent in self.agents.values():
-                agent.rate.roll(now)
-            changed = True
-        if changed:
-            self._version += 1
         self.arrived.clear()
         return changed
 
-    def _check_stale(self, now: float) -> bool:
-        changed = False
-        for service in self.services.values():
-            if service.ended or service.stale:
-                continue  # an ended process says nothing more, and is not stale for it
-            if now - service.last_seen > self.stale_after:
-                service.stale = True
-                self.note(service, now, service.label, "stale", "stopped sending")
-                changed = True
-        return changed
-
-    def forget_stale(self) -> int:
-        """Remove every stale service with its agents and turns (the user's action);
-        how many were removed."""
-        stale = [s for s in self.services.values() if s.stale]
-        for service in stale:
-            self.remove_service(service)
-        if stale:
-            self._version += 1
-        return len(stale)
-
-    # -- reading: the DashboardView protocol ---------------------------------------------------
-
-    def agent_rows(self) -> list[AgentEntry]:
-        return sorted(self.agents.values(), key=lambda a: (a.service.label, a.name, a.key))
-
-    def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        return by_start(self.running.values(), agent)
-
-    def recent_turns(self, agent: str | None = None) -> list[TurnEntry]:
-        return of_agent(self.recent, agent)
-
-    def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
-        found = self.agents.get(agent)
-        if found is None:
-            return 0, []
-        return found.values_tail.total, list(found.values_tail)
-
-    def event_log(self) -> tuple[int, list[LogEntry]]:
-        return self.log.total, list(self.log)
-
-    def find_turn(self, key: str) -> TurnEntry | None:
-        """By key, else by uuid (the newest turn with it)."""
-        found = self.turns.get(key)
-        if found is not None:
-            return found
-        for turn in reversed(self.turns.values()):
-            if turn.uuid == key:
-                return turn
-        return None
-
-    def trace_tree(self, trace_id: str) -> TraceTree | None:
-        return self.traces.tree(trace_id)
+    # -- reading: what only a fleet heard over OTLP adds to the store's --------------------------
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
-        note = self.sources.of(agent).panel_note(panel)
+        note = super().unavailable(panel, agent)
         if note is not None:
             return note
         if panel == "values" and not self.previews_seen:
@@ -271,91 +168,11 @@ class FleetModel(Folding):
         return f"no live records yet from {named}: its {effect}"
 
     def counters(self) -> dict[str, int]:
-        counts = dict(self.counts)
-        counts["services"] = len(self.services)
-        counts["stale"] = sum(1 for s in self.services.values() if s.stale)
-        counts["ended"] = sum(1 for s in self.services.values() if s.ended)
-        counts["traces_evicted"] = self.traces.evicted
-        counts["trace_spans_dropped"] = self.traces.dropped
-        counts["log_dropped"] = self.log.dropped
-        counts["pending"] = sum(b.items for b, _, _ in self._inbox)
-        return {name: value for name, value in counts.items() if value}
-
-    # -- what a fleet does not offer, or has nothing of ---------------------------------------
-
-    def start(self) -> None:
-        """Nothing to start: the receiver feeds the model (``ingest``) as requests arrive."""
-
-    def close(self) -> None:
-        """Nothing to let go of: the receiver is closed by whoever started it."""
-
-    def set_contents(
-        self,
-        agent: str,
-        queued: Iterable[QueuedTurn] | None = None,
-        more: int = 0,
-        context: ContextContents | None = None,
-    ) -> bool:
-        """What a feeder that reaches into an agent's process says its queue holds
-        (the first waiting turns as ``(position, tool, arguments, timeout)``, and how
-        many more wait) and its context's items; ``None`` leaves that part as it was.
-        From then on the agent is offered them. Bounded like the in-process source's
-        (`bounded_queue`, `bounded_context`): they come from the network. False if no
-        agent has key ``agent``."""
-        found = self.agents.get(agent)
-        if found is None:
-            return False
-        if queued is not None:
-            found.queued, found.queued_more = bounded_queue(queued, more)
-        if context is not None:
-            found.context = bounded_context(context)
-        self._version += 1
-        return True
-
-    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
-        """The waiting turns a feeder set (`set_contents`); none otherwise (a sender's
-        telemetry reports the depth only)."""
-        found = self.agents.get(agent)
-        if found is None or found.queued is None:
-            return []
-        rows = list(found.queued)
-        if found.queued_more:
-            rows.append(("…", f"{found.queued_more} more", "", ""))
-        return rows
-
-    def context_contents(self, agent: str) -> ContextContents | None:
-        """The context items a feeder set (`set_contents`); ``None`` otherwise."""
-        found = self.agents.get(agent)
-        return found.context if found is not None else None
-
-    def mailboxes(self) -> Mapping[str, MailboxStats]:
-        return {}  # the Redis mailboxes of the services are not sent over OTLP
-
-    def finished_count(self) -> int:
-        """The agents of processes that said goodbye (one that just stops sending
-        keeps its agents, marked stale: see `forget_stale`)."""
-        return sum(len(s.agents) for s in self.services.values() if s.ended)
-
-    def clear_finished(self) -> int:
-        """Remove every process that said goodbye, with its agents and turns; how many
-        agents went."""
-        ended = [s for s in self.services.values() if s.ended]
-        count = sum(len(s.agents) for s in ended)
-        for service in ended:
-            self.remove_service(service)
-        if ended:
-            self._version += 1
-        return count
-
-    # -- the fleet's own views ---------------------------------------------------------------
-
-    def turn_trace(self, key: str) -> TraceTree | None:
-        """The trace of a turn (by key or uuid), if any of its spans arrived."""
-        turn = self.find_turn(key)
-        return self.traces.tree(turn.trace_id) if turn is not None and turn.trace_id else None
-
-    def service_rows(self) -> list[ServiceState]:
-        return sorted(self.services.values(), key=lambda s: s.label)
+        counts = super().counters()
+        pending = sum(b.items for b, _, _ in self._inbox)
+        if pending:
+            counts["pending"] = pending
+        return counts
 
 
 # The fleet model is a DashboardView (checked by mypy, free at run time).

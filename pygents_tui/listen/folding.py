@@ -11,7 +11,8 @@ alone still give ended turns, attributed to their agent when the agent-run span
 
 from __future__ import annotations
 
-from pygents import StopReason
+from collections.abc import Callable
+
 from pygents_otel import _names as k
 from pygents_tui.listen import contents
 from pygents_tui.listen.coerce import (
@@ -25,8 +26,17 @@ from pygents_tui.listen.coerce import (
 )
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
 from pygents_tui.listen.services import PHASES, Handler, Services
-from pygents_tui.listen.state import AgentEntry, FleetLimits, ServiceState, TurnEntry, ValueEntry
-from pygents_tui.state import RUN_PHASE, bounded_context, bounded_queue, turn_started
+from pygents_tui.state import (
+    RUN_PHASE,
+    AgentEntry,
+    ServiceState,
+    StoreLimits,
+    TurnEntry,
+    ValueEntry,
+    bounded_context,
+    bounded_queue,
+    turn_started,
+)
 
 __all__ = ["Folding"]
 
@@ -34,8 +44,8 @@ __all__ = ["Folding"]
 class Folding(Services):
     """Spans and turn records folded into turns (see the module docstring)."""
 
-    def __init__(self, limits: FleetLimits) -> None:
-        super().__init__(limits)
+    def __init__(self, limits: StoreLimits, clock: Callable[[], float], stale_after: float) -> None:
+        super().__init__(limits, clock, stale_after)
         self._handlers: dict[str, Handler] = {
             k.TURN_START: self._turn_start,
             k.TURN_END: self._turn_end,
@@ -108,76 +118,11 @@ class Folding(Services):
 
     # -- turns ------------------------------------------------------------------------------------
 
-    def _open(
-        self, service: ServiceState, uuid: str, agent: AgentEntry | None, tool: str, at: float
-    ) -> TurnEntry:
-        key = f"{service.id}/{uuid}"
-        turn = self.turns.get(key) or self.running.get(key)  # (it may have left the index)
-        if turn is None:
-            turn = TurnEntry(
-                key=key,
-                uuid=uuid,
-                service=service,
-                agent=agent.key if agent is not None else None,
-                agent_label=agent.label if agent is not None else f"{service.label}/—",
-                tool=tool,
-                started=at,
-            )
-        elif agent is not None and turn.agent is None:
-            self._adopt(turn, agent)
-        self.index_turn(turn)
-        return turn
-
-    def _values(self, turn: TurnEntry, count: int | None) -> None:
-        """Take a sender's running count of a turn's values (counts may arrive out of
-        order or twice: only growth is added)."""
-        if count is None or count <= turn.values:
-            return
-        agent = self.agents.get(turn.agent) if turn.agent is not None else None
-        if agent is not None:
-            agent.values += count - turn.values
-        turn.values = count
-
-    def _returned(self, turn: TurnEntry) -> None:
-        """Count what a completed turn that does not stream returned as its one value,
-        as the in-process source does, once both its start and its end are known."""
-        if turn.returns and turn.stop_reason is StopReason.COMPLETED and not turn.values:
-            self._values(turn, 1)
-
     def _end_time(self, turn: TurnEntry, end_ns: int, at: float) -> float:
         """Exact when both ends come from the same sender's clock."""
         if turn.start_ns and end_ns >= turn.start_ns:
             return turn.started + (end_ns - turn.start_ns) / 1e9
         return max(at, turn.started)
-
-    def _finish(self, turn: TurnEntry, reason: StopReason, error: str | None, ended: float) -> None:
-        turn.end(reason, ended, error)
-        self._returned(turn)
-        self.stop_running(turn)
-        self.recent.append(turn)
-        turn.service.turns.append(turn)
-        agent = self.agents.get(turn.agent) if turn.agent is not None else None
-        if agent is not None:
-            self._count(agent, turn)
-
-    def lose(self, turn: TurnEntry, at: float, why: str) -> None:
-        """A turn of a process that is gone (``why``: it ``restarted``, or ``ended``):
-        it cannot end now, so it ends here, failed, as lost."""
-        self._finish(turn, StopReason.ERROR, f"lost: its process {why}", max(at, turn.started))
-
-    def _count(self, agent: AgentEntry, turn: TurnEntry) -> None:
-        if agent.current_turn == turn.key:
-            agent.current_turn = agent.current_tool = None
-        kind, text = agent.turn_ended(turn)
-        at = turn.ended if turn.ended is not None else turn.started
-        self.note(turn.service, at, agent.label, kind, text)
-
-    def _adopt(self, turn: TurnEntry, agent: AgentEntry) -> None:
-        """Give an agent a turn first seen without one (its span came first)."""
-        turn.agent, turn.agent_label = agent.key, agent.label
-        agent.values += turn.values
-        if turn.ended is not None:
-            self._count(agent, turn)
 
     def _record_turn(
         self, service: ServiceState, record: ReceivedRecord, at: float, tool: str
@@ -188,7 +133,7 @@ class Folding(Services):
         if not uuid:
             return None
         agent = self.agent_of(service, record.attributes)
-        return self._open(service, uuid, agent, tool, at), agent
+        return self.open_turn(service, uuid, agent, tool, at), agent
 
     @staticmethod
     def _link(turn: TurnEntry, record: ReceivedRecord) -> None:
@@ -205,7 +150,7 @@ class Folding(Services):
         turn, agent = found
         turn.returns = attributes.get(k.TURN_STREAMING) is False
         if turn.ended is not None:
-            self._returned(turn)
+            self.returned(turn)
             return  # its end came first: a start now must not make it run again
         turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or turn.timeout
@@ -228,7 +173,7 @@ class Folding(Services):
         if found is None:
             return
         turn = found[0]
-        self._values(turn, as_int(attributes.get(k.TURN_VALUES)))
+        self.add_values(turn, as_int(attributes.get(k.TURN_VALUES)))
         output = as_text(attributes.get(k.OUTPUT_PREVIEW))
         if output is not None:
             turn.output_preview = output
@@ -237,7 +182,7 @@ class Folding(Services):
             return  # the span closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error)
-        self._finish(turn, reason, error, self._end_time(turn, record.time_ns, at))
+        self.finish(turn, reason, error, self._end_time(turn, record.time_ns, at))
 
     def _turn_value(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -249,7 +194,7 @@ class Folding(Services):
         if turn.ended is None:
             self.start_running(turn)  # its start was lost, but it evidently runs
         count = as_int(attributes.get(k.TURN_VALUES))
-        self._values(turn, count if count is not None else turn.values + 1)
+        self.add_values(turn, count if count is not None else turn.values + 1)
         preview = as_text(attributes.get(k.VALUE_PREVIEW))
         if preview is not None and agent is not None:
             self.previews_seen = True
@@ -265,19 +210,19 @@ class Folding(Services):
             agent = self.agents.get(owner) if owner is not None else None
         tool = as_text(attributes.get(k.PYGENTS_TOOL)) or span.name[len(k.TURN_SPAN_PREFIX) :]
         started = self.local_time(service, span.start_ns, mono, wall)
-        turn = self._open(service, uuid, agent, tool, started)
+        turn = self.open_turn(service, uuid, agent, tool, started)
         turn.trace_id, turn.span_id, turn.parent_id = span.trace_id, span.span_id, span.parent_id
         if not turn.start_ns:
             turn.start_ns = span.start_ns
         turn.timeout = turn.timeout or as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
         turn.tags = turn.tags or as_tags(attributes.get(k.TAGS))
-        self._values(turn, as_int(attributes.get(k.SPAN_VALUES)))
+        self.add_values(turn, as_int(attributes.get(k.SPAN_VALUES)))
         if turn.ended is not None:
             return  # its end record closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error, span.status == "error")
         ended = self._end_time(turn, span.end_ns, self.local_time(service, span.end_ns, mono, wall))
-        self._finish(turn, reason, span.status_message or error, ended)
+        self.finish(turn, reason, span.status_message or error, ended)
 
     # -- snapshots -------------------------------------------------------------------------------
 
@@ -327,7 +272,7 @@ class Folding(Services):
         if turn is not None:
             return turn if turn.ended is None else None
         attributes = record.attributes
-        turn = self._open(service, uuid, agent, tool_of(attributes) or "?", at)
+        turn = self.open_turn(service, uuid, agent, tool_of(attributes) or "?", at)
         started = as_int(attributes.get(k.TURN_STARTED))
         if started and record.time_ns >= started:
             turn.started = at - (record.time_ns - started) / 1e9  # the sender's clock
@@ -351,7 +296,7 @@ class Folding(Services):
             if child.parent_id == span.span_id and isinstance(uuid, str):
                 turn = self.turns.get(f"{service.id}/{uuid}")
                 if turn is not None and turn.agent is None:
-                    self._adopt(turn, agent)
+                    self.adopt(turn, agent)
         if not service.live:  # no live records: the span is all we know of the run
             reason = stop_reason(
                 span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"

@@ -1,5 +1,7 @@
-"""The fleet model's stores, its services and agents, and the live records that
-only concern an agent (runs, puts, pauses, snapshots, context sizes).
+"""The OTLP feeder's side of services and agents: which service and instance a
+resource names, a sender's clock, a restarted process, and the live records that
+only concern an agent (runs, puts, pauses, snapshots, context sizes). It writes into
+the dashboard's one store (`pygents_tui.state.Store`), which owns the tables.
 
 Services are keyed by ``service.name`` and instance, agents by ``gen_ai.agent.id``
 (else name) within their service: two processes that both run a ``planner`` keep
@@ -8,23 +10,26 @@ two rows. Both are bounded; the least recently heard of is evicted first, counte
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 from pygents_otel import _names as k
 from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
-from pygents_tui.listen.state import (
+from pygents_tui.listen.traces import TraceStore
+from pygents_tui.state import (
+    PAUSED,
+    RESUMED,
+    RUN_STARTED,
     AgentEntry,
-    FleetLimits,
-    LogEntry,
-    Ring,
     Run,
     ServiceState,
-    TurnEntry,
+    Store,
+    StoreLimits,
+    added,
+    evicted,
+    queued,
 )
-from pygents_tui.listen.traces import TraceStore
-from pygents_tui.state import PAUSED, RESUMED, RUN_STARTED, added, evicted, queued
 
 __all__ = ["PHASES", "Handler", "Services"]
 
@@ -33,23 +38,16 @@ Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 PHASES = frozenset(("idle", "running", "paused"))
 
 
-class Services:
-    """The stores, and the writers of services and agents. `Folding` adds
-    turns; `FleetModel` the inbox, staleness and the read API."""
+class Services(Store):
+    """The store, with the OTLP writers of services and agents. `Folding` adds
+    turns; `FleetModel` the inbox."""
 
-    def __init__(self, limits: FleetLimits) -> None:
-        self.limits = limits
-        self.traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
-        self.log: Ring[LogEntry] = Ring(limits.log)
-        self.services: dict[tuple[str, str], ServiceState] = {}
-        self.agents: OrderedDict[str, AgentEntry] = OrderedDict()
-        self.turns: OrderedDict[str, TurnEntry] = OrderedDict()
-        self.running: dict[str, TurnEntry] = {}
-        self.recent: Ring[TurnEntry] = Ring(limits.recent)
-        self.counts: Counter[str] = Counter()
-        self.previews_seen = False  # any value preview received at all
+    traces: TraceStore  # every span received, pygents' own or not
+
+    def __init__(self, limits: StoreLimits, clock: Callable[[], float], stale_after: float) -> None:
+        traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+        super().__init__(limits, traces, clock, stale_after=stale_after)
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
-        self._service_ids = 0
         self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
 
     def local_time(self, service: ServiceState, sent_ns: int, mono: float, wall: int) -> float:
@@ -126,104 +124,33 @@ class Services:
         return True
 
     def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
-        lost = self._lose_running(service, at, "restarted")
-        self._retire_agents(service)
+        lost = self.lose_running(service, at, "restarted")
+        self.retire_agents(service)
         service.retired.append(service.run)
         self.counts["restarts"] += 1
         pid = f" as pid {run[0]}" if run[0] is not None else ""
         text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
         self.note(service, at, service.label, "service", text)
 
-    def _lose_running(self, service: ServiceState, at: float, why: str) -> list[TurnEntry]:
-        """End a service's running turns as lost (its process is gone); those turns."""
-        running = self.running
-        lost = sorted(
-            (running[key] for key in service.turn_keys if key in running), key=lambda t: t.started
-        )
-        for turn in lost:
-            self.lose(turn, at, why)
-        return lost
-
-    def lose(self, turn: TurnEntry, at: float, why: str) -> None:
-        """End a turn whose process is gone (`Folding` ends it as it ends turns)."""
-        raise NotImplementedError
-
     def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
-        limits = self.limits
-        while len(self.services) >= limits.services:
-            oldest = min(self.services.values(), key=lambda s: s.last_seen)
-            self.remove_service(oldest)
-            self.counts["services_evicted"] += 1
-        self._service_ids += 1
         instance = resource.instance
         # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
         short = instance[:8] if len(instance) >= 32 else cut(instance, 24)
-        service = ServiceState(
-            id=f"s{self._service_ids}",
-            name=resource.service,
-            instance=instance,
+        service = self.add_service(
+            resource.service,
+            instance,
+            label=f"{resource.service}@{short}" if short else resource.service,
+            at=mono,
             host=resource.host,
             pid=resource.pid,
             run=run_of(resource),
-            label=f"{resource.service}@{short}" if short else resource.service,
-            first_seen=mono,
-            last_seen=mono,
-            log=Ring(limits.service_log),
-            turns=Ring(limits.service_turns),
         )
-        self.services[resource.key] = service
         self.note(service, mono, service.label, "service", "new service")
         return service
 
     def remove_service(self, service: ServiceState) -> None:
-        """Remove a service with its agents and turns, in time proportional to what
-        it holds (a flood of new services evicts thousands in one drain)."""
-        del self.services[(service.name, service.instance)]
-        self._retire_agents(service)
-        for key in service.turn_keys:
-            self.turns.pop(key, None)
-            self.running.pop(key, None)
-        service.turn_keys.clear()
-        self._last = (None, None)
-
-    def _retire_agents(self, service: ServiceState) -> None:
-        for agent in service.agents.values():
-            self.agents.pop(agent.key, None)
-        service.agents.clear()
-
-    # -- the turn index and the running table -------------------------------------------------
-    # Every insertion and removal goes through these, which keep each service's
-    # ``turn_keys`` (the keys it has in either table) exact.
-
-    def index_turn(self, turn: TurnEntry) -> None:
-        """Make ``turn`` findable by key; the oldest indexed turn leaves past the bound."""
-        turns = self.turns
-        if turn.key in turns:
-            return
-        turns[turn.key] = turn
-        turn.service.turn_keys.add(turn.key)
-        while len(turns) > self.limits.turns:
-            _, old = turns.popitem(last=False)
-            self._unkeyed(old)
-
-    def start_running(self, turn: TurnEntry) -> None:
-        running = self.running
-        if turn.key in running:
-            return
-        while len(running) >= self.limits.running:
-            old = running.pop(next(iter(running)))
-            self._unkeyed(old)
-            self.counts["running_evicted"] += 1
-        running[turn.key] = turn
-        turn.service.turn_keys.add(turn.key)
-
-    def stop_running(self, turn: TurnEntry) -> None:
-        if self.running.pop(turn.key, None) is not None:
-            self._unkeyed(turn)
-
-    def _unkeyed(self, turn: TurnEntry) -> None:
-        if turn.key not in self.turns and turn.key not in self.running:
-            turn.service.turn_keys.discard(turn.key)
+        super().remove_service(service)
+        self._last = (None, None)  # (the cache may hold it)
 
     def agent_of(self, service: ServiceState, attributes: Mapping[str, Value]) -> AgentEntry | None:
         """The agent named by ``gen_ai.agent.id`` (else ``gen_ai.agent.name``), created
@@ -241,30 +168,13 @@ class Services:
             return self._new_agent(service, local, name)
         self.agents.move_to_end(agent.key)
         if name is not None and agent.name != name:
-            agent.name, agent.label = name, f"{service.label}/{name}"
+            agent.name, agent.label = name, self.label(service, name)
         return agent
 
     def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
-        while len(self.agents) >= self.limits.agents:
-            _, evicted = self.agents.popitem(last=False)
-            evicted.service.agents.pop(evicted.key.split("/", 1)[1], None)
-            self.counts["agents_evicted"] += 1
         shown = name or local[:8]
-        agent = AgentEntry(
-            key=f"{service.id}/{local}",
-            name=shown,
-            label=f"{service.label}/{shown}",
-            service=service,
-            values_tail=Ring(self.limits.values),
-        )
-        service.agents[local] = agent
-        self.agents[agent.key] = agent
-        return agent
-
-    def note(self, service: ServiceState, at: float, who: str, kind: str, text: str) -> None:
-        entry = LogEntry(at, who, kind, text)
-        self.log.append(entry)
-        service.log.append(entry)
+        key = f"{service.id}/{local}"
+        return self.new_agent(service, local, shown, key, self.label(service, shown))
 
     # -- agent records ----------------------------------------------------------------------
 
@@ -277,7 +187,7 @@ class Services:
         if service.ended:
             return
         service.ended = True
-        lost = self._lose_running(service, at, "ended")
+        lost = self.lose_running(service, at, "ended")
         text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
         self.note(service, at, service.label, "service", text)
 

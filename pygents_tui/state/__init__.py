@@ -19,7 +19,17 @@ from pygents_tui.state._contents import (
     bounded_queue,
 )
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._records import (
+    AgentEntry,
+    Run,
+    SenderClock,
+    ServiceState,
+    StoreLimits,
+    TurnEntry,
+)
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
+from pygents_tui.state._store import Store
+from pygents_tui.state._tables import Traces
 from pygents_tui.state._texts import (
     PAUSED,
     RESUMED,
@@ -55,6 +65,7 @@ __all__ = [
     "RUN_STARTED",
     "THROUGHPUT_SECONDS",
     "Action",
+    "AgentEntry",
     "AgentRow",
     "AgentTotals",
     "Capabilities",
@@ -68,11 +79,18 @@ __all__ = [
     "QueuedTurn",
     "Reply",
     "Ring",
+    "Run",
+    "SenderClock",
+    "ServiceState",
     "Source",
     "Sources",
     "SpanNode",
+    "Store",
+    "StoreLimits",
     "Throughput",
     "TraceTree",
+    "Traces",
+    "TurnEntry",
     "TurnFacts",
     "TurnRow",
     "ValueEntry",

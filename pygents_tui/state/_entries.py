@@ -50,6 +50,11 @@ class Ring(Generic[T]):
         self.total += 1
 
     @property
+    def maxlen(self) -> int | None:
+        """How many items it keeps."""
+        return self.items.maxlen
+
+    @property
     def dropped(self) -> int:
         return self.total - len(self.items)
 

@@ -1,10 +1,10 @@
 """The read API the dashboard's panels use, whatever feeds them.
 
-Two sources stand behind the same panels: the in-process model, fed by the core's
-subscription seam, and the fleet model of ``pygents-tui listen``, fed by OTLP. Both
-answer the questions below, so a panel never needs to know which one it reads. The
-rows are protocols rather than classes so that each model can hand out its own
-records without copying them at every refresh (ten times a second).
+The dashboard's one store (`Store`) answers the questions below, whichever feeders
+write into it (this process's runtime, the OTLP receiver, a recording), so a panel
+never needs to know where a row came from; a replay's view wraps a store and answers
+them too. The rows are protocols rather than classes so that the store can hand out
+its own records without copying them at every refresh (ten times a second).
 
 Identity and display are separate on purpose: in-process an agent's name is unique
 (the registry sees to it), but across a fleet two processes can each run a

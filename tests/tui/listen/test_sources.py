@@ -24,12 +24,14 @@ from pygents_tui.state import (
     POOL_SHOWN,
     QUEUE_SHOWN,
     Action,
+    AgentEntry,
     AgentTotals,
     Capabilities,
     Capacity,
     ContextContents,
     LogEntry,
     Reply,
+    TurnEntry,
     TurnFacts,
 )
 from stuck_tools import blocking_tool
@@ -52,6 +54,37 @@ def totals(agent: AgentTotals) -> tuple[Any, ...]:
 
 def ended(turn: TurnFacts) -> tuple[Any, ...]:
     return (turn.tool, turn.stop_reason, turn.timeout, turn.error is None)
+
+
+def agent_row(agent: AgentEntry) -> tuple[Any, ...]:
+    """What the agents table shows of an agent, less its label (a fleet's carries its
+    service) and its error's text (which the OTLP sender cuts to its type)."""
+    return (
+        agent.name,
+        agent.state,
+        agent.gone,
+        agent.completed,
+        agent.failed,
+        agent.timed_out,
+        agent.cancelled,
+        agent.values,
+    )
+
+
+def stored(turn: TurnEntry, agent: AgentEntry) -> tuple[Any, ...]:
+    """A stored turn, as the running and timeline panels show it, against its agent."""
+    return (
+        turn.agent == agent.key,
+        turn.agent_label == agent.label,
+        turn.tool,
+        turn.stop_reason,
+        turn.timeout,
+        turn.streaming,
+        turn.values,
+        turn.error is None,
+        turn.ended is not None,
+        turn.stale,
+    )
 
 
 def turn_ends(log: Iterable[LogEntry]) -> list[tuple[str, str]]:
@@ -104,6 +137,16 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
     local_turns, remote_turns = list(model.recent), fleet.recent_turns()
     assert all(isinstance(turn, TurnFacts) for turn in (*local_turns, *remote_turns))
     assert [ended(turn) for turn in local_turns] == [ended(turn) for turn in remote_turns]
+    # One store behind both feeders: the same records, and equal rows.
+    assert isinstance(local, AgentEntry)
+    assert isinstance(remote, AgentEntry)
+    assert agent_row(local) == agent_row(remote) == ("same", "failed", False, 2, 1, 1, 0, 2)
+    assert model.agent_rows() == [local]
+    assert all(isinstance(turn, TurnEntry) for turn in (*local_turns, *remote_turns))
+    assert [stored(turn, local) for turn in local_turns] == [
+        stored(turn, remote) for turn in remote_turns
+    ]
+    assert [turn.key for turn in model.recent_turns("same")] == [t.uuid for t in local_turns]
     assert turn_ends(model.log) == [
         ("turn", "✔ ok …s"),
         ("turn", "✔ ok …s"),

@@ -1,11 +1,12 @@
-"""The fleet model's records: services, agents and turns.
+"""The dashboard state's records: services, their instances, agents and turns.
 
-Plain mutable records owned by `FleetModel`, which
-alone writes them; panels read them through the protocols of
-`pygents_tui.listen.view` (``AgentEntry`` is an ``AgentRow``, ``TurnEntry`` a
-``TurnRow``...). Every collection here is bounded. What every source shares (an
-agent's totals, the log and value entries, the rings) is `pygents_tui.state`'s, and
-re-exported here for the fleet's own modules."""
+Plain mutable records owned by the `Store`, whose feeders alone write them; panels
+read them through the protocols of `_view` (``AgentEntry`` is an ``AgentRow``,
+``TurnEntry`` a ``TurnRow``...). Every collection here is bounded.
+
+A `ServiceState` is one instance of a service (one process, usually): the OTLP
+feeder makes one per ``service.name`` and instance it hears of; the in-process
+feeder makes one, this process, so that a process is a fleet of one."""
 
 from __future__ import annotations
 
@@ -14,29 +15,19 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
-from pygents_tui.state import (
-    AgentTotals,
-    Capacity,
-    ContextContents,
-    LogEntry,
-    QueuedTurn,
-    Ring,
-    Throughput,
-    TurnFacts,
-    ValueEntry,
-)
+from pygents_tui.state._contents import QueuedTurn
+from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._totals import AgentTotals
+from pygents_tui.state._turns import TurnFacts
+from pygents_tui.state._view import Capacity, ContextContents
 
 __all__ = [
     "AgentEntry",
-    "FleetLimits",
-    "LogEntry",
-    "Ring",
     "Run",
     "SenderClock",
     "ServiceState",
-    "Throughput",
+    "StoreLimits",
     "TurnEntry",
-    "ValueEntry",
 ]
 
 CLOCK_WINDOW: Final = 30.0  # seconds per window of a sender's apparent delays
@@ -48,8 +39,9 @@ may be unknown; a run with neither is never told apart from another)."""
 
 
 @dataclass(frozen=True, slots=True)
-class FleetLimits:
-    """The bounds of every store of the fleet model (counts unless named ``bytes``)."""
+class StoreLimits:
+    """The bounds of every table of the store (counts unless named ``bytes``); the
+    ``pending_bytes`` and ``trace_`` ones bound the OTLP feeder's inbox and spans."""
 
     services: int = 256
     agents: int = 2048  # across all services, least recently heard of evicted first
@@ -59,6 +51,7 @@ class FleetLimits:
     log: int = 2000  # the fleet-wide event log
     service_log: int = 500
     service_turns: int = 200
+    agent_turns: int = 0  # ended turns each agent keeps (the service's and recent suffice)
     recent: int = 500  # ended turns shown by the timeline
     values: int = 200  # value previews per agent
     trace_bytes: int = 32 * 1024 * 1024
@@ -119,6 +112,9 @@ class ServiceState:
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
     live: bool = False  # any live record from it: else its agents are known by spans only
+    # Its agents are labelled by their bare names: it is the dashboard's own process,
+    # a fleet of one, where the registry keeps names unique.
+    bare: bool = False
     agents: dict[str, AgentEntry] = field(default_factory=dict, repr=False)
     # The keys of its turns in the model's turn index or running table, so that
     # removing the service costs its own turns, not a scan of every table.
@@ -147,17 +143,29 @@ class AgentEntry(AgentTotals):
     queued: tuple[QueuedTurn, ...] | None = None
     queued_more: int = 0  # waiting turns past those listed
     context: ContextContents | None = None
+    turns: Ring[TurnEntry] = field(default_factory=lambda: Ring(0), repr=False)  # its last
+    local: str = ""  # its id within its service (the feeder's), for eviction
+    # When it was seen gone while its process lives on (in-process: it left the
+    # registry); listed after the others, in the order they left, until cleared.
+    unregistered_at: float | None = None
+    # What a feeder that reads its agents live saw it doing at its last drain (in
+    # process: paused or running, as the agent says), over what its records left in
+    # ``phase``; ``None``: not read live.
+    live_phase: str | None = None
 
     @property
     def state(self) -> str:
         service = self.service
-        return "ended" if service.ended else "stale" if service.stale else self.phase
+        if service.ended or service.stale:
+            return "ended" if service.ended else "stale"
+        return self.live_phase or self.phase
 
     @property
     def gone(self) -> bool:
-        """When its process said goodbye (ended normally): listed, with its totals,
-        until cleared. A process that just stops sending keeps its agents, stale."""
-        return self.service.ended
+        """When its process said goodbye (ended normally), or it left while its
+        process lives on: listed, with its totals, until cleared. A process that just
+        stops sending keeps its agents, stale."""
+        return self.service.ended or self.unregistered_at is not None
 
 
 @dataclass(slots=True, eq=False)

@@ -1,0 +1,265 @@
+"""The dashboard's one store: services → instances → agents → turns, their values,
+the event log and the contents feeders set, bounded, with the read API every panel
+uses (`DashboardView`).
+
+Feeders write into it: the OTLP receiver (``pygents_tui.listen``, which makes one
+`ServiceState` per process it hears of), and a recording replayed through that
+receiver's feeder. Whatever wrote a row, it is read here one way. The store itself
+knows nothing of where its rows came from: what each agent is offered, and how an
+action reaches it, is asked of the feeders' sources (``sources``).
+
+A service that stops sending is marked stale after ``stale_after`` seconds, never
+removed silently: only the user (`Store.forget_stale`) or the bound on services
+removes it, and the bound counts what it evicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
+from pygents_tui.state._entries import LogEntry, ValueEntry
+from pygents_tui.state._records import AgentEntry, ServiceState, StoreLimits, TurnEntry
+from pygents_tui.state._sources import Sources
+from pygents_tui.state._tables import Tables, Traces
+from pygents_tui.state._turns import by_start, of_agent
+from pygents_tui.state._view import ContextContents, DashboardView, Panel, TraceTree
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pygents.redis import MailboxStats
+
+__all__ = ["Store"]
+
+
+class Store(Tables):
+    """See the module docstring. ``clock`` (monotonic seconds) times everything; the
+    feeder that makes the store sets ``sources`` (its own first)."""
+
+    label_width: ClassVar[int] = 24  # labels carry their service and instance
+    wall_clock: Callable[[float], datetime] | None = None  # (see `DashboardView`)
+    sources: Sources
+
+    def __init__(
+        self,
+        limits: StoreLimits,
+        traces: Traces,
+        clock: Callable[[], float],
+        *,
+        stale_after: float = 5.0,
+    ) -> None:
+        super().__init__(limits, traces)
+        self._clock = clock
+        self._epoch = clock()
+        self.stale_after = stale_after
+        self._version = 0
+        self._second = int(self._epoch)
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @property
+    def epoch(self) -> float:
+        return self._epoch
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def changed(self) -> None:
+        """Something a reader shows changed outside a drain (a user's action, a feeder
+        setting contents)."""
+        self._version += 1
+
+    def fold(self) -> bool:
+        """Fold what the feeder queued since the last drain; True if there was any.
+        (A store without a queueing feeder has nothing to fold.)"""
+        return False
+
+    def drain(self) -> bool:
+        """Fold what arrived (`fold`), then update staleness and rates. True if
+        anything changed since the last call."""
+        return self.settle(self.fold())
+
+    def settle(self, changed: bool) -> bool:
+        """After what arrived was folded (``changed``: anything was): update
+        staleness and rates, and bump the version if anything changed."""
+        now = self._clock()
+        if self._check_stale(now):
+            changed = True
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            for agent in self.agents.values():
+                agent.rate.roll(now)
+            changed = True
+        if changed:
+            self._version += 1
+        return changed
+
+    def _check_stale(self, now: float) -> bool:
+        changed = False
+        for service in self.services.values():
+            if service.ended or service.stale:
+                continue  # an ended process says nothing more, and is not stale for it
+            if now - service.last_seen > self.stale_after:
+                service.stale = True
+                self.note(service, now, service.label, "stale", "stopped sending")
+                changed = True
+        return changed
+
+    def forget_stale(self) -> int:
+        """Remove every stale service with its agents and turns (the user's action);
+        how many were removed."""
+        stale = [s for s in self.services.values() if s.stale]
+        for service in stale:
+            self.remove_service(service)
+        if stale:
+            self._version += 1
+        return len(stale)
+
+    # -- reading: the DashboardView protocol ---------------------------------------------------
+
+    def start(self) -> None:
+        """Nothing to start: the feeders write into the store as their data arrives."""
+
+    def close(self) -> None:
+        """Nothing to let go of: each feeder's source is closed by whoever started it."""
+
+    def agent_rows(self) -> list[AgentEntry]:
+        """By service and name; those that left while their process lives on after
+        the others, in the order they left."""
+        return sorted(self.agents.values(), key=_row_order)
+
+    def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
+        return by_start(self.running.values(), agent)
+
+    def recent_turns(self, agent: str | None = None) -> Sequence[TurnEntry]:
+        recent = self.recent.items
+        return recent if agent is None else of_agent(recent, agent)  # no copy of them all
+
+    def value_tail(self, agent: str) -> tuple[int, list[ValueEntry]]:
+        found = self.agents.get(agent)
+        if found is None:
+            return 0, []
+        return found.values_tail.total, list(found.values_tail)
+
+    def event_log(self) -> tuple[int, Sequence[LogEntry]]:
+        return self.log.total, self.log.items
+
+    def find_turn(self, key: str) -> TurnEntry | None:
+        """By key, else by uuid (the newest turn with it): indexed, running, or among
+        the recent ones the timeline lists (which may have left a small index)."""
+        found = self.turns.get(key) or self.running.get(key)
+        if found is not None:
+            return found
+        for turn in (*reversed(self.turns.values()), *reversed(self.recent.items)):
+            if (turn.key == key or turn.uuid == key) and self._kept(turn.service):
+                return turn
+        return None
+
+    def _kept(self, service: ServiceState) -> bool:
+        """Whether ``service`` is still in the store (a removed one's turns may linger
+        in the recent ring, unfindable)."""
+        return self.services.get((service.name, service.instance)) is service
+
+    def trace_tree(self, trace_id: str) -> TraceTree | None:
+        return self.traces.tree(trace_id)
+
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        return self.sources.of(agent).panel_note(panel)
+
+    def counters(self) -> dict[str, int]:
+        counts = dict(self.counts)
+        counts["services"] = len(self.services)
+        counts["stale"] = sum(1 for s in self.services.values() if s.stale)
+        counts["ended"] = sum(1 for s in self.services.values() if s.ended)
+        counts["traces_evicted"] = self.traces.evicted
+        counts["trace_spans_dropped"] = self.traces.dropped
+        counts["log_dropped"] = self.log.dropped
+        return {name: value for name, value in counts.items() if value}
+
+    # -- what feeders that reach into an agent's process set -----------------------------------
+
+    def set_contents(
+        self,
+        agent: str,
+        queued: Iterable[QueuedTurn] | None = None,
+        more: int = 0,
+        context: ContextContents | None = None,
+    ) -> bool:
+        """What a feeder that reaches into an agent's process says its queue holds
+        (the first waiting turns as ``(position, tool, arguments, timeout)``, and how
+        many more wait) and its context's items; ``None`` leaves that part as it was.
+        From then on the agent is offered them. Bounded (`bounded_queue`,
+        `bounded_context`): they may come from the network. False if no agent has
+        key ``agent``."""
+        found = self.agents.get(agent)
+        if found is None:
+            return False
+        if queued is not None:
+            found.queued, found.queued_more = bounded_queue(queued, more)
+        if context is not None:
+            found.context = bounded_context(context)
+        self._version += 1
+        return True
+
+    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
+        """The waiting turns a feeder set (`set_contents`); none otherwise."""
+        found = self.agents.get(agent)
+        if found is None or found.queued is None:
+            return []
+        rows = list(found.queued)
+        if found.queued_more:
+            rows.append(("…", f"{found.queued_more} more", "", ""))
+        return rows
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        """The context items a feeder set (`set_contents`); ``None`` otherwise."""
+        found = self.agents.get(agent)
+        return found.context if found is not None else None
+
+    def mailboxes(self) -> Mapping[str, MailboxStats]:
+        return {}  # no feeder of this store reports Redis mailboxes
+
+    def finished_count(self) -> int:
+        """The agents that are gone (`AgentEntry.gone`): of processes that said
+        goodbye, or that left their living process (one that just stops sending keeps
+        its agents, marked stale: see `forget_stale`)."""
+        return sum(1 for agent in self.agents.values() if agent.gone)
+
+    def clear_finished(self) -> int:
+        """Remove every gone agent, and every process that said goodbye with its
+        turns; how many agents went."""
+        ended = [s for s in self.services.values() if s.ended]
+        left = [a for a in self.agents.values() if a.gone and not a.service.ended]
+        count = sum(len(s.agents) for s in ended) + len(left)
+        for service in ended:
+            self.remove_service(service)
+        for agent in left:
+            self.forget_agent(agent)
+        if count or ended:
+            self._version += 1
+        return count
+
+    # -- the fleet's own views ---------------------------------------------------------------
+
+    def turn_trace(self, key: str) -> TraceTree | None:
+        """The trace of a turn (by key or uuid), if any of its spans arrived."""
+        turn = self.find_turn(key)
+        return self.traces.tree(turn.trace_id) if turn is not None and turn.trace_id else None
+
+    def service_rows(self) -> list[ServiceState]:
+        return sorted(self.services.values(), key=lambda s: s.label)
+
+
+def _row_order(agent: AgentEntry) -> tuple[bool, float, str, str, str]:
+    left = agent.unregistered_at
+    return (left is not None, left or 0.0, agent.service.label, agent.name, agent.key)
+
+
+# The store is a DashboardView (checked by mypy, free at run time).
+_VIEW: type[DashboardView] = Store
