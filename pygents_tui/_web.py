@@ -21,24 +21,14 @@ import sys
 from collections.abc import Sequence
 
 from pygents._extras import MissingExtraError, import_from_extra
+from pygents_tui._arguments import PORT
 
-__all__ = ["WEB_PROVIDES", "add_web_arguments", "serve_web", "served_command", "web_port"]
+__all__ = ["WEB_PROVIDES", "add_web_arguments", "serve_web", "served_command"]
 
 WEB_PROVIDES = ("textual_serve", "aiohttp_jinja2", "jinja2")
 """The top-level modules the 'web' extra installs (textual-serve and its templates)."""
 
 _VALUED = ("--web-host", "--web-port")
-
-
-def web_port(text: str) -> int:
-    """A port for the page: 1 to 65535 (there is no "off", unlike the receiver's)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text[:20]!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {port}")
-    return port
 
 
 def add_web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +46,7 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--web-port",
-        type=web_port,
+        type=PORT,
         default=None,
         metavar="PORT",
         help="the page's port (default: 8000)",

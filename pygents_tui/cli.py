@@ -14,6 +14,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
+from pygents_tui._arguments import PORT_OR_OFF, SECONDS, SPEED
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
@@ -66,14 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the interface to listen on (default: 127.0.0.1, this machine only)",
     )
     listen.add_argument(
-        "--grpc-port", type=_port, default=None, help="OTLP/gRPC port (default: 4317; 0: off)"
+        "--grpc-port", type=PORT_OR_OFF, default=None, help="OTLP/gRPC port (default: 4317; 0: off)"
     )
     listen.add_argument(
-        "--http-port", type=_port, default=None, help="OTLP/HTTP port (default: 4318; 0: off)"
+        "--http-port", type=PORT_OR_OFF, default=None, help="OTLP/HTTP port (default: 4318; 0: off)"
     )
     listen.add_argument(
         "--stale-after",
-        type=_seconds,
+        type=SECONDS,
         default=None,
         metavar="SECONDS",
         help="mark a process stale after this long without news (default: 5)",
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("file", help="the recording: OTLP/JSON, one export request per line")
     replay.add_argument(
-        "--speed", type=_speed, default=1.0, help="start at this speed, 1 to 100 (default: 1)"
+        "--speed", type=SPEED, default=1.0, help="start at this speed, 1 to 100 (default: 1)"
     )
     for sub in (demo, run, listen):
         sub.add_argument(
@@ -125,36 +126,6 @@ LISTEN_EPILOG = """\
 point a service at it (live records on: OTEL_INSTRUMENTATION_PYGENTS_LIVE=true):
   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 opentelemetry-instrument python service.py
 or send a collector's traces and logs to it (see "Watching services" in the docs)."""
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text[:20]!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1 to 65535 (0: off), got {port}")
-    return port
-
-
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a speed: {text[:20]!r}") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"a speed is 1 to 100, got {text[:20]}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text[:20]!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 def _without_console(variable: str) -> str | None:

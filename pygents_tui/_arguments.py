@@ -1,0 +1,49 @@
+"""The command line's number arguments: one rule for reading and bounding them, so
+every flag refuses a bad value in the same one line (argparse adds the flag's name)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged"]
+
+N = TypeVar("N", int, float)
+
+
+def ranged(
+    what: str, cast: Callable[[str], N], ok: Callable[[N], bool], rule: str
+) -> Callable[[str], N]:
+    """An argparse ``type``: ``cast`` the text (else "not <what>"), and refuse a value
+    that is not ``ok`` with ``rule``. The text is quoted cut: it is the user's."""
+
+    def parse(text: str) -> N:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {what}: {text[:20]!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{rule}, got {text[:20]}")
+        return value
+
+    return parse
+
+
+PORT_OR_OFF = ranged(
+    "a port number", int, lambda p: 0 <= p <= 65535, "a port is 1 to 65535 (0: off)"
+)
+"""A receiver's port: 0 turns that transport off."""
+
+PORT = ranged("a port number", int, lambda p: 1 <= p <= 65535, "a port is 1 to 65535")
+"""A port that must be served (the web page's: there is no "off")."""
+
+SPEED = ranged("a speed", float, lambda v: 1 <= v <= 100, "a speed is 1 to 100")
+
+SECONDS = ranged(
+    "a number of seconds",
+    float,
+    lambda v: v > 0 and not math.isinf(v),
+    "must be a positive number of seconds",
+)
