@@ -220,36 +220,36 @@ def _request(
 
 
 class _Freshness:
-    """Sampled turns from their ingestion to the repaint after the refresh showing them.
+    """Sampled turns from their ingestion to the end of the refresh that shows them.
 
     A refresh drains everything ingested before it, so the first refresh after a
     sample's ingestion is the one that can show it: it is checked there (running, in
-    `FleetModel.running_turns`), and counted as ``missed`` if it is not (it ended
-    before any refresh ran, which only a stalled event loop allows)."""
+    `FleetModel.running_turns`, which the Running panel and the agents table's
+    Current column read), and counted as ``missed`` if it is not (it ended before any
+    refresh ran, which only a stalled event loop allows). The end of that refresh is
+    where W6l stops its clock too: what the panels were asked to draw is then set."""
 
-    def __init__(self, app: Dashboard, fleet: FleetModel) -> None:
-        self.app, self.fleet = app, fleet
+    def __init__(self, fleet: FleetModel, refresh: Callable[[], None]) -> None:
+        self.fleet = fleet
         self.ingested: list[tuple[str, str, float]] = []  # (agent label, uuid, when)
         self.lags: list[float] = []
         self.missed = 0
         self.refreshes: list[float] = []
         self._keys: dict[str, str] = {}  # agent key by label, as the model names them
-        self._refresh = app.refresh_view
+        self._refresh = refresh
 
     def refresh_and_watch(self) -> None:
         """The app's refresh, timed; then whether it made the waiting samples visible."""
         began = time.perf_counter()
         self._refresh()
-        self.refreshes.append(time.perf_counter() - began)
+        ended = time.perf_counter()
+        self.refreshes.append(ended - began)
         waiting, self.ingested = self.ingested, []
         for label, uuid, at in waiting:
             if self._visible(label, uuid):
-                self.app.call_after_refresh(self._painted, at)
+                self.lags.append(ended - at)
             else:
                 self.missed += 1
-
-    def _painted(self, at: float) -> None:
-        self.lags.append(time.perf_counter() - at)
 
     def _visible(self, label: str, uuid: str) -> bool:
         key = self._keys.get(label)
@@ -309,8 +309,9 @@ _KEY_NAMES = {"-": "minus"}
 
 
 async def _answer(app: Dashboard, key: str, answered: Callable[[], bool]) -> float:
-    """Post ``key`` as the terminal would; the time until ``answered()`` holds and the
-    screen has repainted after it."""
+    """Post ``key`` as the terminal would; the time until ``answered()`` holds, as
+    W6k measures it: the app has handled the key and asked for what it changes to be
+    drawn."""
     start = time.perf_counter()
     name = _KEY_NAMES.get(key, key)
     app.post_message(events.Key(name, _CHARACTERS.get(name, key)))
@@ -318,9 +319,6 @@ async def _answer(app: Dashboard, key: str, answered: Callable[[], bool]) -> flo
         async with asyncio.timeout(10):
             while not answered():  # noqa: ASYNC110 - what the app shows is the measurement
                 await asyncio.sleep(0.001)
-            painted = asyncio.Event()
-            app.call_after_refresh(painted.set)
-            await painted.wait()
     except TimeoutError:
         raise RuntimeError(f"the key {key!r} was not answered in 10 s") from None
     return time.perf_counter() - start
@@ -356,7 +354,7 @@ async def w12(plan: Plan | None = None) -> FleetRun:
         limits=limits,
     )
     app = listen_app(fleet, "127.0.0.1", 4317, None)
-    fresh = _Freshness(app, fleet)
+    fresh = _Freshness(fleet, app.refresh_view)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.refresh_timer.stop()
