@@ -15,10 +15,12 @@ Measured, in the same run:
 
 - **keys**: tab switches, the agents table's cursor, ``/`` with a filter typed and
   erased, ``esc``; each from the key being posted, as a terminal would, to the app
-  having both acted on it and repainted the screen after it (`_answer`);
+  having handled it (`_answer`, as W6k measures);
 - **freshness**: for one turn in ten, from `FleetModel.ingest` returning with its
-  start to the end of the first screen repaint after the refresh that shows it in
-  `FleetModel.running_turns` (the Running panel's source);
+  start to the end of the refresh that shows it in `FleetModel.running_turns` (the
+  Running panel's source; as W6l measures). Waiting for the repaint after that
+  (``call_after_refresh``) was tried and left out: the callback can queue behind
+  the very repaint it should follow and then wait a whole refresh interval more;
 - **memory**: the process's resident size when the load starts and when it ends.
 """
 
