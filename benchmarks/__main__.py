@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from benchmarks import fleet_workloads as fw
 from benchmarks import listen_workloads as lw
 from benchmarks import live_workloads as vw
 from benchmarks import otel_workloads as ow
@@ -280,6 +281,44 @@ async def _listen(quick: bool) -> list[Row]:
     return rows
 
 
+async def _fleet(quick: bool) -> list[Row]:
+    """W12: ``pygents-tui listen`` with 100 services × 20 agents sending 2,000 turns/s
+    (10 services, 200 turns/s for 2 s quick): keys answered, how soon a turn shows,
+    resident memory (`benchmarks.fleet_workloads`)."""
+    plan = fw.Plan.quick() if quick else fw.Plan()
+    res = await fw.w12(plan)
+    fleet = f"{res.rows:,} agents, {res.turns_per_second:,.0f} turns/s"
+    return [
+        Row(
+            "W12k",
+            f"keys, listen with {fleet}",
+            f"p95 {res.key_p95_ms:,.0f} ms",
+            f"p50 {res.key_p50_ms:,.0f} ms",
+            None,
+            f"≤ 150 ms ({res.keys} keys)",
+            res.key_p95_ms <= 150,
+        ),
+        Row(
+            "W12f",
+            "W12: a turn's start ingested to on screen",
+            f"p95 {res.fresh_p95_ms:,.0f} ms",
+            f"p50 {res.fresh_p50_ms:,.0f} ms",
+            None,
+            f"≤ 100 ms ({res.fresh_samples} turns)",
+            res.fresh_p95_ms <= 100 and not res.fresh_missed and not res.dropped,
+        ),
+        Row(
+            "W12m",
+            "W12: resident memory, load start to end",
+            f"RSS {res.rss_after_mib:,.0f} MiB",
+            f"{res.rss_before_mib:,.0f} MiB before",
+            None,
+            "(report)",
+            None,
+        ),
+    ]
+
+
 def _replay(quick: bool) -> list[Row]:
     """W10: a recording of 10 services for an hour (~1M records; 1 minute quick)
     replayed headless: the first screen, a seek to the middle, resident memory."""
@@ -328,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         profiler.enable()
     rows = asyncio.run(run(sizes, reps, args.quick))
     rows.extend(asyncio.run(_listen(args.quick)))
+    rows.extend(asyncio.run(_fleet(args.quick)))
     rows.extend(_replay(args.quick))
     if profiler:
         profiler.disable()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from rich.text import Text
+from textual.geometry import Region
 
 from pygents_tui._cut import cut
 from pygents_tui._filter import state_words
@@ -66,10 +67,13 @@ def _sized(row: AgentRow) -> tuple[str, str, str, str]:
     return depth, _counts(row), str(row.values), context
 
 
-def cells(row: AgentRow, widths: Mapping[str, int]) -> tuple[str, ...]:
+def cells(
+    row: AgentRow, widths: Mapping[str, int], sized: tuple[str, str, str, str] | None = None
+) -> tuple[str, ...]:
     """The row's cells as text, in the order of ``AgentsTable.COLUMNS``, each cut to
-    its column's width (the label so that the agent's own name stays whole)."""
-    depth, counts, values, context = _sized(row)
+    its column's width (the label so that the agent's own name stays whole).
+    ``sized``: the row's `_sized` cells, when the caller has them already."""
+    depth, counts, values, context = sized or _sized(row)
     rate = widths["rate"]
     return (
         fit_label(row.label, row.name, widths["agent"]),
@@ -131,6 +135,9 @@ class AgentsTable(NavigableTable[Text]):
     """The order in which columns give width back when the screen is too narrow, and
     the width each may shrink to: the agent's own name goes last."""
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "state", "queue", "current", "failed", "values")
+    # Class defaults: DataTable's constructor already asks for repaints (`refresh`).
+    _holding = False  # `show` is updating cells: repaint requests are held
+    _held = False  # and one came meanwhile
 
     def __init__(
         self, model: DashboardView, *, id: str | None = None, agent_width: int = 10
@@ -178,13 +185,16 @@ class AgentsTable(NavigableTable[Text]):
             self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
         return None if self._columns is self.COLUMNS else stats
 
-    def _widths(self, rows: Sequence[AgentRow]) -> dict[str, int]:
+    def _widths(
+        self, rows: Sequence[AgentRow], sized: Mapping[str, tuple[str, str, str, str]]
+    ) -> dict[str, int]:
         """Each column as wide as its content (its header at least), then narrowed to
-        the table's width in the order of `GIVE`."""
+        the table's width in the order of `GIVE`. ``sized``: each row's `_sized` cells,
+        by key."""
         natural = {key: max(len(label), 3) for key, label, _ in self._columns}
         natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
-        for row in rows:
-            for key, value in zip(("queue", "counts", "values", "ctx"), _sized(row), strict=True):
+        for texts in sized.values():
+            for key, value in zip(("queue", "counts", "values", "ctx"), texts, strict=True):
                 natural[key] = max(natural[key], len(value))
         self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
         natural.update(state=7, current=self._current, rate=8)
@@ -200,11 +210,12 @@ class AgentsTable(NavigableTable[Text]):
         when its widths or its rows' order change; otherwise only changed cells are.
         Each row is kept as its cells, then whether the agent has gone."""
         mailboxes = self._mailboxes()
-        widths = self._widths(rows)
+        sized = {row.key: _sized(row) for row in rows}  # once: widths and cells need them
+        widths = self._widths(rows, sized)
         chosen = self.choice.choose(rows, agent_fields, agent_sort_key)
         shown: dict[str, tuple[str, ...]] = {}
         for row in chosen:
-            texts = cells(row, widths)
+            texts = cells(row, widths, sized[row.key])
             if mailboxes is not None:
                 texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
             shown[row.key] = (*texts, "gone" if row.gone else "")
@@ -212,18 +223,41 @@ class AgentsTable(NavigableTable[Text]):
         if (widths, order) != self._drawn:
             self._rebuild(widths, shown)
             return
-        for key, texts in shown.items():
-            previous = self._cells.get(key)
-            if previous == texts:
-                continue
-            restyled = previous is None or previous[-1] != texts[-1]
-            finished = bool(texts[-1])
-            for (column, _label, _width), old, new in zip(
-                self._columns, previous or texts, texts, strict=False
-            ):
-                if old != new or restyled:
-                    self.update_cell(key, column, _cell(column, new, finished))
-            self._cells[key] = texts
+        self._holding = True  # the cells' updates repaint the table once, at the end
+        try:
+            for key, texts in shown.items():
+                previous = self._cells.get(key)
+                if previous == texts:
+                    continue
+                restyled = previous is None or previous[-1] != texts[-1]
+                finished = bool(texts[-1])
+                for (column, _label, _width), old, new in zip(
+                    self._columns, previous or texts, texts, strict=False
+                ):
+                    if old != new or restyled:
+                        self.update_cell(key, column, _cell(column, new, finished))
+                self._cells[key] = texts
+        finally:
+            self._holding = False
+        if self._held:
+            self._held = False
+            super().refresh()
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        """Textual's, except while `show` updates cells: ``update_cell`` asks for a
+        repaint of the whole table each time, and marking a widget dirty costs tens of
+        microseconds. With 2,000 agents a tick changes a thousand cells and more (every
+        Rate cell each second), so the repaints are held and asked for once."""
+        if self._holding and not (regions or layout or recompose):
+            self._held = True
+            return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _rebuild(self, widths: dict[str, int], shown: dict[str, tuple[str, ...]]) -> None:
         """Columns and rows anew, the cursor kept on the agent it was on."""

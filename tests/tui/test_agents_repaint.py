@@ -1,0 +1,69 @@
+"""The agents table's tick under many changing rows: every changed cell is written,
+and the table asks Textual for one repaint, not one per cell (with 2,000 agents a
+tick writes a thousand cells and more; see W12 in docs/performance.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pilot import dashboard
+from textual.widgets import DataTable
+
+from pygents import Agent, AgentRegistry, Turn, tool
+from pygents_tui.widgets import AgentsTable
+
+AGENTS = 12
+
+
+async def two_turns(agent: Agent) -> None:
+    (job,) = agent.tools
+    for n in range(2):
+        await agent.put(Turn(job, args=[n]))
+    async for _ in agent.run():
+        pass
+
+
+async def test_a_tick_that_changes_many_rows_repaints_the_table_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @tool()
+    async def crowd_job(n: int) -> int:
+        return n
+
+    crowd = [Agent(f"crowd-{i:02d}", "two turns at a time", [crowd_job]) for i in range(AGENTS)]
+    app = dashboard()
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.refresh_timer.stop()
+            for agent in crowd:
+                await two_turns(agent)
+            for _ in range(2):  # the second after the first's resize, which refits the columns
+                app.refresh_view()
+                await pilot.pause()
+            table = app.screen.query_one(AgentsTable)
+            assert table.row_count == AGENTS
+            assert str(table.get_cell("crowd-00", "counts")) == "2/0/0"
+
+            for agent in crowd:  # two more turns each: every row's counts change
+                await two_turns(agent)
+            app.view.drain()
+            repaints: list[tuple[Any, ...]] = []
+            plain_refresh = DataTable.refresh
+
+            def counted(self: DataTable[Any], *regions: Any, **options: Any) -> Any:
+                if self is table:
+                    repaints.append(regions)
+                return plain_refresh(self, *regions, **options)
+
+            monkeypatch.setattr(DataTable, "refresh", counted)
+            table.refresh_from(None)
+            monkeypatch.undo()
+
+            whole = [regions for regions in repaints if not regions]  # (a row's own may follow)
+            assert len(whole) == 1, "one whole-table repaint for the tick"
+            counts = {str(table.get_cell(f"crowd-{i:02d}", "counts")) for i in range(AGENTS)}
+            assert counts == {"4/0/0"}, "every changed cell was written"
+    finally:
+        for agent in crowd:
+            AgentRegistry.unregister(agent.name)
