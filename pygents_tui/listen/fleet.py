@@ -128,6 +128,7 @@ class FleetModel(Folding):
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
         self.sources = Sources(OtlpSource(self.agents))
+        self.mailbox_stats: dict[str, MailboxStats] = {}  # by agent key, from Redis
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -329,7 +330,8 @@ class FleetModel(Folding):
         return found.context if found is not None else None
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
-        return {}  # the Redis mailboxes of the services are not sent over OTLP
+        # Not sent over OTLP: set by a feeder that reads them (listen --redis).
+        return self.mailbox_stats
 
     def finished_count(self) -> int:
         """The agents of processes that said goodbye (one that just stops sending

@@ -33,6 +33,7 @@ from pygents_tui.widgets import (
     TimelineTable,
     ValuesLog,
 )
+from pygents_tui.widgets.mailbox import MailboxPanel, MailboxReader
 
 # The counters the status line shows when they are not zero, in this order: data lost
 # before it was shown, and (listen mode) what the bounds evicted or refused.
@@ -49,6 +50,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("too_large", "too large"),
     ("unsupported", "refused (content type or encoding)"),
     ("replaced_dropped", "from a replaced process run"),
+    ("redis_errors", "Redis survey(s) failed"),
 )
 
 TABS: tuple[tuple[ViewPanel, str], ...] = (
@@ -64,9 +66,17 @@ TABS: tuple[tuple[ViewPanel, str], ...] = (
 name in the model's read API (what `DashboardView.unavailable` is asked about) and
 its tab's label."""
 _PANELS: dict[str, ViewPanel] = {f"tab-{key}": key for key, _ in TABS}  # by tab id
+_PANELS["tab-mailbox"] = "mailbox"  # a tab only where a Redis source reads mailboxes
 
 _PanelWidget = (
-    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
+    QueueTable
+    | RunningPanel
+    | ValuesLog
+    | ContextPanel
+    | EventsPanel
+    | TimelineTable
+    | OutputLog
+    | MailboxPanel
 )  # each a Widget and a Panel
 
 
@@ -114,7 +124,17 @@ class MainScreen(Screen[None]):
                 with TabPane(label, id=f"tab-{key}"):
                     yield self._notes[f"tab-{key}"]
                     yield panel
+            if model.sources.find(MailboxReader) is not None:  # type: ignore[type-abstract]
+                yield from self._mailbox_tab()
         yield Footer()
+
+    def _mailbox_tab(self) -> ComposeResult:
+        """The Mailbox panel's tab (key ``8``), composed only where a Redis source is."""
+        panel = self._panels["tab-mailbox"] = MailboxPanel(self.model, id="mailbox")
+        note = self._notes["tab-mailbox"] = Static("", classes="note")
+        with TabPane("Mailbox", id="tab-mailbox"):
+            yield note
+            yield panel
 
     # -- repainting --------------------------------------------------------------------
 
