@@ -5,18 +5,20 @@ tests/redis), the real worker processes of tests/redis (``control_worker.py``), 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "redis"))  # redis_helpers
+# The helpers of the Redis tests (redis_helpers, control_worker.py) and of the
+# listener's (otlp_requests), importable however the tests are started.
+_TESTS = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(_TESTS / "redis"), str(_TESTS / "tui" / "listen")]
 
+from redis_console import Console, MakeConsole  # noqa: E402
 from redis_helpers import NO_SERVER  # noqa: E402
 
 from pygents.redis import RedisServer  # noqa: E402
-from pygents_tui.app import Dashboard  # noqa: E402
 from pygents_tui.listen import FleetModel  # noqa: E402
 from pygents_tui.listen.redis_source import RedisSource  # noqa: E402
 from pygents_tui.listen.serve import listen_app  # noqa: E402
@@ -35,18 +37,6 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
-
-
-@dataclass
-class Console:
-    """``pygents-tui listen --redis URL [--control]``, as `serve` builds it."""
-
-    app: Dashboard
-    fleet: FleetModel
-    source: RedisSource
-
-
-MakeConsole = Callable[..., Console]
 
 
 @pytest.fixture

@@ -6,13 +6,12 @@ down mid-run costs one line and a count, never the dashboard."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from redis_console import events, settle, toasts
+from otlp_requests import Event, logs_batch
+from redis_console import MakeConsole, events, settle, toasts
 
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
@@ -20,11 +19,6 @@ from pygents_tui.listen.fleet import CAPABILITIES
 from pygents_tui.listen.redis_source import READ_ONLY
 from pygents_tui.screens.confirm import ConfirmScreen
 from pygents_tui.widgets.mailbox import MailboxPanel
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "listen"))  # otlp_requests
-from otlp_requests import Event, logs_batch  # noqa: E402
-
-from conftest import MakeConsole  # noqa: E402
 
 WORKER = "box-4242-abc123"
 WALL = 1_700_000_000 * 10**9
@@ -108,7 +102,8 @@ async def test_an_agent_heard_over_otlp_with_a_mailboxs_name_is_served_by_it(
     assert sorted(keys) == ["desk", "solo"]  # no redis/desk row: the OTLP one is served
     desk, solo = keys["desk"], keys["solo"]
     sources = shown.fleet.sources
-    assert sources.of(desk).offers("pause") and sources.of(desk).offers("dead_letters")
+    assert sources.of(desk).offers("pause")
+    assert sources.of(desk).offers("dead_letters")
     assert shown.fleet.mailboxes()[desk].dead_letters == 1
     assert sources.of(solo).why_not("pause") == CAPABILITIES.why_not("pause")
     assert not sources.of(solo).offers("cancel")
@@ -136,7 +131,8 @@ async def test_without_control_every_action_answers_the_read_only_line(
         assert not isinstance(app.screen, ConfirmScreen)
         async with Mailboxes(redis_server.url) as mailboxes:
             desk = (await mailboxes.survey(["desk"]))["desk"]
-        assert not desk.paused and desk.stats.dead_letters == 1
+        assert not desk.paused
+        assert desk.stats.dead_letters == 1
 
 
 async def test_an_otlp_only_agent_is_refused_in_the_otlp_sources_line(
