@@ -101,7 +101,6 @@ class Dashboard(App[int]):
             Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
             for i, (key, label) in enumerate(TABS, 1)
         ),
-        Binding(str(len(TABS) + 1), "show_mailbox", "Mailbox", show=False, tooltip="Redis mailbox"),
     ]
 
     def __init__(

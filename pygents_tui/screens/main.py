@@ -10,10 +10,12 @@ repaint; the screen repaints the status line, the agents table and the one visib
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -82,6 +84,11 @@ _PanelWidget = (
 
 class MainScreen(Screen[None]):
     """Composes the panels and repaints the visible one for the selected agent."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Here, not with the app's 1…7: listed by the help only where a Redis source is.
+        Binding("8", "app.show_mailbox", "Mailbox", show=False, tooltip="its Redis mailbox"),
+    ]
 
     selected: reactive[str | None] = reactive(None, init=False)
     """The key of the agent under the agents table's cursor (None: no agent)."""

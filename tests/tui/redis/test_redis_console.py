@@ -25,7 +25,7 @@ WALL = 1_700_000_000 * 10**9
 
 
 @tool()
-async def fetch(url: str) -> str:
+async def fetch_page(url: str) -> str:
     """Stands for a worker's tool."""
     return url
 
@@ -34,11 +34,11 @@ async def populate(mailboxes: Mailboxes) -> list[Turn]:
     """``desk``: four turns (one delivered to a consumer), a dead letter whose error
     holds an escape sequence, and a live worker's heartbeat."""
     client, keys = mailboxes.client, mailboxes.keys("desk")
-    turns = [Turn(fetch, args=[f"page-{n}"], timeout=7) for n in range(4)]
+    turns = [Turn(fetch_page, args=[f"page-{n}"], timeout=7) for n in range(4)]
     await mailboxes.put_many("desk", turns, reply=False)
     await client.xgroup_create(keys.mailbox, "pygents", id="0")
     await client.xreadgroup("pygents", WORKER, {keys.mailbox: ">"}, count=1)
-    turn = dict(Turn(fetch, args=["x"]).to_dict(), uuid="dead-0", tool_name="fetch")
+    turn = dict(Turn(fetch_page, args=["x"]).to_dict(), uuid="dead-0", tool_name="fetch_page")
     await client.xadd(
         keys.dead,
         {"message_id": "1-0", "reason": "max_deliveries", "error": "boom \x1b]0;owned\x07",
@@ -60,7 +60,7 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
         await settle(pilot, lambda: app.selected_agent is not None)
         (row,) = shown.fleet.agent_rows()
         assert (row.label, row.state, row.queue_depth, row.current_tool) == (
-            "redis/desk", "running", 3, "fetch",
+            "redis/desk", "running", 3, "fetch_page",
         )  # fmt: skip
         assert shown.fleet.mailboxes()[row.key].depth == 4
         await settle(pilot, lambda: "4 · 1w" in text_of(app))  # the Mailbox column
@@ -68,7 +68,12 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
         await pilot.press("1")
         await settle(pilot, lambda: "page-3" in text_of(app))
         position, tool_name, arguments, timeout = app.view.queued_turns(row.key)[0]
-        assert (position, tool_name, "page-1" in arguments, timeout) == ("1", "fetch", True, "7s")
+        assert (position, tool_name, "page-1" in arguments, timeout) == (
+            "1",
+            "fetch_page",
+            True,
+            "7s",
+        )
 
         await pilot.press("8")
         panel = app.screen.query_one(MailboxPanel)

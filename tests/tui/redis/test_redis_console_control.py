@@ -9,13 +9,18 @@ import asyncio
 import subprocess
 from pathlib import Path
 
-from desk_tools import hold, work
 from redis_console import Console, MakeConsole, confirm, events, select_row, settle
 from redis_helpers import eventually, processes, recorded_outcomes, spawn
 
 from pygents import StopReason, Turn
 from pygents.redis import Mailboxes, RedisServer
+from pygents.testing import isolated_registries
 from pygents_tui.widgets.mailbox import MailboxPanel
+
+# The workers' tools as the producer names them; registered nowhere past the import,
+# since tool names are unique in a process and other test modules use these.
+with isolated_registries():
+    from desk_tools import hold, work
 
 
 async def _ready(shown: Console, pilot: object, workers: int = 1) -> str:
