@@ -122,10 +122,14 @@ class RedisSource:
         if self.error is not None:
             self.store.note("redis", "available", f"{self.mailboxes.where} answers again")
             self.error = None
+        self.show(survey)
+        return True
+
+    def show(self, survey: Survey) -> None:
+        """Fold ``survey`` into the store and keep it for the Mailbox panel."""
         self._served = self.store.apply(survey)
         self.survey = survey
         self.surveys += 1
-        return True
 
     def _failure(self, exc: BaseException) -> str:
         if isinstance(exc, TimeoutError):
