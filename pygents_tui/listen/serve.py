@@ -143,7 +143,7 @@ async def _serve(
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
     if source is not None:
         mode = "control" if source.control else "read-only"
-        app.sub_title = f"{app.sub_title} · {source.mailboxes.where} ({mode})"
+        app.sub_title = f"{app.sub_title} · Redis {mode}: {source.mailboxes.where}"
     if configure is not None:  # the configuration file's settings (`pygents_tui._config`)
         configure(app)
     try:

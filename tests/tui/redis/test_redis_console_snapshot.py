@@ -45,11 +45,25 @@ SURVEY = Survey(
                 for n in (1, 2, 3, 4)
             ),
             (
-                DeadLetterRow("1767225000000-0", UUID.format(7), "fetch",
-                              "TimeoutError: no answer \x1b[2J\x07", "max_deliveries", 600.0, 6),
-                DeadLetterRow("1767220000000-0", UUID.format(8), "plan",
-                              "ValueError: bad plan", "raised", 5600.0, 1),
-            ),  # fmt: skip
+                DeadLetterRow(
+                    "1767225000000-0",
+                    UUID.format(7),
+                    "fetch",
+                    "TimeoutError: no answer \x1b[2J\x07",
+                    "max_deliveries",
+                    600.0,
+                    6,
+                ),
+                DeadLetterRow(
+                    "1767220000000-0",
+                    UUID.format(8),
+                    "plan",
+                    "ValueError: bad plan",
+                    "raised",
+                    5600.0,
+                    1,
+                ),
+            ),
             0,
         ),
     ),
