@@ -160,6 +160,7 @@ class RedisSource:
                 agent,
                 lambda: self.mailboxes.resume(name),
                 f"resumed mailbox {name} ({workers} workers)",
+                f"resume mailbox {name}",
             )
         return self._ask(
             f"Pause mailbox {name}? Its {workers} workers take no more of its turns "
@@ -167,6 +168,7 @@ class RedisSource:
             agent,
             lambda: self.mailboxes.pause(name),
             f"paused mailbox {name} ({workers} workers)",
+            f"pause mailbox {name}",
         )
 
     def act_on(self, action: Action, agent: str, target: str) -> Reply:
@@ -186,6 +188,7 @@ class RedisSource:
                 agent,
                 lambda: self.mailboxes.cancel(name, turn.turn_uuid, message_id=target),
                 f"cancel requested for {what}",
+                f"cancel {what}",
             )
         if action in ("retry", "drop"):
             dead = next((d for d in found.dead_letters if d.id == target), None)
@@ -196,12 +199,14 @@ class RedisSource:
                     agent,
                     lambda: self.mailboxes.retry_dead_letter(name, target),
                     f"retried {what} of mailbox {name}",
+                    f"retry {what}",
                 )
             return self._ask(
                 f"Drop {what} of mailbox {name}? It is deleted for good.",
                 agent,
                 lambda: self.mailboxes.drop_dead_letter(name, target),
                 f"dropped {what} of mailbox {name}",
+                f"drop {what}",
             )
         if action == "drain":
             return self._ask(
@@ -209,14 +214,21 @@ class RedisSource:
                 agent,
                 lambda: self.mailboxes.drain_worker(target),
                 f"drain requested for worker {target}",
+                f"drain worker {target}",
             )
         return self.act(action, agent)
 
     def _ask(
-        self, question: str, agent: str, call: Callable[[], Awaitable[Any]], done: str
+        self,
+        question: str,
+        agent: str,
+        call: Callable[[], Awaitable[Any]],
+        done: str,
+        doing: str,
     ) -> Reply:
         """The question the app confirms, and the action run once it is confirmed:
-        its Events line and its reply, a failure included, in one line each."""
+        its Events line and its reply (``done``; on a failure, that it could not
+        ``doing``), in one line each."""
         label = self.store.label(agent)
 
         async def then() -> Reply:
@@ -224,7 +236,7 @@ class RedisSource:
                 async with asyncio.timeout(max(self.timeout, 5.0)):
                     result = await call()
             except Exception as exc:  # a refusal or Redis down: one line, never a crash
-                line = f"{done.split(' ')[0]} failed: {summary(exc, 200)}"
+                line = f"could not {doing}: {summary(exc, 200)}"
                 self.store.note(label, "control", line)
                 return Reply(line, True)
             line = done

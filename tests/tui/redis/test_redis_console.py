@@ -185,6 +185,9 @@ async def test_a_redis_down_at_start_and_mid_run_is_one_line_and_a_count_never_a
         await pilot.press("p")  # acting while it is down: one line, no crash
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await settle(pilot, lambda: any("failed" in t for t in toasts(app)))
+        await settle(
+            pilot, lambda: any(t.startswith("could not pause mailbox desk: ") for t in toasts(app))
+        )
+        assert any(line.startswith("control: could not pause mailbox desk") for line in events(app))
         assert app.is_running
         assert app.view_error is None
