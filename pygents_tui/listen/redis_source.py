@@ -39,6 +39,8 @@ from pygents_tui.state._capabilities import Capability
 __all__ = ["READ_ONLY", "RedisSource"]
 
 READ_ONLY: Final = "read-only: start listen with --control to act on Redis mailboxes"
+_CLOSE_TRIES: Final = 10  # cancellations tried on close, each waited on for _CLOSE_GRACE
+_CLOSE_GRACE: Final = 0.3
 _CONTROL: Final[tuple[Capability, ...]] = ("pause", "cancel", "dead_letters", "drain")
 # What a mailbox does not hold: said as the OTLP source says it.
 _LACKS: Final = {what: CAPABILITIES.lacking[what] for what in ("context_items", "program_output")}
@@ -80,6 +82,7 @@ class RedisSource:
         self._served: dict[str, MailboxSurvey] = {}  # by agent key
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closed = False
 
     # -- reading ---------------------------------------------------------------------
 
@@ -89,11 +92,22 @@ class RedisSource:
             self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop surveying and close the connections, in bounded time.
+
+        The Redis client can absorb a cancellation that lands as it connects, then
+        wait on its socket (as `pygents.redis`'s reply reader notes): so the survey
+        loop also ends on a flag, and a loop still running shortly after being
+        cancelled gets its connections closed under it and is cancelled again."""
+        self._closed = True
+        task, self._task = self._task, None
+        if task is not None:
+            for _ in range(_CLOSE_TRIES):
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
+                if done:
+                    break
+                with contextlib.suppress(Exception):  # closing: a failure changes nothing
+                    await self.mailboxes.client.connection_pool.disconnect()
         await self.mailboxes.aclose()
 
     def wake(self) -> None:
@@ -101,7 +115,7 @@ class RedisSource:
         self._wake.set()
 
     async def _run(self) -> None:
-        while True:
+        while not self._closed:
             self._wake.clear()
             await self.refresh()
             with contextlib.suppress(TimeoutError):
