@@ -26,15 +26,17 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pygents._errors import cut
-from pygents.redis import Mailboxes, MailboxSurvey, Survey
 from pygents_tui._errors import summary
 from pygents_tui.listen.fleet import CAPABILITIES, FleetModel
 from pygents_tui.listen.redis_store import StoreAdapter
 from pygents_tui.state import Action, Capabilities, Reply
 from pygents_tui.state._capabilities import Capability
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxSurvey, Survey
 
 __all__ = ["READ_ONLY", "RedisSource"]
 
@@ -69,6 +71,10 @@ class RedisSource:
         rows: int = 50,
         timeout: float = 2.0,
     ) -> None:
+        # Imported here, when a source is made: ``pygents.redis`` loads the OpenTelemetry
+        # SDK, which the listener's modules must not load by being imported.
+        from pygents.redis import Mailboxes
+
         self.mailboxes = Mailboxes(url, prefix=prefix, socket_timeout=timeout)
         self.store = StoreAdapter(fleet, prefix)
         self.control = control
