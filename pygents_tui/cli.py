@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import signal
 import sys
@@ -78,6 +79,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SECONDS",
         help="mark a process stale after this long without news (default: 5)",
+    )
+    listen.add_argument(
+        "--redis",
+        default=None,
+        metavar="URL",
+        help="also read the pygents.redis mailboxes on this Redis (redis://...), once a second",
+    )
+    listen.add_argument(
+        "--redis-prefix",
+        default="pygents",
+        metavar="PREFIX",
+        help="the key prefix of those mailboxes, as given to Mailboxes (default: pygents)",
+    )
+    listen.add_argument(
+        "--control",
+        action="store_true",
+        help="act on the Redis mailboxes (pause, cancel, retry, drop, drain), each confirmed; "
+        "without it the dashboard is read-only",
     )
     replay = commands.add_parser(
         "replay",
@@ -164,8 +183,16 @@ def _listen(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.control and args.redis is None:
+        print(
+            "pygents-tui listen: error: --control acts on Redis mailboxes: give --redis URL too",
+            file=sys.stderr,
+        )
+        return 2
     try:
         serve = listen_module("serve")
+        if args.redis is not None:
+            importlib.import_module("pygents.redis")  # the 'redis' extra, said in one line
     except MissingExtraError as error:
         print(error, file=sys.stderr)
         return 2
@@ -179,6 +206,9 @@ def _listen(args: argparse.Namespace) -> int:
             configure=args.settings.configure,
             interrupts=_interrupts_end,
             record=args.record,
+            redis=args.redis,
+            redis_prefix=args.redis_prefix,
+            control=args.control,
         )
     except KeyboardInterrupt:  # before the app's loop ran, or after it stopped
         print("pygents-tui: interrupted", file=sys.stderr)

@@ -60,10 +60,15 @@ def run(
     interrupts: Interrupts,
     record: str | None = None,
     configure: Callable[[Dashboard], None] | None = None,
+    redis: str | None = None,
+    redis_prefix: str = "pygents",
+    control: bool = False,
 ) -> int:
     """Listen and show until the user quits; the exit status. A port of 0 turns that
     transport off. ``record``: also append every accepted request to that file
-    (`pygents_tui.recording`); a file that cannot be opened is one line and exit 2."""
+    (`pygents_tui.recording`); a file that cannot be opened is one line and exit 2.
+    ``redis``: also read the mailboxes on that Redis (``control``: and act on them),
+    `pygents_tui.listen.redis_source`."""
     recorder = None
     if record is not None:
         from pygents_tui.recording import RecordWriter
@@ -79,7 +84,15 @@ def run(
     try:
         return asyncio.run(
             _serve(
-                host, grpc_port, http_port, stale_after, trace_url, interrupts, configure, recorder
+                host,
+                grpc_port,
+                http_port,
+                stale_after,
+                trace_url,
+                interrupts,
+                configure,
+                recorder,
+                (redis, redis_prefix, control) if redis is not None else None,
             )
         )
     finally:
@@ -97,6 +110,7 @@ async def _serve(
     interrupts: Interrupts,
     configure: Callable[[Dashboard], None] | None,
     recorder: Recorder | None = None,
+    redis: tuple[str, str, bool] | None = None,
 ) -> int:
     fleet = FleetModel(stale_after=stale_after)
     receiver = Receiver(
@@ -118,13 +132,26 @@ async def _serve(
     if refuse_without_terminal():  # after the ports' errors, before the screen is taken
         await receiver.stop()
         return 2
+    source = None
+    if redis is not None:  # read before the app composes: it adds the Mailbox tab
+        from pygents_tui.listen.redis_source import RedisSource
+
+        url, prefix, control = redis
+        source = RedisSource(fleet, url, prefix=prefix, control=control)
+        fleet.sources.attach(source)
+        source.start()  # a Redis that is down is a line in the dashboard, not an exit
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
+    if source is not None:
+        mode = "control" if source.control else "read-only"
+        app.sub_title = f"{app.sub_title} · Redis {mode}: {source.mailboxes.where}"
     if configure is not None:  # the configuration file's settings (`pygents_tui._config`)
         configure(app)
     try:
         with interrupts(app):
             await app.run_async()
     finally:
+        if source is not None:
+            await source.close()
         await receiver.stop()
         app.output.replay()  # anything printed in this process meanwhile, in order
     if app.exit_reason is not None:  # ctrl+c, or SIGINT

@@ -39,6 +39,7 @@ from pygents_tui.widgets import (
 from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets._panel import find_row
 from pygents_tui.widgets._rows import Filterable
+from pygents_tui.widgets.mailbox import MailboxPanel, MailboxReader
 
 # The counters the status line shows when they are not zero, in this order: data lost
 # before it was shown, and (listen mode) what the bounds evicted or refused.
@@ -55,6 +56,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("too_large", "too large"),
     ("unsupported", "refused (content type or encoding)"),
     ("replaced_dropped", "from a replaced process run"),
+    ("redis_errors", "Redis survey(s) failed"),
 )
 
 TABS: tuple[tuple[ViewPanel, str], ...] = (
@@ -70,12 +72,21 @@ TABS: tuple[tuple[ViewPanel, str], ...] = (
 name in the model's read API (what `DashboardView.unavailable` is asked about) and
 its tab's label."""
 _PANELS: dict[str, ViewPanel] = {f"tab-{key}": key for key, _ in TABS}  # by tab id
+_PANELS["tab-mailbox"] = "mailbox"  # a tab only where a Redis source reads mailboxes
+_LABELS: dict[ViewPanel, str] = {**dict(TABS), "mailbox": "Mailbox"}
 
-_ONE_AGENT = frozenset({"queue", "values", "context", "timeline"})
+_ONE_AGENT = frozenset({"queue", "values", "context", "timeline", "mailbox"})
 """The panels that show the selected agent only (the others show every agent's)."""
 
 _PanelWidget = (
-    QueueTable | RunningPanel | ValuesLog | ContextPanel | EventsPanel | TimelineTable | OutputLog
+    QueueTable
+    | RunningPanel
+    | ValuesLog
+    | ContextPanel
+    | EventsPanel
+    | TimelineTable
+    | OutputLog
+    | MailboxPanel
 )  # each a Widget and a Panel
 
 
@@ -86,6 +97,8 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", show=False, tooltip="the visible panel's (else the agents')"),
         Binding("S", "sort_reverse", "Reverse sort", show=False, tooltip="the same panel's"),
+        # Here, not with the app's 1…7: listed by the help only where a Redis source is.
+        Binding("8", "app.show_mailbox", "Mailbox", show=False, tooltip="its Redis mailbox"),
     ]
 
     selected: reactive[str | None] = reactive(None, init=False)
@@ -143,7 +156,19 @@ class MainScreen(Screen[None]):
                     yield self._titles[f"tab-{key}"]
                     yield self._notes[f"tab-{key}"]
                     yield panel
+            if model.sources.find(MailboxReader) is not None:  # type: ignore[type-abstract]
+                yield from self._mailbox_tab()
         yield Footer()
+
+    def _mailbox_tab(self) -> ComposeResult:
+        """The Mailbox panel's tab (key ``8``), composed only where a Redis source is."""
+        panel = self._panels["tab-mailbox"] = MailboxPanel(self.model, id="mailbox")
+        note = self._notes["tab-mailbox"] = Static("", classes="note")
+        title = self._titles["tab-mailbox"] = Static("", classes="panel-title")
+        with TabPane(_LABELS["mailbox"], id="tab-mailbox"):
+            yield title
+            yield note
+            yield panel
 
     # -- repainting --------------------------------------------------------------------
 
@@ -182,7 +207,7 @@ class MainScreen(Screen[None]):
         """The visible panel's title line: what it shows, for which agent, and the
         filter and sort in force (the agents table's above it, while it has some)."""
         key = _PANELS[tab]
-        label = dict(TABS)[key]
+        label = _LABELS[key]
         row = find_row(self.model, self.selected)
         width = max(self.size.width - 2, 10)
         who = fit_label(row.label, row.name, width // 2) if row is not None else "no agent"

@@ -56,6 +56,8 @@ class Store(Tables):
         self.stale_after = stale_after
         self._version = 0
         self._second = int(self._epoch)
+        # By agent key: set by a feeder that reads pygents.redis mailboxes (listen --redis).
+        self.mailbox_stats: dict[str, MailboxStats] = {}
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -223,7 +225,7 @@ class Store(Tables):
         return found.context if found is not None else None
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
-        return {}  # no feeder of this store reports Redis mailboxes
+        return self.mailbox_stats
 
     def finished_count(self) -> int:
         """The agents that are gone (`AgentEntry.gone`): of processes that said

@@ -42,7 +42,16 @@ __all__ = [
 ]
 
 Panel = Literal[
-    "agents", "queue", "running", "values", "context", "events", "timeline", "output", "trace"
+    "agents",
+    "queue",
+    "running",
+    "values",
+    "context",
+    "events",
+    "timeline",
+    "output",
+    "trace",
+    "mailbox",
 ]
 
 
