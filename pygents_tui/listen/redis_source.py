@@ -202,7 +202,7 @@ class RedisSource:
             turn = next((p for p in found.pending if p.message_id == target), None)
             if turn is None or not turn.turn_uuid:
                 return Reply(f"that turn is no longer running on mailbox {name}", True)
-            what = f"turn {turn.turn_uuid} ({turn.tool})"
+            what = f"the turn {turn.turn_uuid} ({turn.tool})"
             return self._ask(
                 f"Cancel {what} on mailbox {name}? Worker {turn.consumer} cancels it.",
                 agent,

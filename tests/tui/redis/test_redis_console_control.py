@@ -107,7 +107,7 @@ async def test_cancel_ends_the_producers_handle_cancelled_once(
             ]
             assert len(mine) == 1
             await settle(pilot, lambda: any("cancel requested" in e for e in events(app)))
-    assert f"control: cancel requested for turn {handle.turn_uuid} (hold)" in events(app)
+    assert f"control: cancel requested for the turn {handle.turn_uuid} (hold)" in events(app)
 
 
 async def _dead_letter(
