@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from pygents_tui.state._records import TurnEntry
+from pygents_tui.state._records import StoreLimits, TurnEntry
 from pygents_tui.state._stuck import Stuck, StuckWatch, awaiting_takeover
 from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage, UsageMeter
 
@@ -28,11 +28,16 @@ _TAKEOVER_EVERY = 1.0  # seconds between reads of the mailboxes' statistics
 
 class Attention:
     """One `StuckWatch` and one `UsageMeter` for a store, and what they found at the
-    last drain. ``name_of`` gives an agent key's own name (budgets are by name)."""
+    last drain. ``name_of`` gives an agent key's own name (budgets are by name). What
+    they remember per turn, trace and agent is bounded by the store's own limits:
+    past them, the store has forgotten those turns anyway."""
 
-    def __init__(self, clock: Callable[[], float], name_of: Callable[[str], str]) -> None:
-        self.watch = StuckWatch()
-        self.meter = UsageMeter(clock=clock)
+    def __init__(
+        self, clock: Callable[[], float], name_of: Callable[[str], str], limits: StoreLimits
+    ) -> None:
+        self._turns, self._agents = limits.turns, limits.agents
+        self.watch = StuckWatch(max_tracked=self._turns)
+        self.meter = UsageMeter(clock=clock, max_traces=self._turns, max_agents=self._agents)
         self._name_of = name_of
         self._ended: list[TurnEntry] = []  # turns that ended since the last settle
         self.stuck: list[Stuck] = []
@@ -57,12 +62,15 @@ class Attention:
         self.watch = StuckWatch(
             factor=factor if factor is not None else watch.factor,
             silence=silence if silence is not None else watch.silence,
+            max_tracked=self._turns,
         )
         self.meter = UsageMeter(
             prices,
             fleet_budget=fleet_budget,
             agent_budgets=agent_budgets,
             clock=self.meter.clock,
+            max_traces=self._turns,
+            max_agents=self._agents,
         )
 
     # -- on the fold: cheap --------------------------------------------------------------

@@ -60,7 +60,7 @@ class Store(Tables):
         self.stale_after = stale_after
         self._version = 0
         self._second = int(self._epoch)
-        self.attention = Attention(clock, self._name_of)
+        self.attention = Attention(clock, self._name_of, limits)
 
     @property
     def clock(self) -> Callable[[], float]:

@@ -86,8 +86,9 @@ class RunningPanel(ModelPanel):
             bar_text, status = self._state(record, now, widths["bar"])
             stuck = model.stuck_turn(record.key) if record.ended is None else None
             if stuck is not None:  # the reason where the bar was: it says more now
-                bar_text = plain(cut(stuck.text, widths["bar"]), style="yellow")
-                status = plain(f"⚠ {stuck.kind} {seconds(record.elapsed_at(now))}", style="bold")
+                bar_text = plain(cut(f"⚠ {stuck.text}", widths["bar"]), style="yellow")
+                if not record.stale:  # (a stale one's status says so already)
+                    status = plain(f"⚠ stuck {seconds(record.elapsed_at(now))}", style="bold")
                 if record.key == self.marked:
                     bold = "bold reverse"
             table.add_row(
