@@ -203,7 +203,6 @@ class ReplayView:
             counts[f"recording_{kind}"] = count
         return counts
 
-
     # -- attention: the current fleet model's; a seek makes a new one, configured alike --
 
     def configure_meters(self, **settings: Any) -> None:

@@ -49,7 +49,6 @@ def budget_toast(passed: BudgetPassed, label: str) -> str:
     who = "the fleet" if passed.scope == FLEET else label
     if passed.limit == "tokens":
         return (
-            f"{who} passed its token budget: "
-            f"{amount(passed.spent)} tok of {amount(passed.budget)}"
+            f"{who} passed its token budget: {amount(passed.spent)} tok of {amount(passed.budget)}"
         )
     return f"{who} passed its cost budget: {cost_text(passed.spent, 0)} of ${passed.budget:.2f}"

@@ -195,9 +195,7 @@ class AgentsTable(NavigableTable[Text]):
             self._columns = (*self._columns[:at], TOKENS_COLUMN, *self._columns[at:])
         return texts if self._with_tokens else None
 
-    def _widths(
-        self, rows: Sequence[AgentRow], tokens: Mapping[str, str] | None
-    ) -> dict[str, int]:
+    def _widths(self, rows: Sequence[AgentRow], tokens: Mapping[str, str] | None) -> dict[str, int]:
         """Each column as wide as its content (its header at least), then narrowed to
         the table's width in the order of `GIVE` (Tokens first: the status line has
         the fleet's)."""

@@ -101,9 +101,7 @@ def status(app: Dashboard) -> str:
 
 def agent_cells(app: Dashboard) -> dict[str, list[str]]:
     table = app.screen.query_one(AgentsTable)
-    return {
-        str(key.value): [str(cell) for cell in table.get_row(key)] for key in table.rows
-    }
+    return {str(key.value): [str(cell) for cell in table.get_row(key)] for key in table.rows}
 
 
 async def test_a_turn_running_past_three_times_its_tools_p95_is_flagged_stuck() -> None:
