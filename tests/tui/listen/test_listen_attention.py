@@ -239,3 +239,15 @@ def test_listen_tokens_and_a_stuck_turn(snap_compare: Any) -> None:
         assert scene.app.view_error is None
 
     assert snap_compare(scene.app, run_before=run_before, terminal_size=SIZE)
+
+
+async def test_an_exclamation_mark_typed_in_the_filter_is_text_not_the_stuck_key() -> None:
+    scene = Scene()
+    async with scene.app.run_test(size=SIZE, notifications=True) as pilot:
+        scene.app.refresh_timer.pause()
+        scene.start_long()
+        await scene.repaint(pilot)
+        await pilot.press("slash", "exclamation_mark", "d")
+        await pilot.pause()
+        assert scene.app.screen.query_one("#filter").value == "!d"  # type: ignore[attr-defined]
+        assert not scene.app._notifications  # no "nothing stuck"
