@@ -251,3 +251,24 @@ async def test_an_exclamation_mark_typed_in_the_filter_is_text_not_the_stuck_key
         await pilot.pause()
         assert scene.app.screen.query_one("#filter").value == "!d"  # type: ignore[attr-defined]
         assert not scene.app._notifications  # no "nothing stuck"
+
+
+async def test_on_a_narrow_screen_the_tokens_column_gives_its_width_first() -> None:
+    scene = Scene(PRICED)
+    async with scene.app.run_test(size=(80, 24)) as pilot:
+        scene.app.refresh_timer.pause()
+        scene.start_long()
+        scene.spend(12_000, 300)
+        await scene.repaint(pilot)
+        table = scene.app.screen.query_one(AgentsTable)
+        widths = {column.key.value: column.width for column in table.columns.values()}
+        assert widths["tokens"] == 0
+        assert widths["agent"] == len("svc@i-1/writer")  # the label kept whole
+    wide = Scene(PRICED)
+    async with wide.app.run_test(size=SIZE) as pilot:
+        wide.app.refresh_timer.pause()
+        wide.start_long()
+        wide.spend(12_000, 300)
+        await wide.repaint(pilot)
+        (cells,) = agent_cells(wide.app).values()
+        assert "12.3k $0.03" in cells
