@@ -263,7 +263,8 @@ async def test_on_a_narrow_screen_the_tokens_column_gives_its_width_first() -> N
         table = scene.app.screen.query_one(AgentsTable)
         widths = {column.key.value: column.width for column in table.columns.values()}
         assert widths["tokens"] == 0
-        assert agent_cells(scene.app)["svc@i-1/writer"][0] == "svc@i-1/writer"  # kept whole
+        (narrow,) = agent_cells(scene.app).values()
+        assert narrow[0] == "svc@i-1/writer"  # the label kept whole
     wide = Scene(PRICED)
     async with wide.app.run_test(size=SIZE) as pilot:
         wide.app.refresh_timer.pause()
