@@ -98,8 +98,16 @@ class Config:
     stuck_silence: float | None = None  # [stuck] silence: seconds a stream may say nothing
 
     def configure(self, app: Dashboard) -> None:
-        """Apply to a dashboard what has no command-line argument: its theme, and
-        the folder its exports go to."""
+        """Apply to a dashboard what has no command-line argument: its theme, the
+        folder its exports go to, and its store's prices, budgets and stuck-work
+        thresholds."""
+        app.view.configure_meters(
+            prices=self.prices,
+            fleet_budget=self.fleet_budget,
+            agent_budgets=self.agent_budgets,
+            stuck_factor=self.stuck_factor,
+            stuck_silence=self.stuck_silence,
+        )
         if self.theme is not None:
             app.theme = self.theme
         if self.export_dir is not None:

@@ -49,6 +49,7 @@ from pygents_tui.state import (
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
+    from pygents_tui.listen.decode import ReceivedSpan
 
 __all__ = ["LiveProcess", "LocalView", "SpanSource", "ThisProcess"]
 
@@ -64,7 +65,7 @@ class SpanSource(Protocol):
     @property
     def dropped(self) -> int: ...
 
-    def drain(self) -> bool: ...
+    def drain(self, sink: Callable[[ReceivedSpan], object] | None = None) -> bool: ...
 
     def trace_of(self, uuid: str) -> str | None: ...
 
@@ -280,7 +281,12 @@ class LiveProcess(Store):
     def drain_spans(self) -> bool:
         if self.spans is None:
             self._watch_provider()
-        return self.spans is not None and self.spans.drain()
+        return self.spans is not None and self.spans.drain(self.span_arrived)
+
+    def trace_of(self, turn: TurnEntry) -> str | None:
+        if turn.trace_id is None and self.spans is not None:
+            turn.trace_id = self.spans.trace_of(turn.uuid)
+        return turn.trace_id
 
     def find_turn(self, key: str) -> TurnEntry | None:
         """The turn with id ``key``; its trace id learned from its span if there was

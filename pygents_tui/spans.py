@@ -20,7 +20,7 @@ extra brings; without them the dashboard simply has no trace view in-process.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any, Final
 
@@ -90,8 +90,9 @@ class SpanCapture(SpanProcessor):
 
     # -- the dashboard's side, on its timer --------------------------------------------------
 
-    def drain(self) -> bool:
-        """Store the spans that ended since the last call; True if there were any."""
+    def drain(self, sink: Callable[[ReceivedSpan], object] | None = None) -> bool:
+        """Store the spans that ended since the last call, each also handed to
+        ``sink`` (the dashboard's store counts model usage); True if there were any."""
         changed = False
         started, trace_of = self._started, self._trace_of
         while started:
@@ -106,6 +107,8 @@ class SpanCapture(SpanProcessor):
             received = self._received(span)
             if received is not None:
                 self.store.add(received)
+                if sink is not None:
+                    sink(received)
                 changed = True
         if changed:
             self.version += 1

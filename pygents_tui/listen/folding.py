@@ -94,6 +94,7 @@ class Folding(Services):
         service.spans += 1
         self.counts["spans"] += 1
         self.traces.add(span)
+        self.span_arrived(span)
         attributes = span.attributes
         uuid = attributes.get(k.TURN_UUID)
         if isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pygents_tui.listen.fleet import FleetModel
 from pygents_tui.recording._reader import Recording
@@ -31,6 +31,8 @@ from pygents_tui.state import (
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
     from pygents_tui.state import AgentRow, EventRow, TurnRow, ValueRow
+    from pygents_tui.state._stuck import Stuck
+    from pygents_tui.state._usage import BudgetPassed, Usage
 
 __all__ = ["ReplayView"]
 
@@ -53,6 +55,7 @@ class ReplayView:
         budget: int = 200,
     ) -> None:
         self._stale_after = stale_after
+        self._meters: dict[str, Any] = {}
         self.fleet: FleetModel | None = None
         self.replay = Replay(
             recording,
@@ -69,6 +72,7 @@ class ReplayView:
 
     def _new_fleet(self, clock: Callable[[], float], wall: Callable[[], int]) -> FleetModel:
         self.fleet = FleetModel(clock, wall, stale_after=self._stale_after)
+        self.fleet.configure_meters(**self._meters)
         return self.fleet
 
     @property
@@ -198,6 +202,34 @@ class ReplayView:
         for kind, count in self.replay.recording.drops.items():
             counts[f"recording_{kind}"] = count
         return counts
+
+    # -- attention: the current fleet model's; a seek makes a new one, configured alike --
+
+    def configure_meters(self, **settings: Any) -> None:
+        """See `Store.configure_meters`: kept for every fleet model a seek makes."""
+        self._meters = settings
+        self.model.configure_meters(**settings)
+
+    def stuck_turns(self) -> Sequence[Stuck]:
+        return self.model.stuck_turns()
+
+    def stuck_turn(self, key: str) -> Stuck | None:
+        return self.model.stuck_turn(key)
+
+    def awaiting_takeover(self) -> Mapping[str, int]:
+        return self.model.awaiting_takeover()
+
+    def usage(self, agent: str | None = None) -> Usage | None:
+        return self.model.usage(agent)
+
+    def priced(self) -> bool:
+        return self.model.priced()
+
+    def budget_news(self) -> list[BudgetPassed]:
+        return self.model.budget_news()
+
+    def over_budget(self) -> frozenset[str]:
+        return self.model.over_budget()
 
 
 class _Replayed:

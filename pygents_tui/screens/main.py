@@ -26,6 +26,7 @@ from pygents_tui._output import ProgramOutput
 from pygents_tui._plain import plain
 from pygents_tui.state import AgentRow, DashboardView
 from pygents_tui.state import Panel as ViewPanel
+from pygents_tui.state._stuck import next_stuck
 from pygents_tui.widgets import (
     AgentsTable,
     ContextPanel,
@@ -36,6 +37,7 @@ from pygents_tui.widgets import (
     TimelineTable,
     ValuesLog,
 )
+from pygents_tui.widgets._attention import attention_line, budget_toast
 from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets._panel import find_row
 from pygents_tui.widgets._rows import Filterable
@@ -99,6 +101,13 @@ class MainScreen(Screen[None]):
         Binding("S", "sort_reverse", "Reverse sort", show=False, tooltip="the same panel's"),
         # Here, not with the app's 1…7: listed by the help only where a Redis source is.
         Binding("8", "app.show_mailbox", "Mailbox", show=False, tooltip="its Redis mailbox"),
+        Binding(
+            "exclamation_mark",
+            "next_stuck",
+            "Next stuck",
+            show=False,
+            tooltip="the next stuck or orphaned turn, in Running",
+        ),
     ]
 
     selected: reactive[str | None] = reactive(None, init=False)
@@ -178,6 +187,10 @@ class MainScreen(Screen[None]):
         model = self.model
         status = self._status
         counts = model.counters()
+        for passed in model.budget_news():  # each once, frozen or not
+            row = find_row(model, passed.scope)
+            toast = budget_toast(passed, row.label if row is not None else passed.scope)
+            self.app.notify(toast, title="budget", severity="warning", timeout=15, markup=False)
         if self.frozen:
             fresh = arrived(counts) - self._frozen_at
             status.update(Text(f" FROZEN · +{fresh} new record(s) · space to resume"), layout=False)
@@ -319,6 +332,23 @@ class MainScreen(Screen[None]):
         if panel is not None:
             self._navigable(panel).focus()
 
+    def action_next_stuck(self) -> None:
+        """Select the agent of the next stuck turn (wrapping round) and show it in
+        Running, marked."""
+        running = self._panels["tab-running"]
+        assert isinstance(running, RunningPanel)
+        key = next_stuck(self.model.stuck_turns(), running.marked)
+        turn = self.model.find_turn(key) if key is not None else None
+        if turn is None:
+            self.app.notify("nothing stuck", markup=False)
+            return
+        running.marked = key
+        if turn.agent is not None and turn.agent in self._agents.rows:
+            self._agents.move_cursor(row=self._agents.get_row_index(turn.agent), animate=False)
+            self.selected = turn.agent
+        self.show_tab("tab-running")
+        self.refresh_panel()
+
     def _navigable(self, panel: _PanelWidget) -> Widget:
         """The widget of ``panel`` that keys move in: the panel itself if it takes the
         focus, the log of the events (a container that takes no focus itself), and
@@ -368,6 +398,7 @@ def status_line(
     for key, label in SHOWN_COUNTERS:
         if counts.get(key):
             text += f" · {counts[key]} {label}"
+    text += attention_line(model)
     if workload_failed:
         text += " · workload failed"
     return text

@@ -18,18 +18,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
 from pygents_tui.state._entries import LogEntry, ValueEntry
 from pygents_tui.state._records import AgentEntry, ServiceState, StoreLimits, TurnEntry
 from pygents_tui.state._sources import Sources
+from pygents_tui.state._stuck import Stuck
 from pygents_tui.state._tables import Tables, Traces
 from pygents_tui.state._turns import by_start, of_agent
+from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage
 from pygents_tui.state._view import ContextContents, DashboardView, Panel, TraceTree
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from pygents.redis import MailboxStats
+    from pygents_tui._config import Budget, Price
 
 __all__ = ["Store"]
 
@@ -58,6 +62,7 @@ class Store(Tables):
         self._second = int(self._epoch)
         # By agent key: set by a feeder that reads pygents.redis mailboxes (listen --redis).
         self.mailbox_stats: dict[str, MailboxStats] = {}
+        self.attention = Attention(clock, self._name_of, limits)
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -92,6 +97,8 @@ class Store(Tables):
         now = self._clock()
         if self._check_stale(now):
             changed = True
+        if self.attention.settle(self.running.values(), now, self.trace_of, self.mailboxes):
+            changed = True
         second = int(now)
         if second != self._second:
             self._second = second
@@ -101,6 +108,41 @@ class Store(Tables):
         if changed:
             self._version += 1
         return changed
+
+    def turn_ended(self, turn: TurnEntry) -> None:
+        self.attention.ended(turn)
+
+    def span_arrived(self, span: SpanUsage) -> None:
+        """Every span a feeder received or captured: its model usage is counted."""
+        self.attention.span(span)
+
+    def _name_of(self, key: str) -> str:
+        agent = self.agents.get(key)
+        return agent.name if agent is not None else key
+
+    def trace_of(self, turn: TurnEntry) -> str | None:
+        """The trace id of ``turn`` when the feeder did not set one (in-process: from
+        its span, once the capture saw it start)."""
+        return turn.trace_id
+
+    def configure_meters(
+        self,
+        *,
+        prices: Mapping[str, Price] | None = None,
+        fleet_budget: Budget | None = None,
+        agent_budgets: Mapping[str, Budget] | None = None,
+        stuck_factor: float | None = None,
+        stuck_silence: float | None = None,
+    ) -> None:
+        """The configuration's price table, budgets and stuck-work thresholds
+        (``None``: the default), applied before anything arrives."""
+        self.attention.configure(
+            prices=prices,
+            fleet_budget=fleet_budget,
+            agent_budgets=agent_budgets,
+            factor=stuck_factor,
+            silence=stuck_silence,
+        )
 
     def _check_stale(self, now: float) -> bool:
         changed = False
@@ -183,6 +225,27 @@ class Store(Tables):
         counts["trace_spans_dropped"] = self.traces.dropped
         counts["log_dropped"] = self.log.dropped
         return {name: value for name, value in counts.items() if value}
+
+    def stuck_turns(self) -> Sequence[Stuck]:
+        return self.attention.stuck
+
+    def stuck_turn(self, key: str) -> Stuck | None:
+        return self.attention.stuck_by_key.get(key)
+
+    def awaiting_takeover(self) -> Mapping[str, int]:
+        return self.attention.takeover
+
+    def usage(self, agent: str | None = None) -> Usage | None:
+        return self.attention.usage(agent)
+
+    def priced(self) -> bool:
+        return self.attention.meter.priced
+
+    def budget_news(self) -> list[BudgetPassed]:
+        return self.attention.budget_news()
+
+    def over_budget(self) -> frozenset[str]:
+        return self.attention.over
 
     # -- what feeders that reach into an agent's process set -----------------------------------
 

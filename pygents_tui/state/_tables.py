@@ -232,6 +232,7 @@ class Tables:
         """End ``turn``: out of the running table, into the recent ones, counted by
         its agent (once)."""
         turn.end(reason, ended, error)
+        self.turn_ended(turn)
         self.returned(turn)
         self.stop_running(turn)
         self.recent.append(turn)
@@ -240,6 +241,9 @@ class Tables:
         if agent is not None:
             agent.turns.append(turn)
             self._count(agent, turn)
+
+    def turn_ended(self, turn: TurnEntry) -> None:
+        """Told of every turn that ends (the store learns its tool's pace from it)."""
 
     def lose(self, turn: TurnEntry, at: float, why: str) -> None:
         """A turn of a process that is gone (``why``: it ``restarted``, or ``ended``):

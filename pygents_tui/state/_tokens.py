@@ -26,7 +26,7 @@ from typing import Final
 
 from pygents_tui._config import Price
 
-__all__ = ["MAX_TOKENS", "CallUsage", "Prices", "read_usage"]
+__all__ = ["MAX_TOKENS", "USAGE_KEYS", "CallUsage", "Prices", "read_usage"]
 
 MAX_TOKENS: Final = 10_000_000
 """The most one model call is believed to use, per count: past every model's context
@@ -48,6 +48,9 @@ REASONING: Final = (
     "gen_ai.usage.reasoning.output_tokens",
     "gen_ai.usage.output_tokens.reasoning",
 )
+USAGE_KEYS: Final = frozenset((*INPUT, *OUTPUT, *CACHE_READ, *CACHE_CREATION, *REASONING))
+"""Every count `read_usage` reads: a span with none of them is no model call (a set
+check, cheaper than reading it, for the many spans that are not)."""
 MODEL: Final = ("gen_ai.response.model", "gen_ai.request.model")  # the model that answered first
 
 

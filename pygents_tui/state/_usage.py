@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from pygents_tui._config import Budget, Price
-from pygents_tui.state._tokens import CallUsage, Prices, read_usage
+from pygents_tui.state._tokens import USAGE_KEYS, CallUsage, Prices, read_usage
 
 __all__ = ["FLEET", "RATE_WINDOW", "BudgetPassed", "SpanUsage", "Usage", "UsageMeter"]
 
@@ -187,7 +187,10 @@ class UsageMeter:
 
     def add(self, span: SpanUsage) -> bool:
         """Count a span's model usage; False when it reports none or was seen before."""
-        usage = read_usage(span.attributes)
+        attributes = span.attributes
+        if attributes.keys().isdisjoint(USAGE_KEYS):  # most spans: no model call
+            return False
+        usage = read_usage(attributes)
         if usage is None:
             return False
         if not usage.valid:  # counts were sent, none of them usable

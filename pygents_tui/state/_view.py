@@ -27,6 +27,9 @@ from pygents_tui.state._sources import Sources
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
+    from pygents_tui._config import Budget, Price
+    from pygents_tui.state._stuck import Stuck
+    from pygents_tui.state._usage import BudgetPassed, Usage
 
 __all__ = [
     "AgentRow",
@@ -353,3 +356,39 @@ class DashboardView(Protocol):
     def counters(self) -> Mapping[str, int]:
         """Received, dropped and malformed counts for the status line (only non-zero
         ones need be shown)."""
+
+    def configure_meters(
+        self,
+        *,
+        prices: Mapping[str, Price] | None = None,
+        fleet_budget: Budget | None = None,
+        agent_budgets: Mapping[str, Budget] | None = None,
+        stuck_factor: float | None = None,
+        stuck_silence: float | None = None,
+    ) -> None:
+        """Apply the configuration's price table, budgets and stuck-work thresholds
+        (``None``: the default), before anything arrives."""
+
+    def stuck_turns(self) -> Sequence[Stuck]:
+        """The running turns worth a look as of the last drain (slow for their tool,
+        silent, or orphaned by a stale process), in the order they started."""
+
+    def stuck_turn(self, key: str) -> Stuck | None:
+        """Why the running turn ``key`` is stuck (``None``: it is not)."""
+
+    def awaiting_takeover(self) -> Mapping[str, int]:
+        """Per agent key, the Redis mailbox entries a dead worker holds until a live
+        one claims them (none without mailboxes)."""
+
+    def usage(self, agent: str | None = None) -> Usage | None:
+        """Token totals, rate and cost of agent ``agent`` (``None``: the fleet's);
+        ``None`` for an agent with no model call credited."""
+
+    def priced(self) -> bool:
+        """Whether a price table is configured (without one no cost is shown)."""
+
+    def budget_news(self) -> list[BudgetPassed]:
+        """The budgets passed since the last call, each reported once (for a toast)."""
+
+    def over_budget(self) -> frozenset[str]:
+        """The scopes over a budget now: ``"fleet"`` and agent keys."""

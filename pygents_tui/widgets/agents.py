@@ -13,6 +13,7 @@ from pygents_tui._filter import state_words
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell
 from pygents_tui._plain import plain
 from pygents_tui.state import AgentRow, Capacity, DashboardView
+from pygents_tui.widgets._attention import tokens_cell
 from pygents_tui.widgets._fit import fit_label, fit_widths, split_label
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._rows import RowChoice
@@ -29,6 +30,7 @@ _STATE_STYLE = {
     "idle": ("idle", "dim"),
     "stale": ("stale", "dim italic"),  # listen mode: its process stopped sending
 }
+TOKENS_COLUMN = ("tokens", "Tokens", 6)
 _GONE = "—"  # what a finished agent no longer has: a queue, a context
 
 
@@ -111,6 +113,7 @@ class AgentsTable(NavigableTable[Text]):
         ("✔/✖/⏱", "turns completed / failed / timed out; ⊘n: n turns cancelled"),
         ("Values", "values streamed or returned"),
         ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),
+        ("Tokens", "model tokens of the agent's turns (and their cost, when priced)"),
         ("Rate", "completed turns per second, last 8 s"),
         ("dimmed", "finished: the agent left the registry (c clears)"),
     )
@@ -148,6 +151,7 @@ class AgentsTable(NavigableTable[Text]):
         self.choice = RowChoice(self.SORTS)
         self._cells: dict[str, tuple[str, ...]] = {}  # by key: the cells, then "gone"
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
+        self._with_mailbox = self._with_tokens = False  # columns that appear when needed
         self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
         self._current = 9  # the Current column's width: grows, never shrinks back
         self.tooltip = legend(self.LEGEND)
@@ -181,16 +185,32 @@ class AgentsTable(NavigableTable[Text]):
         Their Mailbox column appears with the first of them, so a program without
         mailboxes keeps a table that fits 80 columns."""
         stats = self.model.mailboxes()
-        if stats and self._columns is self.COLUMNS:
-            self._columns = (*self.COLUMNS, MAILBOX_COLUMN)
-        return None if self._columns is self.COLUMNS else stats
+        if stats and not self._with_mailbox:
+            self._with_mailbox = True
+            self._columns = (*self._columns, MAILBOX_COLUMN)
+        return stats if self._with_mailbox else None
+
+    def _tokens(self, rows: Sequence[AgentRow]) -> dict[str, str] | None:
+        """Each agent's Tokens cell; the column appears with the first model call
+        credited to an agent (a program that makes none keeps its table as it was)."""
+        model = self.model
+        priced = model.priced()
+        texts = {row.key: tokens_cell(model.usage(row.key), priced) for row in rows}
+        if not self._with_tokens and any(texts.values()):
+            self._with_tokens = True
+            at = next(i for i, (key, _, _) in enumerate(self._columns) if key == "rate")
+            self._columns = (*self._columns[:at], TOKENS_COLUMN, *self._columns[at:])
+        return texts if self._with_tokens else None
 
     def _widths(
-        self, rows: Sequence[AgentRow], sized: Mapping[str, tuple[str, str, str, str]]
+        self,
+        rows: Sequence[AgentRow],
+        sized: Mapping[str, tuple[str, str, str, str]],
+        tokens: Mapping[str, str] | None,
     ) -> dict[str, int]:
         """Each column as wide as its content (its header at least), then narrowed to
-        the table's width in the order of `GIVE`. ``sized``: each row's `_sized` cells,
-        by key."""
+        the table's width in the order of `GIVE` (Tokens first: the status line has
+        the fleet's). ``sized``: each row's `_sized` cells, by key."""
         natural = {key: max(len(label), 3) for key, label, _ in self._columns}
         natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
         for texts in sized.values():
@@ -198,10 +218,14 @@ class AgentsTable(NavigableTable[Text]):
                 natural[key] = max(natural[key], len(value))
         self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
         natural.update(state=7, current=self._current, rate=8)
-        if self._columns is not self.COLUMNS:
+        if self._with_mailbox:
             natural["mailbox"] = MAILBOX_COLUMN[2]
+        give = list(self.GIVE)
+        if tokens is not None:
+            natural["tokens"] = max([natural["tokens"], *map(len, tokens.values())])
+            give.insert(0, ("tokens", 0))
         names = max((len(row.name) for row in rows), default=6)
-        give = [(key, names if floor < 0 else floor) for key, floor in self.GIVE]
+        give = [(key, names if floor < 0 else floor) for key, floor in give]
         available = (self.size.width or self.app.size.width) - 2  # a vertical scrollbar
         return fit_widths(natural, give, available)
 
@@ -211,11 +235,14 @@ class AgentsTable(NavigableTable[Text]):
         Each row is kept as its cells, then whether the agent has gone."""
         mailboxes = self._mailboxes()
         sized = {row.key: _sized(row) for row in rows}  # once: widths and cells need them
-        widths = self._widths(rows, sized)
+        tokens = self._tokens(rows)
+        widths = self._widths(rows, sized, tokens)
         chosen = self.choice.choose(rows, agent_fields, agent_sort_key)
         shown: dict[str, tuple[str, ...]] = {}
         for row in chosen:
             texts = cells(row, widths, sized[row.key])
+            if tokens is not None:  # before the Rate column
+                texts = (*texts[:-1], cut(tokens[row.key], widths["tokens"], "head"), texts[-1])
             if mailboxes is not None:
                 texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
             shown[row.key] = (*texts, "gone" if row.gone else "")

@@ -31,13 +31,15 @@ def _colour(fraction: float) -> str:
 
 class RunningPanel(ModelPanel):
     """A bar per running turn: elapsed against timeout, remaining seconds; red when
-    the deadline nears. Timed-out turns stay listed, marked, for a while."""
+    the deadline nears. A stuck turn shows why instead of its bar, marked ``⚠``.
+    Timed-out turns stay listed, marked, for a while."""
 
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "tool", "took")
 
     def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
         super().__init__(model, id=id)
         self.choice = RowChoice(self.SORTS)
+        self.marked: str | None = None  # the stuck turn the ``!`` key last jumped to
 
     def choice_changed(self) -> None:
         self.refresh()
@@ -82,6 +84,13 @@ class RunningPanel(ModelPanel):
             label = fit_label(record.agent_label, turn_name(record, names), widths["agent"])
             bold = "bold" if record.agent == self.agent else ""
             bar_text, status = self._state(record, now, widths["bar"])
+            stuck = model.stuck_turn(record.key) if record.ended is None else None
+            if stuck is not None:  # the reason where the bar was: it says more now
+                bar_text = plain(cut(f"⚠ {stuck.text}", widths["bar"]), style="yellow")
+                if not record.stale:  # (a stale one's status says so already)
+                    status = plain(f"⚠ stuck {seconds(record.elapsed_at(now))}", style="bold")
+                if record.key == self.marked:
+                    bold = "bold reverse"
             table.add_row(
                 plain(label, style=bold), plain(cut(record.tool, widths["tool"])), bar_text, status
             )
