@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events, on
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -29,6 +29,7 @@ from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from pygents import Scope
+from pygents_tui._acting import Acting
 from pygents_tui._errors import summary
 from pygents_tui._export import saved
 from pygents_tui._output import ProgramOutput
@@ -36,10 +37,8 @@ from pygents_tui._preview import preview
 from pygents_tui._visible import visible
 from pygents_tui.model import DashboardModel
 from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
-from pygents_tui.screens.confirm import ConfirmScreen
 from pygents_tui.screens.main import TABS
-from pygents_tui.state import ACTION_NEEDS, Action, Capabilities, DashboardView, Reply
-from pygents_tui.state._capabilities import Capability
+from pygents_tui.state import DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
 from pygents_tui.widgets.mailbox import MailboxPanel
 
@@ -47,13 +46,6 @@ __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
-KEY_ACTIONS: dict[str, Action] = {"toggle_pause": "pause"}
-"""The app's actions that act on an agent through its sources, and what each asks."""
-PANEL_ACTIONS: dict[str, Capability] = {"mailbox": "cancel", "show_mailbox": "mailbox"}
-"""Actions of the app and its panels listed by the help only where a source offers
-what they need (the Mailbox panel's keys, all through ``action_mailbox``: ``x``
-needs ``cancel`` as ``r``, ``d`` and ``D`` need what Redis control offers)."""
-CONTROL: tuple[Capability, ...] = ("pause", "cancel", "dead_letters", "drain")
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -70,7 +62,7 @@ def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
     return 1, f"exited: {preview(str(code), 200)}"
 
 
-class Dashboard(App[int]):
+class Dashboard(Acting):
     """Watch agents live. ``workload`` is started in the app's loop on mount.
 
     By default its source is this process: a `DashboardModel` (``model``) subscribed
@@ -283,20 +275,6 @@ class Dashboard(App[int]):
         """Whether the view is frozen (``space``): data keeps arriving, unshown."""
         return self._main.frozen
 
-    @property
-    def capabilities(self) -> Capabilities:
-        """What the sources offer to some agent (the help lists the keys from it)."""
-        return self.offered(None)
-
-    def offered(self, agent: str | None) -> Capabilities:
-        """What ``agent`` (a key; ``None``: some agent) is offered by the sources that
-        serve it, less pausing when the app was made ``read_only``."""
-        capabilities = self.view.sources.of(agent)
-        if self.read_only is not None:
-            for what in CONTROL:
-                capabilities = capabilities.lacks(what, self.read_only)
-        return capabilities
-
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen, note=self.capabilities.why_not("pause")))
@@ -308,14 +286,6 @@ class Dashboard(App[int]):
         if action == "clear_finished":
             return self._has_finished()
         return True
-
-    def key_applies(self, action: str) -> bool:
-        """Whether the help lists the keys of ``action``: not when the source never
-        offers it (its key still answers, with the line saying why)."""
-        asked = KEY_ACTIONS.get(action)
-        if action in PANEL_ACTIONS:
-            return self.view.sources.of(None).offers(PANEL_ACTIONS[action])
-        return asked is None or self.capabilities.offers(ACTION_NEEDS[asked])
 
     def _has_finished(self) -> bool:
         """Whether agents that are gone are listed (a source without such agents
@@ -331,55 +301,9 @@ class Dashboard(App[int]):
         if self.workload_error is not None and not isinstance(self.screen, TextScreen):
             self.push_screen(ErrorScreen(self.workload_error))
 
-    def action_toggle_pause(self) -> None:
-        self._act("pause")
-
     @on(MailboxPanel.Act)
     def _act_on_row(self, event: MailboxPanel.Act) -> None:
         self._act(event.action, event.target, event.hint)
-
-    def _act(self, action: Action, target: str | None = None, hint: str = "") -> None:
-        """Ask the sources serving the selected agent to do ``action`` to it (to its
-        ``target``: a row of the Mailbox panel; ``hint`` says which row to select when
-        none that applies is); where none offers it, say so in one line."""
-        agent = self.selected_agent
-        line = self.offered(agent).why_not(ACTION_NEEDS[action])
-        if line is None and hint and target is None:
-            line = hint
-        if line is not None:
-            self.notify(line, title="not offered here", severity="warning", markup=False)
-            return
-        self._answer(self.view.sources.act(action, agent, target))
-
-    def _answer(self, reply: Reply) -> None:
-        """Show a source's reply; a question (``reply.then``) is confirmed first, then
-        what it does runs in the background and its own reply is shown."""
-        then = reply.then
-        if then is not None:
-
-            def decided(yes: bool | None) -> None:
-                if yes:
-                    self.run_worker(self._confirmed(then), group="control", exit_on_error=False)
-
-            self.push_screen(ConfirmScreen(reply.text), decided)
-            return
-        if reply.warning:
-            self.notify(reply.text, severity="warning", markup=False)
-            return
-        self.notify(reply.text, markup=False)
-        self.refresh_view()
-
-    async def _confirmed(self, then: Callable[[], Awaitable[Reply]]) -> None:
-        done = await then()
-        self._answer(Reply(done.text, done.warning))
-
-    def action_show_mailbox(self) -> None:
-        """Key 8: the Mailbox panel, where a Redis source reads mailboxes."""
-        line = self.offered(None).why_not("mailbox")
-        if line is not None:
-            self.notify(line, title="not offered here", severity="warning", markup=False)
-            return
-        self.action_show_tab("tab-mailbox")
 
     def action_save_screen(self) -> None:
         folder = str(self.export_dir or Path.cwd())
