@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from desk_tools import DeskTools, declare
-from redis_helpers import NO_SERVER, Serving
+from redis_helpers import NO_SERVER, Serving, running_server
 
 from pygents.redis import Mailboxes, RedisServer
 
@@ -21,16 +21,8 @@ from pygents.redis import Mailboxes, RedisServer
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A running, empty ``redis-server``; ``stop()``/``start()`` restart it empty."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
-    server.start()
-    try:
+    with running_server(tmp_path) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pygents.redis import Mailboxes, Outcome, Worker
+import pytest
+
+from pygents.redis import Mailboxes, Outcome, RedisServer, Worker
 
 HERE = Path(__file__).resolve().parent
 
@@ -98,3 +100,19 @@ def processes(started: list[subprocess.Popen[bytes]]) -> Iterator[list[subproces
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def running_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A running, empty ``redis-server`` in ``tmp_path``, closed after the block; the
+    test is skipped where there is none (CI installs it)."""
+    if not RedisServer.available():
+        pytest.skip(NO_SERVER)
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 from fake_clock import FakeClock
 from on_screen import screen_text
+from opentelemetry.sdk.trace import TracerProvider
 from textual.app import App
 from textual.pilot import Pilot
 
 from pygents import subscribe
+from pygents_otel import PygentsInstrumentor
 from pygents_tui.model import DashboardModel
 
 Until = Callable[..., Awaitable[None]]
@@ -66,3 +68,14 @@ def until() -> Until:
 def text_of() -> Callable[[App[Any]], str]:
     """The active screen as plain text (what a terminal would show)."""
     return screen_text
+
+
+@pytest.fixture
+def provider() -> Iterator[TracerProvider]:
+    """An SDK provider pygents traces into (not the global one: tests share it)."""
+    provider = TracerProvider()
+    instrumentor = PygentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    yield provider
+    instrumentor.uninstrument()
+    provider.shutdown()

@@ -7,16 +7,14 @@ inspector and its trace, in the toasts and the header."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from on_screen import control_characters, screen_lines
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind
 
 from pygents import Agent, Turn, tool
-from pygents_otel import PygentsInstrumentor
 from pygents_tui import Dashboard
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
@@ -44,17 +42,6 @@ def named(fn: Callable[..., Any], name: str) -> Any:
     """A tool named ``name`` (tools take their function's name)."""
     fn.__name__ = fn.__qualname__ = name
     return tool(fn)
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    """An SDK provider pygents traces into (not the global one: tests share it)."""
-    provider = TracerProvider()
-    instrumentor = PygentsInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    yield provider
-    instrumentor.uninstrument()
-    provider.shutdown()
 
 
 def test_every_control_character_is_made_visible_and_layout_kept_only_on_request() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +17,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, StatusCode
 
 from pygents import Agent, Turn, tool
-from pygents_otel import PygentsInstrumentor
 from pygents_tui import Dashboard
 from pygents_tui.screens import InspectorScreen
 
 SIZE = (130, 40)
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    """An SDK provider pygents traces into (not the global one: tests share it)."""
-    provider = TracerProvider()
-    instrumentor = PygentsInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    yield provider
-    instrumentor.uninstrument()
-    provider.shutdown()
 
 
 def files(folder: Path) -> list[Path]:

@@ -5,30 +5,17 @@ the dashboard captures the program's spans (``tracer_provider``)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 from pygents import Agent, Turn, tool
-from pygents_otel import PygentsInstrumentor
 from pygents_tui import Dashboard
 from pygents_tui._config import Budget, Config, Price
 from pygents_tui.widgets import AgentsTable
 
 SIZE = (130, 30)
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    """An SDK provider pygents traces into (not the global one: tests share it)."""
-    provider = TracerProvider()
-    instrumentor = PygentsInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    yield provider
-    instrumentor.uninstrument()
-    provider.shutdown()
 
 
 def writer(provider: TracerProvider) -> Callable[[int], Awaitable[None]]:

@@ -4,30 +4,16 @@ query), registered through the SDK's public ``add_span_processor``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NoOpTracerProvider, SpanKind
 
 from pygents import Agent, Turn, tool
-from pygents_otel import PygentsInstrumentor
 from pygents_tui import Dashboard
 from pygents_tui.screens import InspectorScreen
 
 SIZE = (130, 40)
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    """An SDK provider pygents traces into (not the global one: tests share it)."""
-    provider = TracerProvider()
-    instrumentor = PygentsInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    yield provider
-    instrumentor.uninstrument()
-    provider.shutdown()
 
 
 async def test_the_inspector_draws_the_turns_spans_including_the_tools_own(

@@ -16,7 +16,7 @@ _TESTS = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(_TESTS / "redis"), str(_TESTS / "tui" / "listen")]
 
 from redis_console import Console, MakeConsole  # noqa: E402
-from redis_helpers import NO_SERVER  # noqa: E402
+from redis_helpers import running_server  # noqa: E402
 
 from pygents.redis import RedisServer  # noqa: E402
 from pygents_tui.listen import FleetModel  # noqa: E402
@@ -27,16 +27,8 @@ from pygents_tui.listen.serve import listen_app  # noqa: E402
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A running, empty ``redis-server``; ``stop()``/``start()`` restart it empty."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
-    server.start()
-    try:
+    with running_server(tmp_path) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture
