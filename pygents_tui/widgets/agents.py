@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from rich.text import Text
+from textual import events
 from textual.geometry import Region
 
 from pygents_tui._cut import cut
@@ -153,6 +154,7 @@ class AgentsTable(NavigableTable[Text]):
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
         self._with_mailbox = self._with_tokens = False  # columns that appear when needed
         self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
+        self._fitted = 0  # the width the columns were last fitted to
         self._current = 9  # the Current column's width: grows, never shrinks back
         self.tooltip = legend(self.LEGEND)
 
@@ -173,10 +175,14 @@ class AgentsTable(NavigableTable[Text]):
     def choice_changed(self) -> None:
         self.refresh_from()
 
-    def on_resize(self) -> None:
-        """Widths follow the screen: the next repaint fits them again (none while the
-        view is frozen, which holds the screen as it was)."""
-        self._drawn = ({}, [])
+    def on_resize(self, event: events.Resize) -> None:
+        """Widths follow the screen: a new width has the next repaint fit them again
+        (none while the view is frozen, which holds the screen as it was). A new
+        height alone (the table grows and shrinks with its rows, as a filter changes
+        them) changes no width, and must not cost a rebuild."""
+        if event.size.width != self._fitted:
+            self._fitted = event.size.width
+            self._drawn = ({}, [])
 
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
         """The statistics of the agents the source serves from ``pygents.redis``
@@ -246,10 +252,11 @@ class AgentsTable(NavigableTable[Text]):
             if mailboxes is not None:
                 texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
             shown[row.key] = (*texts, "gone" if row.gone else "")
-        order = list(shown)
-        if (widths, order) != self._drawn:
+        if widths != self._drawn[0]:
             self._rebuild(widths, shown)
             return
+        if list(shown) != self._drawn[1]:
+            self._reorder(shown)
         self._holding = True  # the cells' updates repaint the table once, at the end
         try:
             for key, texts in shown.items():
@@ -286,6 +293,37 @@ class AgentsTable(NavigableTable[Text]):
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def _row(self, texts: tuple[str, ...]) -> list[Text]:
+        """A row's cells as the table holds them (the last text says if it has gone)."""
+        finished = bool(texts[-1])
+        return [
+            _cell(column, value, finished)
+            for (column, _, _), value in zip(self._columns, texts, strict=False)
+        ]
+
+    def _reorder(self, shown: dict[str, tuple[str, ...]]) -> None:
+        """Another set or order of rows at the same widths (a filter typed, a sort, an
+        agent come or gone): the rows that left are removed, the new ones added, and
+        all sorted into the order chosen. Textual measures only the added rows, where
+        a rebuild measures every cell of every row (with 2,000 agents, a stall of
+        100–300 ms for each key typed into the filter)."""
+        selected = self.selected
+        drawn = set(self._drawn[1])
+        for key in drawn - shown.keys():
+            self.remove_row(key)
+            self._cells.pop(key, None)
+        for key, texts in shown.items():
+            if key not in drawn:
+                self.add_row(*self._row(texts), key=key)
+                self._cells[key] = texts
+        # Textual sorts by cell values; each row's Agent cell is its own object, so
+        # its identity gives the row's place in the order chosen.
+        place = {id(self.get_cell(key, "agent")): n for n, key in enumerate(shown)}
+        self.sort("agent", key=lambda cell: place[id(cell)])
+        self._drawn = (self._drawn[0], list(shown))
+        if selected in shown:
+            self.move_cursor(row=self.get_row_index(selected), animate=False)
+
     def _rebuild(self, widths: dict[str, int], shown: dict[str, tuple[str, ...]]) -> None:
         """Columns and rows anew, the cursor kept on the agent it was on."""
         selected = self.selected
@@ -293,14 +331,7 @@ class AgentsTable(NavigableTable[Text]):
         for key, label, _width in self._columns:
             self.add_column(cut(label, widths[key], "head"), key=key, width=widths[key])
         for key, texts in shown.items():
-            finished = bool(texts[-1])
-            self.add_row(
-                *(
-                    _cell(column, value, finished)
-                    for (column, _, _), value in zip(self._columns, texts, strict=False)
-                ),
-                key=key,
-            )
+            self.add_row(*self._row(texts), key=key)
         self._cells = dict(shown)
         self._drawn = (widths, list(shown))
         if selected in shown:
