@@ -252,10 +252,11 @@ class AgentsTable(NavigableTable[Text]):
             if mailboxes is not None:
                 texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
             shown[row.key] = (*texts, "gone" if row.gone else "")
-        if widths != self._drawn[0]:
+        drawn = self._drawn[1]
+        if widths != self._drawn[0] or _many_changed(drawn, shown):
             self._rebuild(widths, shown)
             return
-        if list(shown) != self._drawn[1]:
+        if list(shown) != drawn:
             self._reorder(shown)
         self._holding = True  # the cells' updates repaint the table once, at the end
         try:
@@ -336,6 +337,15 @@ class AgentsTable(NavigableTable[Text]):
         self._drawn = (widths, list(shown))
         if selected in shown:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
+
+
+def _many_changed(drawn: list[str], shown: Mapping[str, object]) -> bool:
+    """Whether so many rows come or go that a rebuild costs less than moving them:
+    Textual re-indexes every row at each ``remove_row``, so removing thousands one by
+    one (a filter erased, say) costs more than adding them all again."""
+    before = set(drawn)
+    moved = len(before - shown.keys()) + len(shown.keys() - before)
+    return moved > max(50, len(shown) // 10)
 
 
 def agent_fields(row: AgentRow) -> dict[str, str]:
