@@ -1,0 +1,113 @@
+"""The agents table's lines, drawn by the table itself and kept per row.
+
+Textual's ``DataTable`` renders every visible cell again after any cell changes (its
+caches are keyed by one counter of updates for the whole table): with a screenful of
+agents whose Rate and counts move every tick, that is hundreds of cells rendered
+through Rich ten times a second. `RowLines` renders each cell the way ``DataTable``
+does (the same Rich renderables and styles, so the screen is the same to the byte),
+but keeps each rendered cell by what it depends on: its text, its row's styles and
+its width. A repaint then renders only the cells that changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.padding import Padding
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.renderables.styled import Styled
+from textual.strip import Strip
+from textual.widgets import DataTable
+
+__all__ = ["RowLines"]
+
+_EMPTY = Text(no_wrap=True, end="")  # what DataTable draws for an empty cell
+CellKey = tuple[Any, ...]
+
+
+class RowLines:
+    """The lines of ``table`` (a row-cursor table without row labels nor fixed rows
+    or columns): the header, then row ``index`` from the ``texts`` of its cells,
+    which ``make`` turns into the cells' `Text`."""
+
+    def __init__(self, table: DataTable[Any], make: Callable[[str, str, bool], Text]) -> None:
+        self.table = table
+        self.make = make  # (column key, text, finished) → the cell
+        # Rendered cells by (column, text, finished, width, styles): a few screenfuls.
+        self._cells: LRUCache[CellKey, list[Segment]] = LRUCache(4096)
+
+    def clear(self) -> None:
+        self._cells.clear()
+
+    def line(self, index: int, texts: Sequence[str] | None) -> Strip:
+        """Row ``index`` (-1: the header), cropped to the table's scroll and width."""
+        table = self.table
+        width = table.size.width
+        base = table.rich_style
+        component = table.get_component_rich_style
+        hovering = table._show_hover_cursor and table.show_cursor
+        cursor = table.show_cursor and index == table.cursor_coordinate.row
+        hover = hovering and index == table.hover_coordinate.row
+        if index == -1:
+            row_style = component("datatable--header")
+        elif table.zebra_stripes:
+            row_style = component("datatable--odd-row" if index % 2 else "datatable--even-row")
+        else:
+            row_style = base
+        style = Style()
+        if hover:
+            style += component("datatable--hover")
+            if index == -1:
+                style += component("datatable--header-hover")
+        if cursor:
+            style += component("datatable--cursor")
+            if index == -1:
+                style += component("datatable--header-cursor")
+        post = Style.null()
+        if table.cursor_foreground_priority == "css":
+            post += Style.from_color(color=style.color)
+        if table.cursor_background_priority == "css":
+            post += Style.from_color(bgcolor=style.bgcolor)
+
+        segments: list[Segment] = []
+        columns = table.ordered_columns
+        finished = bool(texts and texts[-1])
+        used = 0
+        for at, column in enumerate(columns):
+            column_width = column.get_render_width(table)
+            used += column_width
+            pre = row_style + Style.from_meta({"row": index, "column": at}) + style
+            text = "" if texts is None else texts[at] if at < len(texts) - 1 else ""
+            key: CellKey = (column.key, index == -1, text, finished, column_width, pre, post)
+            cell = self._cells.get(key)
+            if cell is None:
+                cell = self._render(
+                    column.label
+                    if index == -1
+                    else self.make(column.key.value or "", text, finished),
+                    column_width,
+                    pre,
+                    post,
+                )
+                self._cells.set(key, cell)
+            segments.extend(cell)
+        extend = (
+            row_style + style + Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
+        )
+        segments.append(Segment(" " * max(0, width - used), extend))
+        x = table.scroll_offset.x
+        return Strip(segments).crop(x, x + width).adjust_cell_length(width, base).simplify()
+
+    def _render(self, cell: Text, width: int, pre: Style, post: Style) -> list[Segment]:
+        """One cell's line, as ``DataTable._render_cell`` renders it."""
+        table = self.table
+        options = table.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+        renderable = Padding(cell or _EMPTY, (0, table.cell_padding))
+        lines = table.app.console.render_lines(
+            Styled(renderable, pre_style=pre, post_style=post), options
+        )
+        return lines[0]
