@@ -17,7 +17,6 @@ from textual import events
 from textual.coordinate import Coordinate
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from pygents_tui._cut import cut
@@ -33,6 +32,7 @@ from pygents_tui.widgets._agent_cells import (
 )
 from pygents_tui.widgets._agent_lines import RowLines
 from pygents_tui.widgets._attention import tokens_cell
+from pygents_tui.widgets._bulk_rows import relayout
 from pygents_tui.widgets._fit import fit_widths
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._rows import RowChoice
@@ -220,7 +220,7 @@ class AgentsTable(NavigableTable[Text]):
             same_columns = [column.key.value for column in self.ordered_columns] == [
                 key for key, _, _ in self._columns
             ]
-            if not same_columns or _many_changed(drawn, self._shown):
+            if not same_columns:
                 self._rebuild(widths)
             else:
                 if widths != self._drawn[0]:
@@ -330,36 +330,18 @@ class AgentsTable(NavigableTable[Text]):
         self._write(self._drawn[1][coordinate.row : coordinate.row + 1])
         return super().get_cell_at(coordinate)
 
-    def _add_unwritten(self, keys: Iterable[str]) -> None:
-        """Add the rows ``keys``, their cells empty until `_write` fills them.
-
-        Textual measures the cells of every row added, when idle, for columns that
-        size themselves: these columns have their widths set, so the measure (most of
-        a rebuild's cost: 18,000 cells with 2,000 agents) is skipped by forgetting
-        the rows as new."""
-        width = len(self._columns)
-        for key in keys:
-            self.add_row(*[Text() for _ in range(width)], key=key)
-            self._cells.pop(key, None)
-        self._new_rows.clear()
-
     def _reorder(self) -> None:
         """Another set or order of rows at the same widths (a filter typed, a sort, an
-        agent come or gone): the rows that left are removed, the new ones added, and
-        all sorted into the order chosen."""
+        agent come or gone): the table's rows are set to those chosen, in their order
+        (`relayout`: one pass, where Textual's own calls cost a pass per row), the new
+        ones unwritten."""
         shown = self._shown
         selected = self.selected
-        drawn = set(self._drawn[1])
-        for key in drawn - shown.keys():
-            self.remove_row(key)
-            self._cells.pop(key, None)
-            self._written.pop(key, None)
-        self._add_unwritten(key for key in shown if key not in drawn)
-        # Textual sorts by cell values; each row's Agent cell is its own object, so
-        # its identity gives the row's place in the order chosen (read as it stands:
-        # reading through `get_cell` would write every row).
-        place = {id(DataTable.get_cell(self, key, "agent")): n for n, key in enumerate(shown)}
-        self.sort("agent", key=lambda agent: place[id(agent)])
+        for key in self._drawn[1]:
+            if key not in shown:
+                self._cells.pop(key, None)
+                self._written.pop(key, None)
+        relayout(self, list(shown), "agent")
         self._drawn = (self._drawn[0], list(shown))
         if selected in shown:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
@@ -380,14 +362,14 @@ class AgentsTable(NavigableTable[Text]):
         self.refresh()
 
     def _rebuild(self, widths: dict[str, int]) -> None:
-        """Columns and rows anew, the cursor kept on the agent it was on."""
+        """Columns and rows anew (a column came), the cursor kept on the agent it was on."""
         selected = self.selected
         self.clear(columns=True)
         for key, label, _width in self._columns:
             self.add_column(cut(label, widths[key], "head"), key=key, width=widths[key])
         self._cells.clear()
         self._written.clear()
-        self._add_unwritten(self._shown)
+        relayout(self, list(self._shown), "agent")
         self._drawn = (widths, list(self._shown))
         if selected in self._shown:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
@@ -395,12 +377,3 @@ class AgentsTable(NavigableTable[Text]):
 
 def _key(row_key: RowKey | str) -> str:
     return row_key if isinstance(row_key, str) else str(row_key.value)
-
-
-def _many_changed(drawn: list[str], shown: Mapping[str, object]) -> bool:
-    """Whether so many rows come or go that a rebuild costs less than moving them:
-    Textual re-indexes every row at each ``remove_row``, so removing thousands one by
-    one (a filter erased, say) costs more than adding them all again."""
-    before = set(drawn)
-    moved = len(before - shown.keys()) + len(shown.keys() - before)
-    return moved > max(50, len(shown) // 10)
