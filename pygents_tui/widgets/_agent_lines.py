@@ -12,6 +12,7 @@ its width. A repaint then renders only the cells that changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.padding import Padding
@@ -22,11 +23,37 @@ from textual.cache import LRUCache
 from textual.renderables.styled import Styled
 from textual.strip import Strip
 from textual.widgets import DataTable
+from textual.widgets.data_table import Column
 
-__all__ = ["RowLines"]
+__all__ = ["Paint", "RowLines"]
 
 _EMPTY = Text(no_wrap=True, end="")  # what DataTable draws for an empty cell
+_COMPONENTS = (
+    "header",
+    "even-row",
+    "odd-row",
+    "hover",
+    "header-hover",
+    "cursor",
+    "header-cursor",
+)
 CellKey = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Paint:
+    """See `RowLines.paint`. ``cursor`` and ``hover``: the rows they light, if any."""
+
+    width: int
+    scroll_x: int
+    base: Style
+    columns: list[tuple[Column, int]]  # each with its width, padding included
+    cursor: int | None
+    hover: int | None
+    styles: dict[str, Style]
+    zebra: bool
+    foreground: bool  # the cursor's colours override the cells' own (Textual's "css")
+    background: bool
 
 
 class RowLines:
@@ -43,64 +70,75 @@ class RowLines:
     def clear(self) -> None:
         self._cells.clear()
 
-    def line(self, index: int, texts: Sequence[str] | None) -> Strip:
-        """Row ``index`` (-1: the header), cropped to the table's scroll and width."""
+    def paint(self) -> Paint:
+        """What every line of one repaint shares: sizes, the cursor and the styles of
+        the table's components (reading them costs more than drawing a cached line)."""
         table = self.table
-        width = table.size.width
-        base = table.rich_style
         component = table.get_component_rich_style
-        hovering = table._show_hover_cursor and table.show_cursor
-        cursor = table.show_cursor and index == table.cursor_coordinate.row
-        hover = hovering and index == table.hover_coordinate.row
+        return Paint(
+            width=table.size.width,
+            scroll_x=table.scroll_offset.x,
+            base=table.rich_style,
+            columns=[(column, column.get_render_width(table)) for column in table.ordered_columns],
+            cursor=table.cursor_coordinate.row if table.show_cursor else None,
+            hover=(
+                table.hover_coordinate.row
+                if table._show_hover_cursor and table.show_cursor
+                else None
+            ),
+            styles={name: component(f"datatable--{name}") for name in _COMPONENTS},
+            zebra=table.zebra_stripes,
+            foreground=table.cursor_foreground_priority == "css",
+            background=table.cursor_background_priority == "css",
+        )
+
+    def line(self, index: int, texts: Sequence[str] | None, paint: Paint) -> Strip:
+        """Row ``index`` (-1: the header), cropped to the table's scroll and width."""
+        styles = paint.styles
         if index == -1:
-            row_style = component("datatable--header")
-        elif table.zebra_stripes:
-            row_style = component("datatable--odd-row" if index % 2 else "datatable--even-row")
+            row_style = styles["header"]
+        elif paint.zebra:
+            row_style = styles["odd-row" if index % 2 else "even-row"]
         else:
-            row_style = base
+            row_style = paint.base
         style = Style()
-        if hover:
-            style += component("datatable--hover")
+        if index == paint.hover:
+            style += styles["hover"]
             if index == -1:
-                style += component("datatable--header-hover")
-        if cursor:
-            style += component("datatable--cursor")
+                style += styles["header-hover"]
+        if index == paint.cursor:
+            style += styles["cursor"]
             if index == -1:
-                style += component("datatable--header-cursor")
+                style += styles["header-cursor"]
         post = Style.null()
-        if table.cursor_foreground_priority == "css":
+        if paint.foreground:
             post += Style.from_color(color=style.color)
-        if table.cursor_background_priority == "css":
+        if paint.background:
             post += Style.from_color(bgcolor=style.bgcolor)
 
         segments: list[Segment] = []
-        columns = table.ordered_columns
         finished = bool(texts and texts[-1])
         used = 0
-        for at, column in enumerate(columns):
-            column_width = column.get_render_width(table)
+        for at, (column, column_width) in enumerate(paint.columns):
             used += column_width
             pre = row_style + Style.from_meta({"row": index, "column": at}) + style
             text = "" if texts is None else texts[at] if at < len(texts) - 1 else ""
             key: CellKey = (column.key, index == -1, text, finished, column_width, pre, post)
             cell = self._cells.get(key)
             if cell is None:
-                cell = self._render(
-                    column.label
-                    if index == -1
-                    else self.make(column.key.value or "", text, finished),
-                    column_width,
-                    pre,
-                    post,
-                )
+                content = column.label
+                if index != -1:
+                    content = self.make(column.key.value or "", text, finished)
+                cell = self._render(content, column_width, pre, post)
                 self._cells.set(key, cell)
             segments.extend(cell)
         extend = (
             row_style + style + Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
         )
+        width = paint.width
         segments.append(Segment(" " * max(0, width - used), extend))
-        x = table.scroll_offset.x
-        return Strip(segments).crop(x, x + width).adjust_cell_length(width, base).simplify()
+        x = paint.scroll_x
+        return Strip(segments).crop(x, x + width).adjust_cell_length(width, paint.base).simplify()
 
     def _render(self, cell: Text, width: int, pre: Style, post: Style) -> list[Segment]:
         """One cell's line, as ``DataTable._render_cell`` renders it."""

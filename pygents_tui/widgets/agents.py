@@ -30,7 +30,7 @@ from pygents_tui.widgets._agent_cells import (
     cells,
     sized,
 )
-from pygents_tui.widgets._agent_lines import RowLines
+from pygents_tui.widgets._agent_lines import Paint, RowLines
 from pygents_tui.widgets._attention import tokens_cell
 from pygents_tui.widgets._bulk_rows import relayout
 from pygents_tui.widgets._fit import fit_widths
@@ -120,6 +120,7 @@ class AgentsTable(NavigableTable[Text]):
         self._tick = 0  # `show`s so far: a row written in this one is up to date
         self._written: dict[str, int] = {}  # by key: the tick its cells were written in
         self._lines = RowLines(self, cell)
+        self._paint: Paint | None = None  # while Textual paints: see `render_lines`
         self.tooltip = legend(self.LEGEND)
 
     def column_width(self, key: str, width: int) -> int:
@@ -298,18 +299,27 @@ class AgentsTable(NavigableTable[Text]):
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's, with what its lines share read once (`RowLines.paint`)."""
+        self._paint = self._lines.paint()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
+
     def render_line(self, y: int) -> Strip:
         """The header, or the row at ``y`` on screen: drawn by `RowLines` from the row's
         texts (written first, if this `show` has not yet)."""
+        paint = self._paint or self._lines.paint()
         if self.show_header and y < self.header_height:
-            return self._lines.line(-1, None)
+            return self._lines.line(-1, None, paint)
         index = y - (self.header_height if self.show_header else 0) + self.scroll_offset.y
         order = self._drawn[1]
         if index >= len(order):
-            return Strip.blank(self.size.width, self.rich_style)
+            return Strip.blank(paint.width, paint.base)
         key = order[index]
         self._write((key,))
-        return self._lines.line(index, self._cells.get(key))
+        return self._lines.line(index, self._cells.get(key), paint)
 
     # Reading a row writes it first: what is read (by a test, a copy, Textual's own
     # rendering) is never a row left unwritten because it was off screen.
