@@ -183,13 +183,15 @@ class AgentsTable(NavigableTable[Text]):
     def _widths(self, rows: Sequence[AgentRow], tokens: Mapping[str, str] | None) -> dict[str, int]:
         """Each column as wide as its content (its header at least), then narrowed to
         the table's width in the order of `GIVE` (Tokens first: the status line has
-        the fleet's). Every row counts, shown or not: a column must not change width
-        as the table scrolls."""
+        the fleet's). Every row counts, shown or not."""
         natural = {key: max(len(label), 3) for key, label, _ in self._columns}
         natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
-        for row in rows:
-            for key, value in zip(("queue", "counts", "values", "ctx"), sized(row), strict=True):
-                natural[key] = max(natural[key], len(value))
+        # Column by column over every row's sized cells: the one pass per agent a
+        # tick still makes (a column must not change width as the table scrolls).
+        if rows:
+            columns = zip(*map(sized, rows), strict=True)
+            for key, texts in zip(("queue", "counts", "values", "ctx"), columns, strict=True):
+                natural[key] = max(natural[key], *map(len, texts))
         self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
         natural.update(state=7, current=self._current, rate=8)
         if self._with_mailbox:
