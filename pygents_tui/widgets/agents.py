@@ -108,7 +108,6 @@ class AgentsTable(NavigableTable[Text]):
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
         self._with_mailbox = self._with_tokens = False  # columns that appear when needed
         self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
-        self._fitted = 0  # the width the columns were last fitted to
         self._current = 9  # the Current column's width: grows, never shrinks back
         # What the rows' cells are made of, as of the last `show`: the rows chosen, by
         # key (the model's own, so a row written later shows it as it is then), their
@@ -141,14 +140,10 @@ class AgentsTable(NavigableTable[Text]):
         self.refresh_from()
 
     def on_resize(self, event: events.Resize) -> None:
-        """Widths follow the screen: a new width has the next repaint fit them again
-        (none while the view is frozen, which holds the screen as it was). A new
-        height alone (the table grows and shrinks with its rows, as a filter changes
-        them) changes no width, and must not cost a rebuild; the rows it uncovers are
-        written."""
-        if event.size.width != self._fitted:
-            self._fitted = event.size.width
-            self._drawn = ({}, self._drawn[1])
+        """The rows a new size uncovers are written. Widths follow the screen at the
+        next `show`, which fits them to it and refits the columns if they differ from
+        those drawn (none while the view is frozen, which holds the screen as it was);
+        until then rows are cut to the widths drawn."""
         self._write(self._on_screen())
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:

@@ -248,3 +248,23 @@ async def test_a_new_width_refits_the_columns_without_rebuilding_the_table(
         assert table.virtual_size.width == narrow
         assert cleared == []
         assert any(line.startswith(" crowd-00") for line in on_screen(table))
+
+
+async def test_rows_scrolled_into_view_after_a_resize_are_drawn_before_the_next_tick(
+    screenfuls: list[Agent],
+) -> None:
+    """A resize is fitted by the next tick (none while the view is frozen); until then
+    the rows that come into view are written and cut to the widths drawn."""
+    app = dashboard()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await crowd_shown(app, pilot, screenfuls)
+        app.refresh_timer.stop()
+        table = app.screen.query_one(AgentsTable)
+        await pilot.resize_terminal(90, 30)
+        await pilot.pause()
+        table.move_cursor(row=MANY - 1, animate=False)
+        await pilot.pause()
+        assert app.view_error is None
+        last = [line for line in on_screen(table) if f"crowd-{MANY - 1}" in line]
+        assert last, "the last row is on screen"
+        assert "2/0/0" in last[0]
