@@ -67,9 +67,6 @@ class RowLines:
         # Rendered cells by (column, text, finished, width, styles): a few screenfuls.
         self._cells: LRUCache[CellKey, list[Segment]] = LRUCache(4096)
 
-    def clear(self) -> None:
-        self._cells.clear()
-
     def paint(self) -> Paint:
         """What every line of one repaint shares: sizes, the cursor and the styles of
         the table's components (reading them costs more than drawing a cached line)."""

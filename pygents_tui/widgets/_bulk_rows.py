@@ -8,7 +8,7 @@ added 2,000 rows for 60–90 ms, and a filter typed removed rows for 1.7 ms each
 Textual's ``sort`` and does once what each of those calls does at its end (the
 cursor clamped, the dimensions updated when idle, a repaint). It writes the table's
 own row mappings, which Textual does not publish; the agents table's tests check the
-rows, their order and the cursor after it (`tests/tui/test_agents_table.py`).
+rows, their order and the cursor after it (`tests/tui/test_agents_repaint.py`).
 """
 
 from __future__ import annotations
