@@ -222,6 +222,9 @@ class ReplayView:
     def usage(self, agent: str | None = None) -> Usage | None:
         return self.model.usage(agent)
 
+    def service_usage(self, service: str) -> Usage | None:
+        return self.model.service_usage(service)
+
     def priced(self) -> bool:
         return self.model.priced()
 

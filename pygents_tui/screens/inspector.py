@@ -21,6 +21,8 @@ from pygents_tui._errors import Traceback, summary
 from pygents_tui._export import saved, trace_origin, write_trace
 from pygents_tui._visible import visible
 from pygents_tui.state import DashboardView, TraceTree, TurnRow
+from pygents_tui.widgets._attention import service_tokens
+from pygents_tui.widgets._fit import split_label
 from pygents_tui.widgets.trace import waterfall
 
 _LABEL = 10  # the width of the label column
@@ -74,10 +76,12 @@ def describe(
     now: float | None = None,
     wall_time: Callable[[float], datetime] | None = None,
     epoch: float = 0.0,
+    service: str | None = None,
 ) -> Text:
     """The inspector's text for ``record``: plain text with bold labels. Times are
     dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start).
-    The times come with the state; a traceback, the longest part, comes last."""
+    ``service``: the tokens of the turn's service (`service_tokens`), if any. The
+    times come with the state; a traceback, the longest part, comes last."""
     elapsed = record.elapsed_at(now if now is not None else record.started)
     if wall_time is not None:  # the dates of the model's own start and end times
         started = wall_time(record.started).isoformat(timespec="milliseconds")
@@ -93,6 +97,8 @@ def describe(
     lines.add("state", _state(record, elapsed))
     lines.add("started", started)
     lines.add("ended", ended)
+    if service is not None:
+        lines.add("tokens", f"service {service}")
     if record.error:
         lines.add("exception", record.error)
     for label, value in record.details():
@@ -184,7 +190,13 @@ class InspectorScreen(TextScreen):
         if found is not None:
             self.record = found
         record = self.record
-        body = describe(record, self.trace_url, model.clock(), self.wall_time, model.epoch)
+        service, _instance, _name = split_label(
+            record.agent_label, record.agent_label.rpartition("/")[2]
+        )
+        tokens = service_tokens(model, service) if service else None
+        body = describe(
+            record, self.trace_url, model.clock(), self.wall_time, model.epoch, service=tokens
+        )
         self._body.update(body)
         tree = model.trace_tree(record.trace_id) if record.trace_id else None
         section = trace_section(record, tree, model.unavailable("trace"))

@@ -9,7 +9,6 @@ repaint; the screen repaints the status line, the agents table and the one visib
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -24,7 +23,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedCont
 from pygents_tui._filter import MAX_QUERY
 from pygents_tui._output import ProgramOutput
 from pygents_tui._plain import plain
-from pygents_tui.state import AgentRow, DashboardView
+from pygents_tui.screens._status import arrived, status_line
+from pygents_tui.state import DashboardView
 from pygents_tui.state import Panel as ViewPanel
 from pygents_tui.state._stuck import next_stuck
 from pygents_tui.widgets import (
@@ -37,29 +37,11 @@ from pygents_tui.widgets import (
     TimelineTable,
     ValuesLog,
 )
-from pygents_tui.widgets._attention import attention_line, budget_toast
+from pygents_tui.widgets._attention import budget_toast
 from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets._panel import find_row
 from pygents_tui.widgets._rows import Filterable
 from pygents_tui.widgets.mailbox import MailboxPanel, MailboxReader
-
-# The counters the status line shows when they are not zero, in this order: data lost
-# before it was shown, and (listen mode) what the bounds evicted or refused.
-SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
-    ("dropped", "dropped"),
-    ("spans_dropped", "span(s) dropped"),
-    ("trace_spans_dropped", "span(s) over a trace's bound"),
-    ("services_evicted", "service(s) evicted"),
-    ("agents_evicted", "agent(s) evicted"),
-    ("running_evicted", "running turn(s) evicted"),
-    ("refused", "refused (receiver busy or sender too slow)"),
-    ("rejected", "rejected"),
-    ("malformed", "malformed"),
-    ("too_large", "too large"),
-    ("unsupported", "refused (content type or encoding)"),
-    ("replaced_dropped", "from a replaced process run"),
-    ("redis_errors", "Redis survey(s) failed"),
-)
 
 TABS: tuple[tuple[ViewPanel, str], ...] = (
     ("queue", "Queue"),
@@ -198,7 +180,9 @@ class MainScreen(Screen[None]):
             return
         status.remove_class("frozen")
         rows = model.agent_rows()
-        status.update(plain(status_line(model, rows, counts, workload_failed)), layout=False)
+        width = status.content_size.width or self.app.size.width - 2  # its padding
+        line = status_line(model, rows, counts, workload_failed, width)
+        status.update(plain(line), layout=False)
         with self.app.batch_update():
             self._note(self._agents_note, "agents")
             self._agents.refresh_from(None)
@@ -368,37 +352,3 @@ class MainScreen(Screen[None]):
     def _tab_changed(self) -> None:
         if not self.frozen:
             self.refresh_panel()
-
-
-def arrived(counts: Mapping[str, int]) -> int:
-    """How many records the model took in: seam records in-process, spans and log
-    records in listen mode."""
-    return counts.get("received", 0) + counts.get("spans", 0) + counts.get("records", 0)
-
-
-def status_line(
-    model: DashboardView,
-    rows: Sequence[AgentRow],
-    counts: Mapping[str, int],
-    workload_failed: bool,
-) -> str:
-    events, _ = model.event_log()
-    live = sum(1 for row in rows if not row.gone)
-    text = f"{live} agent(s)"
-    if live < len(rows):
-        text += f" · {len(rows) - live} finished"
-    if counts.get("finished_dropped"):
-        text += f" ({counts['finished_dropped']} older dropped)"
-    done = counts.get("completed") or sum(row.completed for row in rows)
-    text += f" · {len(model.running_turns())} turn(s) running · {done} done · {events} event(s)"
-    services = counts.get("services", 0)
-    if services:  # listen mode
-        stale = counts.get("stale", 0)
-        text = f"{services} service(s)" + (f" ({stale} stale)" if stale else "") + " · " + text
-    for key, label in SHOWN_COUNTERS:
-        if counts.get(key):
-            text += f" · {counts[key]} {label}"
-    text += attention_line(model)
-    if workload_failed:
-        text += " · workload failed"
-    return text

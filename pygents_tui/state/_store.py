@@ -238,6 +238,9 @@ class Store(Tables):
     def usage(self, agent: str | None = None) -> Usage | None:
         return self.attention.usage(agent)
 
+    def service_usage(self, service: str) -> Usage | None:
+        return self.attention.meter.service(service)
+
     def priced(self) -> bool:
         return self.attention.meter.priced
 

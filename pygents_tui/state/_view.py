@@ -384,6 +384,10 @@ class DashboardView(Protocol):
         """Token totals, rate and cost of agent ``agent`` (``None``: the fleet's);
         ``None`` for an agent with no model call credited."""
 
+    def service_usage(self, service: str) -> Usage | None:
+        """Token totals, rate and cost of the agents of ``service`` (listen mode);
+        ``None`` for a service with no model call credited."""
+
     def priced(self) -> bool:
         """Whether a price table is configured (without one no cost is shown)."""
 

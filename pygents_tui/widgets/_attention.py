@@ -8,7 +8,14 @@ from pygents_tui.state import DashboardView
 from pygents_tui.state._texts import amount, cost_text, takeover, usage_line
 from pygents_tui.state._usage import FLEET, BudgetPassed, Usage
 
-__all__ = ["BUDGET_MARK", "attention_line", "budget_toast", "tokens_cell"]
+__all__ = [
+    "BUDGET_MARK",
+    "attention_line",
+    "attention_parts",
+    "budget_toast",
+    "service_tokens",
+    "tokens_cell",
+]
 
 BUDGET_MARK = "⚠ budget"
 
@@ -16,23 +23,39 @@ BUDGET_MARK = "⚠ budget"
 def attention_line(model: DashboardView) -> str:
     """`` · 2 stuck · 1 orphaned · 12.3k tok · 840 tok/min · $0.42 · ⚠ budget``: each
     part only when there is something to say (empty when there is none)."""
-    parts: list[str] = []
+    return "".join(f" · {text}" for _kind, text in attention_parts(model))
+
+
+def attention_parts(model: DashboardView) -> list[tuple[str, str]]:
+    """The parts of `attention_line`, in its order, each with its kind: ``stuck``,
+    ``orphaned``, ``takeover``, ``tokens`` (the fleet's) or ``budget``."""
+    parts: list[tuple[str, str]] = []
     stuck = model.stuck_turns()
     orphaned = sum(1 for item in stuck if item.kind == "orphaned")
     if len(stuck) > orphaned:
-        parts.append(f"{len(stuck) - orphaned} stuck")
+        parts.append(("stuck", f"{len(stuck) - orphaned} stuck"))
     if orphaned:
-        parts.append(f"{orphaned} orphaned")
+        parts.append(("orphaned", f"{orphaned} orphaned"))
     waiting = sum(model.awaiting_takeover().values())
     if waiting:
-        parts.append(takeover(waiting))
+        parts.append(("takeover", takeover(waiting)))
     fleet = model.usage(None)
     if fleet is not None and fleet.calls:
         cost = fleet.cost if model.priced() else None
-        parts.append(usage_line(fleet.tokens, fleet.per_minute, cost, fleet.unpriced))
+        parts.append(("tokens", usage_line(fleet.tokens, fleet.per_minute, cost, fleet.unpriced)))
     if model.over_budget():
-        parts.append(BUDGET_MARK)
-    return "".join(f" · {part}" for part in parts)
+        parts.append(("budget", BUDGET_MARK))
+    return parts
+
+
+def service_tokens(model: DashboardView, service: str) -> str | None:
+    """``svc-a: 12.3k tok · 840 tok/min · $0.42``, the tokens of ``service``'s agents
+    (``None`` when none of its agents made a model call)."""
+    usage = model.service_usage(service)
+    if usage is None or not usage.calls:
+        return None
+    cost = usage.cost if model.priced() else None
+    return f"{service}: {usage_line(usage.tokens, usage.per_minute, cost, usage.unpriced)}"
 
 
 def tokens_cell(usage: Usage | None, priced: bool) -> str:

@@ -1,93 +1,47 @@
-"""The agents overview: one row per agent the model knows, the finished ones dimmed."""
+"""The agents overview: one row per agent the model knows, the finished ones dimmed.
+
+With a fleet of thousands of agents, only the rows on screen are written on each
+repaint: the table keeps every row (Textual's cursor, scrolling and selection work on
+them as on any table), but a row's cells are computed and written when it is visible,
+read, or scrolled into view, not for the thousands of rows no one sees. Its cost per
+repaint follows the rows on screen; what stays per agent is cheap: the order chosen
+(filter and sort) and the columns' widths."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from rich.text import Text
 from textual import events
-from textual.geometry import Region
+from textual.coordinate import Coordinate
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from pygents_tui._cut import cut
-from pygents_tui._filter import state_words
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell
-from pygents_tui._plain import plain
-from pygents_tui.state import AgentRow, Capacity, DashboardView
+from pygents_tui.state import AgentRow, DashboardView
+from pygents_tui.widgets._agent_cells import (
+    TOKENS_COLUMN,
+    agent_fields,
+    agent_sort_key,
+    cell,
+    cells,
+    sized,
+)
+from pygents_tui.widgets._agent_lines import Paint, RowLines
 from pygents_tui.widgets._attention import tokens_cell
-from pygents_tui.widgets._fit import fit_label, fit_widths, split_label
+from pygents_tui.widgets._bulk_rows import relayout
+from pygents_tui.widgets._fit import fit_widths
 from pygents_tui.widgets._panel import NavigableTable
 from pygents_tui.widgets._rows import RowChoice
-from pygents_tui.widgets._text import Legend, legend, sparkline
+from pygents_tui.widgets._text import Legend, legend
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
 
-_STATE_STYLE = {
-    "running": ("running", "green"),
-    "paused": ("paused", "yellow"),
-    "finished": ("done", "blue"),
-    "failed": ("failed", "red"),
-    "idle": ("idle", "dim"),
-    "stale": ("stale", "dim italic"),  # listen mode: its process stopped sending
-}
-TOKENS_COLUMN = ("tokens", "Tokens", 6)
-_GONE = "—"  # what a finished agent no longer has: a queue, a context
-
-
-def _cell(column: str, value: str, finished: bool) -> Text:
-    """A cell as plain text: agent and tool names are data, never markup nor control
-    codes. A finished agent's cells are dimmed."""
-    if column == "state":
-        label, style = _STATE_STYLE.get(value, (value, ""))
-        return plain(label, style="dim" if finished else style)
-    return plain(value, style="dim" if finished else "")
-
-
-def _capacity(capacity: Capacity | None) -> str:
-    if capacity is None:
-        return "?"
-    return f"{capacity.size}/{capacity.limit or '∞'}"
-
-
-def _counts(row: AgentRow) -> str:
-    """Completed / failed / timed out, then ``⊘n`` once a turn was cancelled (a sibling
-    failing under a task group cancels the others' turns: without it those turns would
-    be counted nowhere, and the agent would look as if it never ran)."""
-    counts = f"{row.completed}/{row.failed}/{row.timed_out}"
-    return f"{counts} ⊘{row.cancelled}" if row.cancelled else counts
-
-
-def _sized(row: AgentRow) -> tuple[str, str, str, str]:
-    """The queue, counts, values and context cells, whose content sizes their columns;
-    what a finished agent no longer has is a dash, what is not known yet a question
-    mark."""
-    if row.gone:
-        depth = context = _GONE
-    else:
-        depth = str(row.queue_depth) if row.queue_depth is not None else "?"
-        context = f"{_capacity(row.context_queue)} {_capacity(row.context_pool)}"
-    return depth, _counts(row), str(row.values), context
-
-
-def cells(
-    row: AgentRow, widths: Mapping[str, int], sized: tuple[str, str, str, str] | None = None
-) -> tuple[str, ...]:
-    """The row's cells as text, in the order of ``AgentsTable.COLUMNS``, each cut to
-    its column's width (the label so that the agent's own name stays whole).
-    ``sized``: the row's `_sized` cells, when the caller has them already."""
-    depth, counts, values, context = sized or _sized(row)
-    rate = widths["rate"]
-    return (
-        fit_label(row.label, row.name, widths["agent"]),
-        row.state,
-        cut(depth, widths["queue"], "head"),
-        cut(row.current_tool or "", widths["current"], "head"),
-        cut(counts, widths["counts"], "head"),
-        cut(values, widths["values"], "head"),
-        cut(context, widths["ctx"], "head"),
-        sparkline(row.throughput, rate) or "▁" * rate,
-    )
+__all__ = ["AgentsTable", "agent_fields", "agent_sort_key", "cells"]
 
 
 class AgentsTable(NavigableTable[Text]):
@@ -140,8 +94,9 @@ class AgentsTable(NavigableTable[Text]):
     the width each may shrink to: the agent's own name goes last."""
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "state", "queue", "current", "failed", "values")
     # Class defaults: DataTable's constructor already asks for repaints (`refresh`).
-    _holding = False  # `show` is updating cells: repaint requests are held
+    _holding = False  # cells are being written: repaint requests are held
     _held = False  # and one came meanwhile
+    _laying_out = False  # rows are being added, removed or sorted: none is written
 
     def __init__(
         self, model: DashboardView, *, id: str | None = None, agent_width: int = 10
@@ -150,12 +105,21 @@ class AgentsTable(NavigableTable[Text]):
         self.model = model
         self.agent_width = agent_width  # the narrowest the Agent column starts at
         self.choice = RowChoice(self.SORTS)
-        self._cells: dict[str, tuple[str, ...]] = {}  # by key: the cells, then "gone"
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
         self._with_mailbox = self._with_tokens = False  # columns that appear when needed
         self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
-        self._fitted = 0  # the width the columns were last fitted to
         self._current = 9  # the Current column's width: grows, never shrinks back
+        # What the rows' cells are made of, as of the last `show`: the rows chosen, by
+        # key (the model's own, so a row written later shows it as it is then), their
+        # Tokens cells and the mailboxes' statistics.
+        self._shown: dict[str, AgentRow] = {}
+        self._tokens_of: Mapping[str, str] | None = None
+        self._mailbox_of: Mapping[str, MailboxStats] | None = None
+        self._cells: dict[str, tuple[str, ...]] = {}  # by key: the cells, then "gone"
+        self._tick = 0  # `show`s so far: a row written in this one is up to date
+        self._written: dict[str, int] = {}  # by key: the tick its cells were written in
+        self._lines = RowLines(self, cell)
+        self._paint: Paint | None = None  # while Textual paints: see `render_lines`
         self.tooltip = legend(self.LEGEND)
 
     def column_width(self, key: str, width: int) -> int:
@@ -176,13 +140,16 @@ class AgentsTable(NavigableTable[Text]):
         self.refresh_from()
 
     def on_resize(self, event: events.Resize) -> None:
-        """Widths follow the screen: a new width has the next repaint fit them again
-        (none while the view is frozen, which holds the screen as it was). A new
-        height alone (the table grows and shrinks with its rows, as a filter changes
-        them) changes no width, and must not cost a rebuild."""
-        if event.size.width != self._fitted:
-            self._fitted = event.size.width
-            self._drawn = ({}, [])
+        """The rows a new size uncovers are written. Widths follow the screen at the
+        next `show`, which fits them to it and refits the columns if they differ from
+        those drawn (none while the view is frozen, which holds the screen as it was);
+        until then rows are cut to the widths drawn."""
+        self._write(self._on_screen())
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Rows scrolled into view are written before Textual paints them."""
+        super().watch_scroll_y(old_value, new_value)
+        self._write(self._on_screen())
 
     def _mailboxes(self) -> Mapping[str, MailboxStats] | None:
         """The statistics of the agents the source serves from ``pygents.redis``
@@ -208,20 +175,18 @@ class AgentsTable(NavigableTable[Text]):
             self._columns = (*self._columns[:at], TOKENS_COLUMN, *self._columns[at:])
         return texts if self._with_tokens else None
 
-    def _widths(
-        self,
-        rows: Sequence[AgentRow],
-        sized: Mapping[str, tuple[str, str, str, str]],
-        tokens: Mapping[str, str] | None,
-    ) -> dict[str, int]:
+    def _widths(self, rows: Sequence[AgentRow], tokens: Mapping[str, str] | None) -> dict[str, int]:
         """Each column as wide as its content (its header at least), then narrowed to
         the table's width in the order of `GIVE` (Tokens first: the status line has
-        the fleet's). ``sized``: each row's `_sized` cells, by key."""
+        the fleet's). Every row counts, shown or not."""
         natural = {key: max(len(label), 3) for key, label, _ in self._columns}
         natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
-        for texts in sized.values():
-            for key, value in zip(("queue", "counts", "values", "ctx"), texts, strict=True):
-                natural[key] = max(natural[key], len(value))
+        # Column by column over every row's sized cells: the one pass per agent a
+        # tick still makes (a column must not change width as the table scrolls).
+        if rows:
+            columns = zip(*map(sized, rows), strict=True)
+            for key, texts in zip(("queue", "counts", "values", "ctx"), columns, strict=True):
+                natural[key] = max(natural[key], *map(len, texts))
         self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
         natural.update(state=7, current=self._current, rate=8)
         if self._with_mailbox:
@@ -236,31 +201,68 @@ class AgentsTable(NavigableTable[Text]):
         return fit_widths(natural, give, available)
 
     def show(self, rows: Sequence[AgentRow]) -> None:
-        """Draw the rows that pass the filter, in the order chosen. The table is rebuilt
-        when its widths or its rows' order change; otherwise only changed cells are.
-        Each row is kept as its cells, then whether the agent has gone."""
-        mailboxes = self._mailboxes()
-        sized = {row.key: _sized(row) for row in rows}  # once: widths and cells need them
-        tokens = self._tokens(rows)
-        widths = self._widths(rows, sized, tokens)
+        """Lay out the rows that pass the filter, in the order chosen, and write the
+        cells of those on screen (the others are written when they come into view or
+        are read). The table is rebuilt when its columns change or many rows come or
+        go, its columns refitted in place when their widths change, its rows moved when
+        their order changes; otherwise only changed cells are written."""
+        self._mailbox_of = self._mailboxes()
+        self._tokens_of = self._tokens(rows)
+        widths = self._widths(rows, self._tokens_of)
         chosen = self.choice.choose(rows, agent_fields, agent_sort_key)
-        shown: dict[str, tuple[str, ...]] = {}
-        for row in chosen:
-            texts = cells(row, widths, sized[row.key])
-            if tokens is not None:  # before the Rate column
-                texts = (*texts[:-1], cut(tokens[row.key], widths["tokens"], "head"), texts[-1])
-            if mailboxes is not None:
-                texts = (*texts, mailbox_cell(mailboxes.get(row.key)))
-            shown[row.key] = (*texts, "gone" if row.gone else "")
+        self._shown = {row.key: row for row in chosen}
+        self._tick += 1
         drawn = self._drawn[1]
-        if widths != self._drawn[0] or _many_changed(drawn, shown):
-            self._rebuild(widths, shown)
+        self._laying_out = True
+        try:
+            same_columns = [column.key.value for column in self.ordered_columns] == [
+                key for key, _, _ in self._columns
+            ]
+            if not same_columns:
+                self._rebuild(widths)
+            else:
+                if widths != self._drawn[0]:
+                    self._refit(widths)
+                if list(self._shown) != drawn:
+                    self._reorder()
+        finally:
+            self._laying_out = False
+        self._write(self._on_screen())
+
+    def _on_screen(self) -> list[str]:
+        """The keys of the rows on screen, and one more each side (the window is
+        reckoned before Textual clamps a scroll; a spare row costs little)."""
+        order = self._drawn[1]
+        top = int(self.scroll_y)
+        height = self.size.height or self.app.size.height
+        return order[max(top - 1, 0) : top + height + 1]
+
+    def _texts(self, row: AgentRow) -> tuple[str, ...]:
+        """A row's cells as text, in the order of the columns, then whether it is gone."""
+        widths = self._drawn[0]
+        texts = cells(row, widths)
+        if self._tokens_of is not None:  # before the Rate column
+            token_cell = cut(self._tokens_of.get(row.key, ""), widths["tokens"], "head")
+            texts = (*texts[:-1], token_cell, texts[-1])
+        if self._mailbox_of is not None:
+            texts = (*texts, mailbox_cell(self._mailbox_of.get(row.key)))
+        return (*texts, "gone" if row.gone else "")
+
+    def _write(self, keys: Iterable[str]) -> None:
+        """Write the cells of the rows ``keys`` that this `show` has not written yet
+        (only those that changed), and ask for one repaint for them all. None while
+        the rows are laid out: Textual scrolls as it clears or sorts them, and the
+        order on screen is not yet the one `show` chose."""
+        if self._laying_out:
             return
-        if list(shown) != drawn:
-            self._reorder(shown)
         self._holding = True  # the cells' updates repaint the table once, at the end
         try:
-            for key, texts in shown.items():
+            for key in keys:
+                row = self._shown.get(key)
+                if row is None or self._written.get(key) == self._tick:
+                    continue
+                self._written[key] = self._tick
+                texts = self._texts(row)
                 previous = self._cells.get(key)
                 if previous == texts:
                     continue
@@ -270,7 +272,7 @@ class AgentsTable(NavigableTable[Text]):
                     self._columns, previous or texts, texts, strict=False
                 ):
                     if old != new or restyled:
-                        self.update_cell(key, column, _cell(column, new, finished))
+                        self.update_cell(key, column, cell(column, new, finished))
                 self._cells[key] = texts
         finally:
             self._holding = False
@@ -285,94 +287,100 @@ class AgentsTable(NavigableTable[Text]):
         layout: bool = False,
         recompose: bool = False,
     ) -> Self:
-        """Textual's, except while `show` updates cells: ``update_cell`` asks for a
+        """Textual's, except while `_write` updates cells: ``update_cell`` asks for a
         repaint of the whole table each time, and marking a widget dirty costs tens of
-        microseconds. With 2,000 agents a tick changes a thousand cells and more (every
-        Rate cell each second), so the repaints are held and asked for once."""
+        microseconds; a screenful of rows changes hundreds of cells a tick, so the
+        repaints are held and asked for once."""
         if self._holding and not (regions or layout or recompose):
             self._held = True
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    def _row(self, texts: tuple[str, ...]) -> list[Text]:
-        """A row's cells as the table holds them (the last text says if it has gone)."""
-        finished = bool(texts[-1])
-        return [
-            _cell(column, value, finished)
-            for (column, _, _), value in zip(self._columns, texts, strict=False)
-        ]
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's, with what its lines share read once (`RowLines.paint`)."""
+        self._paint = self._lines.paint()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._paint = None
 
-    def _reorder(self, shown: dict[str, tuple[str, ...]]) -> None:
+    def render_line(self, y: int) -> Strip:
+        """The header, or the row at ``y`` on screen: drawn by `RowLines` from the row's
+        texts (written first, if this `show` has not yet)."""
+        paint = self._paint or self._lines.paint()
+        if self.show_header and y < self.header_height:
+            return self._lines.line(-1, None, paint)
+        index = y - (self.header_height if self.show_header else 0) + self.scroll_offset.y
+        order = self._drawn[1]
+        if index >= len(order):
+            return Strip.blank(paint.width, paint.base)
+        key = order[index]
+        self._write((key,))
+        return self._lines.line(index, self._cells.get(key), paint)
+
+    # Reading a row writes it first: what is read (by a test, a copy, Textual's own
+    # rendering) is never a row left unwritten because it was off screen.
+
+    def get_row(self, row_key: RowKey | str) -> list[Text]:
+        self._write((_key(row_key),))
+        return super().get_row(row_key)
+
+    def get_row_at(self, row_index: int) -> list[Text]:
+        self._write(self._drawn[1][row_index : row_index + 1])
+        return super().get_row_at(row_index)
+
+    def get_cell(self, row_key: RowKey | str, column_key: ColumnKey | str) -> Text:
+        self._write((_key(row_key),))
+        return super().get_cell(row_key, column_key)
+
+    def get_cell_at(self, coordinate: Coordinate) -> Text:
+        self._write(self._drawn[1][coordinate.row : coordinate.row + 1])
+        return super().get_cell_at(coordinate)
+
+    def _reorder(self) -> None:
         """Another set or order of rows at the same widths (a filter typed, a sort, an
-        agent come or gone): the rows that left are removed, the new ones added, and
-        all sorted into the order chosen. Textual measures only the added rows, where
-        a rebuild measures every cell of every row (with 2,000 agents, a stall of
-        100–300 ms for each key typed into the filter)."""
+        agent come or gone): the table's rows are set to those chosen, in their order
+        (`relayout`: one pass, where Textual's own calls cost a pass per row), the new
+        ones unwritten."""
+        shown = self._shown
         selected = self.selected
-        drawn = set(self._drawn[1])
-        for key in drawn - shown.keys():
-            self.remove_row(key)
-            self._cells.pop(key, None)
-        for key, texts in shown.items():
-            if key not in drawn:
-                self.add_row(*self._row(texts), key=key)
-                self._cells[key] = texts
-        # Textual sorts by cell values; each row's Agent cell is its own object, so
-        # its identity gives the row's place in the order chosen.
-        place = {id(self.get_cell(key, "agent")): n for n, key in enumerate(shown)}
-        self.sort("agent", key=lambda cell: place[id(cell)])
+        for key in self._drawn[1]:
+            if key not in shown:
+                self._cells.pop(key, None)
+                self._written.pop(key, None)
+        relayout(self, list(shown), "agent")
         self._drawn = (self._drawn[0], list(shown))
         if selected in shown:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
 
-    def _rebuild(self, widths: dict[str, int], shown: dict[str, tuple[str, ...]]) -> None:
-        """Columns and rows anew, the cursor kept on the agent it was on."""
+    def _refit(self, widths: dict[str, int]) -> None:
+        """New widths for the same columns, set in place: the rows stay as they are
+        (rebuilding would add every row again), their cells are cut anew as they are
+        written."""
+        for key, label, _width in self._columns:
+            column = self.columns[ColumnKey(key)]
+            column.width = widths[key]
+            column.label = Text.from_markup(cut(label, widths[key], "head"))
+        self._cells.clear()
+        self._written.clear()
+        self._drawn = (widths, self._drawn[1])
+        width = sum(column.get_render_width(self) for column in self.ordered_columns)
+        self.virtual_size = Size(width, self.virtual_size.height)
+        self.refresh()
+
+    def _rebuild(self, widths: dict[str, int]) -> None:
+        """Columns and rows anew (a column came), the cursor kept on the agent it was on."""
         selected = self.selected
         self.clear(columns=True)
         for key, label, _width in self._columns:
             self.add_column(cut(label, widths[key], "head"), key=key, width=widths[key])
-        for key, texts in shown.items():
-            self.add_row(*self._row(texts), key=key)
-        self._cells = dict(shown)
-        self._drawn = (widths, list(shown))
-        if selected in shown:
+        self._cells.clear()
+        self._written.clear()
+        relayout(self, list(self._shown), "agent")
+        self._drawn = (widths, list(self._shown))
+        if selected in self._shown:
             self.move_cursor(row=self.get_row_index(selected), animate=False)
 
 
-def _many_changed(drawn: list[str], shown: Mapping[str, object]) -> bool:
-    """Whether so many rows come or go that a rebuild costs less than moving them:
-    Textual re-indexes every row at each ``remove_row``, so removing thousands one by
-    one (a filter erased, say) costs more than adding them all again."""
-    before = set(drawn)
-    moved = len(before - shown.keys()) + len(shown.keys() - before)
-    return moved > max(50, len(shown) // 10)
-
-
-def agent_fields(row: AgentRow) -> dict[str, str]:
-    """What the filter matches an agent row against."""
-    service, instance, name = split_label(row.label, row.name)
-    return {
-        "agent": name,
-        "service": service,
-        "instance": instance,
-        "state": state_words(row.state),
-        "tool": row.current_tool or "",
-        "text": row.label,
-    }
-
-
-def agent_sort_key(row: AgentRow, column: str) -> tuple[float, str]:
-    """What sorting by ``column`` orders agent rows by (then by label)."""
-    number: float = 0
-    text = row.label.casefold()
-    if column == "state":
-        text = f"{row.state} {text}"
-    elif column == "queue":
-        number = row.queue_depth if row.queue_depth is not None else -1
-    elif column == "current":
-        text = f"{row.current_tool or ''} {text}"
-    elif column == "failed":
-        number = row.failed + row.timed_out
-    elif column == "values":
-        number = row.values
-    return number, text
+def _key(row_key: RowKey | str) -> str:
+    return row_key if isinstance(row_key, str) else str(row_key.value)

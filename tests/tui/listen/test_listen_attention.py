@@ -17,11 +17,13 @@ from fake_clock import FakeClock
 from on_screen import screen_lines
 from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from pygents_tui._config import Budget, Config, Price
 from pygents_tui.app import Dashboard
 from pygents_tui.listen import FleetModel
 from pygents_tui.listen.serve import listen_app
+from pygents_tui.screens import InspectorScreen
 from pygents_tui.widgets import AgentsTable, RunningPanel
 
 S = 10**9
@@ -273,3 +275,48 @@ async def test_on_a_narrow_screen_the_tokens_column_gives_its_width_first() -> N
         await wide.repaint(pilot)
         (cells,) = agent_cells(wide.app).values()
         assert "12.3k $0.03" in cells
+
+
+async def test_at_80_columns_the_status_line_keeps_its_stuck_count_and_budget_mark() -> None:
+    """The status line was cut at the screen's edge, and its last parts (stuck turns,
+    the budget mark) were the first to go; now the figures other panels show too give
+    way first (`pygents_tui.screens._status.GIVE_UP`)."""
+    scene = Scene(Config(prices=PRICED.prices, fleet_budget=Budget(tokens=1000)))
+    async with scene.app.run_test(size=(80, 24), notifications=True) as pilot:
+        scene.app.refresh_timer.pause()
+        scene.learn()
+        scene.start_long()
+        scene.spend(12_000, 300)
+        scene.clock.advance(4.0)
+        screen = (await scene.repaint(pilot)).splitlines()
+        (line,) = [row for row in screen if "agent(s)" in row]
+        assert "1 stuck" in line
+        assert line.rstrip().endswith("⚠ budget")
+        assert "event(s)" not in line, "the event count gave way first"
+        assert "1 agent(s)" in line
+    wide = Scene(Config(prices=PRICED.prices, fleet_budget=Budget(tokens=1000)))
+    async with wide.app.run_test(size=(200, 24), notifications=True) as pilot:
+        wide.app.refresh_timer.pause()
+        wide.learn()
+        wide.start_long()
+        wide.spend(12_000, 300)
+        wide.clock.advance(4.0)
+        await wide.repaint(pilot)
+        assert "event(s) · 1 stuck · 12.3k tok" in status(wide.app), "all of it when it fits"
+
+
+async def test_the_inspector_shows_the_tokens_of_the_turn_s_service() -> None:
+    """Tokens are tallied per agent, per service and for the fleet; a service's show
+    in the inspector of any of its turns."""
+    scene = Scene(PRICED)
+    async with scene.app.run_test(size=SIZE) as pilot:
+        scene.app.refresh_timer.pause()
+        scene.start_long()
+        scene.spend(120_000, 30_000)
+        await scene.repaint(pilot)
+        turn = scene.fleet.find_turn("t-long")
+        assert turn is not None
+        await scene.app.push_screen(InspectorScreen(scene.fleet, turn))
+        await pilot.pause()
+        body = str(scene.app.screen.query_one("#inspector-body", Static).render())
+        assert "tokens    service svc: 150k tok · 150k tok/min · $0.60" in body
