@@ -314,6 +314,9 @@ class Reader:
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
         """Hooks stored by `hooks_to_data`, resolved from ``HookRegistry``."""
         hooks: list[Hook[Any]] = []
+        stored = self.raw(key)
+        if type(stored) is list and not stored:  # none, as most turns have
+            return hooks
         for entry in self.children(key, "", "a hook entry {'type': ..., 'name': ...}"):
             name, stored = entry.text("name"), entry.text("type")
             try:

@@ -285,9 +285,14 @@ def _by_limits(
     """The batch in runs of records whose reply streams take the same limits, in
     order (one ``RECORD`` call each; almost always a single run)."""
     runs: list[tuple[tuple[int, int], list[_Record]]] = []
+    last: tuple[str, tuple[int, int]] | None = None  # a producer's turns come in a row
     for record in batch:
         reply = record[3]
-        limits = limits_of(reply) if reply else None  # None: no reply, any run will do
+        limits: tuple[int, int] | None = None  # no reply: any run will do
+        if reply:
+            if last is None or last[0] is not reply:
+                last = (reply, limits_of(reply))
+            limits = last[1]
         if runs and (limits is None or limits == runs[-1][0]):
             runs[-1][1].append(record)
         else:
