@@ -230,11 +230,11 @@ class Mailboxes(Control, Surveying):
                     "while workers drain the mailboxes, or give Redis more memory"
                 ) from exc
             raise
-        if result and result[0] in ("full", "tool"):
+        if not isinstance(result, str):  # {"full", depth} or {"tool", name}
             for handle in handles:
                 self.replies.forget(handle)
             raise self._refused(agent, len(batch), result)
-        for handle, message_id in zip(handles, result, strict=True):
+        for handle, message_id in zip(handles, result.split(" "), strict=True):
             handle.message_id = message_id
         return handles
 

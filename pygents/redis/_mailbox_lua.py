@@ -71,7 +71,8 @@ class Keys:
 
 # KEYS: mailbox, tools, agents-set.
 # ARGV: maxlen, agent, tool count k, k tool names, then one payload per turn.
-# Returns the new ids, or {"full", depth} / {"tool", name}.
+# Returns the new ids as one string, separated by spaces (one bulk reply: a hundred
+# cost the client's parser a hundred), or {"full", depth} / {"tool", name}.
 PUT: Final = """
 local maxlen = tonumber(ARGV[1])
 local k = tonumber(ARGV[3])
@@ -92,7 +93,7 @@ local ids = {}
 for i = first, #ARGV do
   ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'turn', ARGV[i])
 end
-return ids
+return table.concat(ids, ' ')
 """
 
 # The worker's scripts below read before they write, and check the type of every key
@@ -129,6 +130,7 @@ local function usable(k)
   return t == 'stream' or t == 'none'
 end
 local batches, order, out = {}, {}, {0}
+local acked, mailboxes = {}, {}  -- ids acknowledged, by mailbox index
 for i = 5, #ARGV do
   local a = ARGV[i]
   local s1 = string.find(a, ' ', 1, true)
@@ -162,8 +164,13 @@ for i = 5, #ARGV do
         out[#out + 1] = reason
       end
     elseif redis.pcall('XACK', KEYS[mk], group, id) == 1 then
-      redis.call('XDEL', KEYS[mk], id)
-      if hashed then redis.call('HDEL', KEYS[mk + 1], id) end
+      local gone = acked[mk]
+      if gone == nil then
+        gone = {}
+        acked[mk] = gone
+        mailboxes[#mailboxes + 1] = mk
+      end
+      gone[#gone + 1] = id
       out[1] = out[1] + 1
     else
       keep = false
@@ -178,6 +185,12 @@ for i = 5, #ARGV do
     end
     batch[#batch + 1] = record
   end
+end
+-- The acknowledged turns leave their mailbox (and their errors) in one call per key:
+-- a command per turn costs Redis more than the deletion itself.
+for _, mk in ipairs(mailboxes) do
+  redis.call('XDEL', KEYS[mk], unpack(acked[mk]))
+  if kind(mk + 1) == 'hash' then redis.call('HDEL', KEYS[mk + 1], unpack(acked[mk])) end
 end
 for _, rk in ipairs(order) do
   redis.call('XADD', KEYS[rk], 'MAXLEN', '~', ARGV[2], '*',
