@@ -4,7 +4,9 @@ Entries are read as bytes. The client of `Mailboxes` decodes every reply as UTF-
 and a single field that is not UTF-8 would then fail the whole ``XREADGROUP`` or
 claim reply — every entry read with it, again at each retry. Reading bytes and
 decoding each entry on its own (`pygents.redis._entries.decode_entry`) confines a bad entry
-to itself: it is dead-lettered, the others run.
+to itself: it is dead-lettered, the others run. `read_waiting` gives the same entries
+through the ``READ`` script, packed in one string that `unpack` splits by the lengths
+it carries, so that no byte of an entry can be mistaken for a separator.
 
 A full Redis (``maxmemory`` with the ``noeviction`` policy) refuses the writes that
 may grow memory. Workers must keep draining it — finishing a turn deletes its entry —

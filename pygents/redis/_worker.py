@@ -5,7 +5,9 @@ A `Worker` runs five things side by side until `Worker.stop`:
 * the *reader* takes new turns of every served mailbox with one ``XREADGROUP``, in
   batches: it holds up to ``concurrency + prefetch`` turns and reads when it can take
   at least ``concurrency`` (fewer with a small prefetch), so the lanes rarely wait
-  for a read while turns wait in Redis, and a busy replica leaves the rest to others;
+  for a read while turns wait in Redis, and a busy replica leaves the rest to others.
+  After a read that brought all it asked for, the next goes through the ``READ``
+  script instead, whose reply costs far less to parse (see ``_mailbox_lua``);
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
 * the *writer* (`Flusher` in `pygents.redis._flusher`) records outcomes and streams
