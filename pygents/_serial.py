@@ -244,10 +244,13 @@ class Reader:
     def json(self, key: str, shape: str = "") -> Any:
         """A JSON value (a copy) checked by ``to_dict``'s rules; ``shape``: list/object."""
         value = self.raw(key)
-        if (shape == "list" and not isinstance(value, (list, tuple))) or (
-            shape == "object" and type(value) is not dict and not isinstance(value, Mapping)
+        kind = type(value)
+        if (shape == "list" and kind is not list and not isinstance(value, (list, tuple))) or (
+            shape == "object" and kind is not dict and not isinstance(value, Mapping)
         ):
             raise self.error(key, f"must be a{'n' if shape == 'object' else ''} {shape}", value)
+        if value is None or ((kind is dict or kind is list) and not value):
+            return None if value is None else kind()  # null or empty, as most turns hold
         try:
             return _json_copy(value, [], set())
         except _Refused as refused:
