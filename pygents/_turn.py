@@ -9,8 +9,6 @@ The life of a turn is one mechanism, `TurnRun`, driven by ``returning()``,
 
 from __future__ import annotations
 
-import os
-import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -21,6 +19,7 @@ from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
+from pygents._ids import new_uuid
 from pygents._observe import BUS
 from pygents._scope import TURN_SCOPE, Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
@@ -49,26 +48,6 @@ MAX_TIMEOUT: Final = 1_000_000_000
 would reach event-loop time arithmetic that overflows (``10**400`` cannot become a
 float; uvloop's millisecond timers overflow near ``1.8e13``); a turn always has a
 deadline, so pass this when you mean "as long as it takes"."""
-
-# Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
-# again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
-# and unaffected by applications that seed the ``random`` module.
-_ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
-
-
-_VERSION_4: Final = 4 << 76  # the version nibble, and the RFC 4122 variant bits
-_VARIANT: Final = 0x8000 << 48
-_CLEARED: Final = ~((0xF000 << 64) | (0xC000 << 48))
-
-
-def new_uuid() -> str:
-    """A random (version 4) UUID string, as ``str(uuid.UUID(int=..., version=4))``
-    writes it, formatted here directly (a ``UUID`` object per turn costs more than
-    the rest of a turn's id)."""
-    n = (_ids.getrandbits(128) & _CLEARED) | _VERSION_4 | _VARIANT
-    h = f"{n:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _check_tool(turn: Turn, value: object) -> DecoratedTool[..., Any]:
