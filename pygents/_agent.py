@@ -22,12 +22,13 @@ from pygents._errors import UnregisteredAgentError, brief
 from pygents._guard import guarded
 from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, check_tags, fire
+from pygents._ids import new_uuid
 from pygents._observe import BUS
 from pygents._registry import Registry
 from pygents._routing import ROUTES
 from pygents._serial import Reader, hooks_to_data
 from pygents._tool import DecoratedTool, ToolRegistry
-from pygents._turn import Turn, new_uuid
+from pygents._turn import Turn
 
 __all__ = ["Agent", "AgentRegistry"]
 

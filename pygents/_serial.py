@@ -71,6 +71,11 @@ def _path_text(path: Iterable[str | int]) -> str:
 
 def _json_copy(value: Any, path: list[str | int], active: set[int]) -> Any:
     """``value`` as JSON-ready data (tuples become lists), or `_Refused`."""
+    kind = type(value)
+    if (kind is dict or kind is list) and not value and len(active) < MAX_DEPTH:
+        # Empty, as most turns' kwargs and metadata are: a fresh copy, without the
+        # ABC checks below (each ``isinstance(x, Mapping)`` goes through ``abc``).
+        return {} if kind is dict else []
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):
@@ -89,7 +94,8 @@ def _json_copy(value: Any, path: list[str | int], active: set[int]) -> Any:
                 path, f"is {value!r}, which JSON cannot represent; use None or a string", TypeError
             )
         return value
-    if not isinstance(value, (Mapping, list, tuple)):
+    mapping = kind is dict or (kind is not list and isinstance(value, Mapping))
+    if not (mapping or isinstance(value, (list, tuple))):
         hint = (
             "an argument by reference cannot be stored; resolve it to a value first"
             if callable(value)
@@ -108,7 +114,7 @@ def _json_copy(value: Any, path: list[str | int], active: set[int]) -> Any:
         )
     active.add(id(value))
     try:
-        if isinstance(value, Mapping):
+        if mapping:
             out: dict[str, Any] = {}
             for key, item in value.items():
                 if not isinstance(key, str):
@@ -134,12 +140,14 @@ def _json_copy(value: Any, path: list[str | int], active: set[int]) -> Any:
         active.discard(id(value))
 
 
-def json_value(value: Any, where: str) -> Any:
-    """A JSON-ready copy of ``value``; ``TypeError``/``ValueError`` naming the place."""
+def json_value(value: Any, where: str | Callable[[], str]) -> Any:
+    """A JSON-ready copy of ``value``; ``TypeError``/``ValueError`` naming the place
+    (``where``, or what it returns: a place costly to name is named only on failure)."""
     try:
         return _json_copy(value, [], set())
     except _Refused as refused:
-        raise refused.kind(f"{where}{_path_text(refused.path)} {refused.problem}") from None
+        place = where if isinstance(where, str) else where()
+        raise refused.kind(f"{place}{_path_text(refused.path)} {refused.problem}") from None
 
 
 def to_iso(ts: float | None) -> str | None:
@@ -166,7 +174,7 @@ class Reader:
     def __init__(self, data: object, owner: str, path: str = "", what: str = "") -> None:
         self.owner = owner
         self.path = path
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):
             if path:
                 raise ValueError(
                     f"{owner}.from_dict(): {path} must be {what}, got "
@@ -236,10 +244,13 @@ class Reader:
     def json(self, key: str, shape: str = "") -> Any:
         """A JSON value (a copy) checked by ``to_dict``'s rules; ``shape``: list/object."""
         value = self.raw(key)
-        if (shape == "list" and not isinstance(value, (list, tuple))) or (
-            shape == "object" and not isinstance(value, Mapping)
+        kind = type(value)
+        if (shape == "list" and kind is not list and not isinstance(value, (list, tuple))) or (
+            shape == "object" and kind is not dict and not isinstance(value, Mapping)
         ):
             raise self.error(key, f"must be a{'n' if shape == 'object' else ''} {shape}", value)
+        if value is None or ((kind is dict or kind is list) and not value):
+            return None if value is None else kind()  # null or empty, as most turns hold
         try:
             return _json_copy(value, [], set())
         except _Refused as refused:
@@ -306,6 +317,9 @@ class Reader:
     def hooks(self, key: str = "hooks") -> list[Hook[Any]]:
         """Hooks stored by `hooks_to_data`, resolved from ``HookRegistry``."""
         hooks: list[Hook[Any]] = []
+        stored = self.raw(key)
+        if type(stored) is list and not stored:  # none, as most turns have
+            return hooks
         for entry in self.children(key, "", "a hook entry {'type': ..., 'name': ...}"):
             name, stored = entry.text("name"), entry.text("type")
             try:

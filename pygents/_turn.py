@@ -9,10 +9,7 @@ The life of a turn is one mechanism, `TurnRun`, driven by ``returning()``,
 
 from __future__ import annotations
 
-import os
-import random
 import time
-import uuid as _uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Generic, overload
@@ -22,6 +19,7 @@ from pygents._errors import SafeExecutionError, WrongRunMethodError, brief
 from pygents._guard import guarded
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, check_tags
+from pygents._ids import new_uuid
 from pygents._observe import BUS
 from pygents._scope import TURN_SCOPE, Scope, current_scope
 from pygents._serial import Reader, from_timestamp, hooks_to_data, json_value, to_iso
@@ -51,17 +49,6 @@ would reach event-loop time arithmetic that overflows (``10**400`` cannot become
 float; uvloop's millisecond timers overflow near ``1.8e13``); a turn always has a
 deadline, so pass this when you mean "as long as it takes"."""
 
-# Turn ids need uniqueness, not secrecy: a private generator (seeded from the OS, and
-# again in every forked child) is far cheaper than ``uuid4()``'s ``os.urandom`` call
-# and unaffected by applications that seed the ``random`` module.
-_ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
-
-
-def new_uuid() -> str:
-    """A random (version 4) UUID string."""
-    return str(_uuid.UUID(int=_ids.getrandbits(128), version=4))
-
 
 def _check_tool(turn: Turn, value: object) -> DecoratedTool[..., Any]:
     if isinstance(value, str):
@@ -85,7 +72,7 @@ def _check_args(turn: Turn, value: object) -> tuple[Any, ...]:
 def _check_kwargs(turn: Turn, value: object) -> dict[str, Any]:
     if value is None:
         return {}
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a dict skips the ABC check
         for key in value:
             if not isinstance(key, str):
                 raise TypeError(f"Turn(kwargs=...) keys must be strings, got {brief(key)}")
@@ -212,8 +199,14 @@ class Turn(Generic[T]):
             if type(timeout) is int and 0 < timeout <= MAX_TIMEOUT
             else _check_timeout(self, timeout)
         )
-        self._tags = _NO_TAGS if tags is None else check_tags(self, tags)
-        if metadata is not None and not isinstance(metadata, Mapping):
+        # ``from_dict`` passes [] for a turn without tags: no check needed either.
+        no_tags = tags is None or (type(tags) is list and not tags)
+        self._tags = _NO_TAGS if no_tags else check_tags(self, tags)
+        if (
+            metadata is not None
+            and type(metadata) is not dict
+            and not isinstance(metadata, Mapping)
+        ):
             raise TypeError(f"Turn(metadata=...) takes a dict, got {type(metadata).__name__}")
         self._metadata: dict[str, Any] | None = None if metadata is None else dict(metadata)
         self._hooks: HookList | None = None
@@ -403,21 +396,24 @@ class Turn(Generic[T]):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``TypeError`` names any value JSON cannot hold."""
-        where = f"Turn.to_dict() of {self!r}:"
         return {
             "uuid": self.uuid,
             "tool_name": self._tool.name,
-            "args": json_value(list(self._args), f"{where} args"),
-            "kwargs": json_value(self._kwargs, f"{where} kwargs"),
-            "metadata": json_value(self._metadata or {}, f"{where} metadata"),
+            "args": json_value(list(self._args), lambda: f"{self._where()} args"),
+            "kwargs": json_value(self._kwargs, lambda: f"{self._where()} kwargs"),
+            "metadata": json_value(self._metadata or {}, lambda: f"{self._where()} metadata"),
             "timeout": self._timeout,
-            "tags": sorted(self._tags),
-            "hooks": hooks_to_data(self._hooks or ()),
+            "tags": sorted(self._tags) if self._tags else [],
+            "hooks": hooks_to_data(self._hooks) if self._hooks else [],
             "start_time": to_iso(self._start),
             "end_time": to_iso(self._end),
             "stop_reason": None if self.stop_reason is None else self.stop_reason.value,
-            "output": json_value(self.output, f"{where} output"),
+            "output": json_value(self.output, lambda: f"{self._where()} output"),
         }
+
+    def _where(self) -> str:
+        """How `to_dict` names this turn in an error (only then: ``repr`` costs)."""
+        return f"Turn.to_dict() of {self!r}:"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Turn:

@@ -36,7 +36,7 @@ from pygents._lifecycle import (
 from pygents._scope import stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
-from pygents.redis._mailbox_types import bounded, outcome_data
+from pygents.redis._mailbox_types import COMPACT, bounded, outcome_data
 
 __all__ = ["Sink", "run_as"]
 
@@ -67,7 +67,7 @@ class Sink:
             self.values += 1
             return
         try:
-            record = json.dumps([self.turn_uuid, "v", index, self.attempt, value], allow_nan=False)
+            record = COMPACT([self.turn_uuid, "v", index, self.attempt, value])
         except (TypeError, ValueError):
             raise TypeError(
                 f"value #{index} of turn {self.turn_uuid} is a {type(value).__name__}, which "
@@ -80,7 +80,7 @@ class Sink:
     def outcome_record(self, outcome: dict[str, Any]) -> str:
         """The outcome as a reply record; an output JSON cannot carry becomes an error."""
         try:
-            return json.dumps([self.turn_uuid, "o", 0, self.attempt, outcome], allow_nan=False)
+            return COMPACT([self.turn_uuid, "o", 0, self.attempt, outcome])
         except (TypeError, ValueError):
             output = outcome["output"]
             failed = dict(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pygents._agent import Agent
@@ -99,10 +99,12 @@ class Served:
     agent: Agent
     keys: Keys
     tool_names: frozenset[str]
+    # The agent's name, kept: a worker looks it up several times per turn, and the
+    # agent's property costs a call each time.
+    name: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.agent.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.agent.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 
 from pygents.redis._entries import ReplyTo
 from pygents.redis._intake import FULL
@@ -140,7 +140,9 @@ class Flusher:
         runs = _by_limits(batch, self._limits)
         for limits, run in runs:
             keys, args = self._call(limits, run)
-            await self._record(keys=keys, args=args, client=pipe)  # queued
+            # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
+            # EXISTS round trip at every execute; a missing script is loaded below.
+            pipe.evalsha(self._record.sha, len(keys), *keys, *args)
         results = await pipe.execute(raise_on_error=False)
         # The last error of an unfinished delivery only informs its next one: a full
         # Redis may refuse it, and it is not kept.
@@ -148,6 +150,9 @@ class Flusher:
         written = 0
         try:
             for (_, run), result in zip(runs, results[len(errors) :], strict=True):
+                if isinstance(result, NoScriptError):  # Redis restarted, or scripts flushed
+                    await self.mailboxes.client.script_load(RECORD)
+                    break  # this call wrote nothing: it and the rest are written again
                 if isinstance(result, _RETRY):
                     raise result  # this call wrote nothing: it and the rest are kept
                 if isinstance(result, Exception):  # it wrote nothing: its turns come again
@@ -280,9 +285,14 @@ def _by_limits(
     """The batch in runs of records whose reply streams take the same limits, in
     order (one ``RECORD`` call each; almost always a single run)."""
     runs: list[tuple[tuple[int, int], list[_Record]]] = []
+    last: tuple[str, tuple[int, int]] | None = None  # a producer's turns come in a row
     for record in batch:
         reply = record[3]
-        limits = limits_of(reply) if reply else None  # None: no reply, any run will do
+        limits: tuple[int, int] | None = None  # no reply: any run will do
+        if reply:
+            if last is None or last[0] is not reply:
+                last = (reply, limits_of(reply))
+            limits = last[1]
         if runs and (limits is None or limits == runs[-1][0]):
             runs[-1][1].append(record)
         else:

@@ -10,7 +10,6 @@ the number of turns not finished yet — the number ``maxlen`` bounds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, cast
@@ -28,6 +27,7 @@ from pygents.redis._control import Control
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP, PUT, Keys
 from pygents.redis._mailbox_types import (
+    COMPACT,
     ConsumerStats,
     DeadLetter,
     MailboxFullError,
@@ -204,9 +204,10 @@ class Mailboxes(Control, Surveying):
         head: dict[str, Any] = (
             {"reply": self.replies.key, **self._reply_limits} if reply else {"reply": None}
         )
-        payloads = [
-            json.dumps({**head, "turn": turn.to_dict()}, separators=(",", ":")) for turn in batch
-        ]
+        # The head is encoded once per call, each turn on its own: the same text as
+        # encoding each whole envelope, for less work per turn.
+        start = COMPACT(head)[:-1] + ',"turn":'
+        payloads = [f"{start}{COMPACT(turn.to_dict())}}}" for turn in batch]
         tools = sorted({turn.tool.name for turn in batch})
         handles = [TurnHandle(self.replies if reply else None, agent, t.uuid) for t in batch]
         for handle in handles:
@@ -229,11 +230,11 @@ class Mailboxes(Control, Surveying):
                     "while workers drain the mailboxes, or give Redis more memory"
                 ) from exc
             raise
-        if result and result[0] in ("full", "tool"):
+        if not isinstance(result, str):  # {"full", depth} or {"tool", name}
             for handle in handles:
                 self.replies.forget(handle)
             raise self._refused(agent, len(batch), result)
-        for handle, message_id in zip(handles, result, strict=True):
+        for handle, message_id in zip(handles, result.split(" "), strict=True):
             handle.message_id = message_id
         return handles
 

@@ -9,6 +9,7 @@ Every change that must not be half done is one script, run atomically by Redis:
   its outcome to the caller's reply stream. A turn run twice (its first worker was
   presumed dead) therefore has exactly one recorded outcome.
 * ``DEAD`` — the same, moving the entry to the dead-letter stream.
+* ``READ`` — a worker's read of turns waiting already, as one string (see below).
 * ``CLAIM`` — take over turns idle longer than the visibility timeout, with their
   delivery counts and last recorded error.
 * ``HEARTBEAT`` — a worker says it is alive, keeps its own turns from looking idle,
@@ -33,6 +34,7 @@ __all__ = [
     "HAND_BACK",
     "HEARTBEAT",
     "PUT",
+    "READ",
     "RECORD",
     "Keys",
 ]
@@ -69,7 +71,8 @@ class Keys:
 
 # KEYS: mailbox, tools, agents-set.
 # ARGV: maxlen, agent, tool count k, k tool names, then one payload per turn.
-# Returns the new ids, or {"full", depth} / {"tool", name}.
+# Returns the new ids as one string, separated by spaces (one bulk reply: a hundred
+# cost the client's parser a hundred), or {"full", depth} / {"tool", name}.
 PUT: Final = """
 local maxlen = tonumber(ARGV[1])
 local k = tonumber(ARGV[3])
@@ -90,7 +93,7 @@ local ids = {}
 for i = first, #ARGV do
   ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'turn', ARGV[i])
 end
-return ids
+return table.concat(ids, ' ')
 """
 
 # The worker's scripts below read before they write, and check the type of every key
@@ -127,6 +130,7 @@ local function usable(k)
   return t == 'stream' or t == 'none'
 end
 local batches, order, out = {}, {}, {0}
+local acked, mailboxes = {}, {}  -- ids acknowledged, by mailbox index
 for i = 5, #ARGV do
   local a = ARGV[i]
   local s1 = string.find(a, ' ', 1, true)
@@ -160,8 +164,13 @@ for i = 5, #ARGV do
         out[#out + 1] = reason
       end
     elseif redis.pcall('XACK', KEYS[mk], group, id) == 1 then
-      redis.call('XDEL', KEYS[mk], id)
-      if hashed then redis.call('HDEL', KEYS[mk + 1], id) end
+      local gone = acked[mk]
+      if gone == nil then
+        gone = {}
+        acked[mk] = gone
+        mailboxes[#mailboxes + 1] = mk
+      end
+      gone[#gone + 1] = id
       out[1] = out[1] + 1
     else
       keep = false
@@ -176,6 +185,12 @@ for i = 5, #ARGV do
     end
     batch[#batch + 1] = record
   end
+end
+-- The acknowledged turns leave their mailbox (and their errors) in one call per key:
+-- a command per turn costs Redis more than the deletion itself.
+for _, mk in ipairs(mailboxes) do
+  redis.call('XDEL', KEYS[mk], unpack(acked[mk]))
+  if kind(mk + 1) == 'hash' then redis.call('HDEL', KEYS[mk + 1], unpack(acked[mk])) end
 end
 for _, rk in ipairs(order) do
   redis.call('XADD', KEYS[rk], 'MAXLEN', '~', ARGV[2], '*',
@@ -212,6 +227,42 @@ if notify then
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
 return 1
+"""
+
+# KEYS: the mailboxes. ARGV: group, consumer, count. ``XREADGROUP ... STREAMS <keys>
+# > ...`` without blocking, its reply packed into one string: the client then parses
+# one bulk reply instead of five RESP elements per entry, which in redis-py's
+# pure-Python parser cost a worker more than running a no-op turn. Per stream read:
+#     "<key index> <entries> " then per entry "<id> <pairs> " and its fields and
+#     values as "<byte length>:<bytes> " each (pairs -1: the entry was deleted).
+# Lengths make any byte safe in a field. "" when nothing is waiting.
+READ: Final = """
+local args = {'XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS'}
+local index = {}
+for i = 1, #KEYS do
+  args[#args + 1] = KEYS[i]
+  index[KEYS[i]] = i
+end
+for i = 1, #KEYS do args[#args + 1] = '>' end
+local found = redis.call(unpack(args))
+if not found then return '' end
+local parts = {}
+for _, stream in ipairs(found) do
+  local entries = stream[2]
+  parts[#parts + 1] = index[stream[1]] .. ' ' .. #entries .. ' '
+  for _, entry in ipairs(entries) do
+    local fields = entry[2]
+    if not fields then
+      parts[#parts + 1] = entry[1] .. ' -1 '
+    else
+      parts[#parts + 1] = entry[1] .. ' ' .. (#fields / 2) .. ' '
+      for i = 1, #fields do
+        parts[#parts + 1] = #fields[i] .. ':' .. fields[i] .. ' '
+      end
+    end
+  end
+end
+return table.concat(parts)
 """
 
 # KEYS: mailbox, errors. ARGV: group, consumer, min idle (ms), cursor, count.

@@ -6,6 +6,7 @@ a Redis client in sight.
 
 from __future__ import annotations
 
+import json
 import os
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pygents._enums import StopReason
 from pygents._errors import PygentsError, cut
 
 __all__ = [
+    "COMPACT",
     "DELIVERY",
     "ConsumerStats",
     "DeadLetter",
@@ -38,6 +40,11 @@ __all__ = [
 ]
 
 _LIMIT: Final = 200
+
+COMPACT: Final = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+"""JSON text as envelopes and reply records are written: compact, refusing NaN and
+infinities (``ValueError``: JSON has neither). One encoder, made once: ``json.dumps``
+with any option builds a new encoder at every call, which a turn would pay twice."""
 _REASONS: Final = {reason.value: reason for reason in StopReason}
 
 
