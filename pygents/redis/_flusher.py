@@ -55,12 +55,14 @@ class Flusher:
         recorded: Callable[[str, str], None],
         worker: str,
         dead_lettered: Callable[[], None],
+        unreplicated: Callable[[], None] = lambda: None,
     ) -> None:
         self.mailboxes = mailboxes
         self.backoff = backoff
         self.recorded = recorded
         self.worker = worker
         self.dead_lettered = dead_lettered
+        self.unreplicated = unreplicated  # a batch fewer replicas confirmed than asked
         self._records: list[_Record] = []
         self._errors: list[tuple[str, str, str]] = []
         self._wake = asyncio.Event()
@@ -141,7 +143,16 @@ class Flusher:
         for limits, run in runs:
             keys, args = self._call(limits, run)
             await self._record(keys=keys, args=args, client=pipe)  # queued
+        replication = self.mailboxes.replication
+        waits = bool(replication and runs)
+        if waits:  # after the writes, on their connection (see `_durability`)
+            replication.wait_after(pipe)
         results = await pipe.execute(raise_on_error=False)
+        if waits:
+            replicated = results.pop()
+            if replication.short(replicated):
+                self.unreplicated()
+                replication.warn_outcomes(len(batch), replicated)
         # The last error of an unfinished delivery only informs its next one: a full
         # Redis may refuse it, and it is not kept.
         del self._errors[: len(errors)]

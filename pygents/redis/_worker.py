@@ -145,7 +145,12 @@ class Worker(Delivering):
         self._backoff = (delay, cap)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
         self.flusher = Flusher(
-            mailboxes, self._new_backoff(), self._recorded, self.name, self._dead_lettered
+            mailboxes,
+            self._new_backoff(),
+            self._recorded,
+            self.name,
+            self._dead_lettered,
+            self._unreplicated,
         )
 
     def __repr__(self) -> str:
@@ -153,6 +158,9 @@ class Worker(Delivering):
 
     def _new_backoff(self) -> Backoff:
         return Backoff(*self._backoff, on_failure=self._failed)
+
+    def _unreplicated(self) -> None:
+        self.counters.unreplicated += 1
 
     def _failed(self, delay: float) -> None:
         self.counters.connection_failures += 1
