@@ -93,9 +93,10 @@ async def mailboxes_for(spec: str, **options: Any) -> AsyncIterator[Mailboxes]:
 
 
 class Replicated:
-    """A primary, one replica and three sentinels on 127.0.0.1 (see the module)."""
+    """A primary, one replica and (by default) three sentinels on 127.0.0.1 (see the
+    module)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, sentinels: int = 3) -> None:
         self.directory = directory
         # A replica syncs at once (the default waits 5 s for more replicas to join).
         now = ["--repl-diskless-sync-delay", "0"]
@@ -104,7 +105,7 @@ class Replicated:
             self._dir("replica"),
             extra_args=[*now, "--replicaof", "127.0.0.1", str(self.primary.port)],
         )
-        self.sentinel_ports = [free_port() for _ in range(3)]
+        self.sentinel_ports = [free_port() for _ in range(sentinels)]
         self.sentinels: list[subprocess.Popen[bytes]] = []
 
     def _dir(self, name: str) -> Path:
@@ -180,7 +181,7 @@ class Replicated:
                 while True:
                     info = await primary.info("replication")
                     online = info.get("slave0", {}).get("state") == "online"
-                    if online and await self._sentinels_see_replica():
+                    if online and (not self.sentinel_ports or await self._sentinels_see_replica()):
                         return
                     await asyncio.sleep(0.05)
         finally:
@@ -220,10 +221,12 @@ class Replicated:
 
 
 @contextmanager
-def replicated(tmp_path: Path) -> Iterator[Replicated]:
+def replicated(tmp_path: Path, *, sentinels: int = 3) -> Iterator[Replicated]:
+    """A running `Replicated` (``sentinels=0``: the primary and its replica alone),
+    every process stopped after the block."""
     if not RedisServer.available():
         pytest.skip(NO_SERVER)
-    found = Replicated(tmp_path / "redis")
+    found = Replicated(tmp_path / "redis", sentinels=sentinels)
     try:
         found.start()
         yield found
