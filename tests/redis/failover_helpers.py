@@ -1,43 +1,32 @@
-"""A replicated Redis watched by Sentinel, and the failover crash test's harness.
+"""The failover crash test's harness: worker processes, a paced producer, counting.
 
-``Replicated`` runs a primary, one replica (``--replicaof``) and three sentinels, on
-free 127.0.0.1 ports in a directory of their own, without persistence (as
-`RedisServer` does): the test is about what replication keeps when the primary
-dies, and an append-only file would only blur it. The killed primary is started
-again, empty, as a replica of the new primary once the replica has been promoted — as
-a supervisor would restart it. Only *after* the promotion: an empty primary coming
-back before it would wipe its replica.
-
-The harness (`run_load`) takes a *spec* — how producers and workers reach the
-mailboxes: a ``redis://`` URL, or ``sentinel://host:port,host:port/service`` — and a
-``failure`` coroutine, so the same producer, workers and counting serve another
-topology (a Redis Cluster) with another fixture. `mailboxes_for` turns a spec into a
-`Mailboxes` (in the test and in the worker processes alike).
+`run_load` takes a *spec* — how producers and workers reach the mailboxes: a
+``redis://`` URL, or ``sentinel://host:port,host:port/service`` — and a ``failure``
+coroutine, so the same producer, workers and counting serve another topology (a
+Redis Cluster) with another fixture (`sentinel_helpers.Replicated` is this one's).
+`mailboxes_for` turns a spec into a `Mailboxes`, in the test and in the worker
+processes alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import signal
-import subprocess
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis_helpers import NO_SERVER, eventually, processes, spawn
+from redis_helpers import eventually, processes, spawn
 
 from pygents import Turn, tool
 from pygents.redis import (
@@ -45,12 +34,9 @@ from pygents.redis import (
     Mailboxes,
     MailboxUnavailableError,
     NotReplicatedError,
-    RedisServer,
     TurnHandle,
 )
-from pygents.redis._redis_server import answers_ping, free_port
 
-SERVICE = "m"
 AGENT = "ledger"
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -92,151 +78,6 @@ async def mailboxes_for(spec: str, **options: Any) -> AsyncIterator[Mailboxes]:
             await found.aclose()
 
 
-class Replicated:
-    """A primary, one replica and (by default) three sentinels on 127.0.0.1 (see the
-    module)."""
-
-    def __init__(self, directory: Path, *, sentinels: int = 3) -> None:
-        self.directory = directory
-        # A replica syncs at once (the default waits 5 s for more replicas to join).
-        now = ["--repl-diskless-sync-delay", "0"]
-        self.primary = RedisServer(self._dir("primary"), extra_args=now)
-        self.replica = RedisServer(
-            self._dir("replica"),
-            extra_args=[*now, "--replicaof", "127.0.0.1", str(self.primary.port)],
-        )
-        self.sentinel_ports = [free_port() for _ in range(sentinels)]
-        self.sentinels: list[subprocess.Popen[bytes]] = []
-
-    def _dir(self, name: str) -> Path:
-        found = self.directory / name
-        found.mkdir(parents=True, exist_ok=True)
-        return found
-
-    @property
-    def spec(self) -> str:
-        nodes = ",".join(f"127.0.0.1:{port}" for port in self.sentinel_ports)
-        return f"sentinel://{nodes}/{SERVICE}"
-
-    def start(self) -> None:
-        self.primary.start()
-        self.replica.start()
-        for index, port in enumerate(self.sentinel_ports):
-            where = self._dir(f"sentinel-{index}")
-            config = where / "sentinel.conf"
-            config.write_text(
-                f"port {port}\nbind 127.0.0.1\ndir {where}\nlogfile {where / 'sentinel.log'}\n"
-                f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary.port} 2\n"
-                f"sentinel down-after-milliseconds {SERVICE} 400\n"
-                f"sentinel failover-timeout {SERVICE} 3000\n"
-            )
-            self.sentinels.append(
-                subprocess.Popen(
-                    ["redis-sentinel", str(config)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        deadline = time.monotonic() + 10
-        while not all(answers_ping(port) for port in self.sentinel_ports):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the sentinels did not start; see {self.directory}")
-            time.sleep(0.01)
-
-    def close(self) -> None:
-        for process in self.sentinels:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.sentinels:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self.replica.close()
-        self.primary.close()
-
-    async def primary_port(self) -> int:
-        """The primary's port as the sentinels say (the first one that answers)."""
-        for port in self.sentinel_ports:
-            client = Redis(host="127.0.0.1", port=port, decode_responses=True)
-            try:
-                found = await client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
-                return int(found[1])
-            except REDIS_AWAY:
-                continue
-            finally:
-                await client.aclose()
-        raise RuntimeError("no sentinel answers")
-
-    async def _moved_from(self, port: int) -> bool:
-        return await self.primary_port() != port
-
-    async def wait_synced(self, within: float = 10.0) -> None:
-        """Until the replica has finished its first sync and Sentinel knows it."""
-        primary = Redis(port=self.primary.port, decode_responses=True)
-        try:
-            async with asyncio.timeout(within):
-                while True:
-                    info = await primary.info("replication")
-                    online = info.get("slave0", {}).get("state") == "online"
-                    if online and (not self.sentinel_ports or await self._sentinels_see_replica()):
-                        return
-                    await asyncio.sleep(0.05)
-        finally:
-            await primary.aclose()
-
-    async def _sentinels_see_replica(self) -> bool:
-        for port in self.sentinel_ports:
-            client = Redis(host="127.0.0.1", port=port, decode_responses=True)
-            try:
-                replicas = await client.execute_command("SENTINEL", "REPLICAS", SERVICE)
-                if not replicas:
-                    return False
-            finally:
-                await client.aclose()
-        return True
-
-    async def kill_primary_and_fail_over(self, within: float = 20.0) -> float:
-        """``kill -9`` the primary; wait until Sentinel promoted the replica, then start
-        the old primary again (empty) for Sentinel to make it a replica. Seconds from
-        the kill to the promotion."""
-        old = self.primary.port
-        process = self.primary.process
-        assert process is not None
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        self.primary.process = None
-        killed = time.monotonic()
-        await eventually(lambda: self._moved_from(old), within=within)
-        promoted = time.monotonic() - killed
-        # Now that it cannot come back as the primary, restart it as a replica of the
-        # new one, as a supervisor would (Sentinel would make it one itself, but only
-        # after some 8 s of seeing it claim to be a primary).
-        new = await self.primary_port()
-        self.primary.extra_args = (*self.primary.extra_args, "--replicaof", "127.0.0.1", str(new))
-        self.primary.start()
-        return promoted
-
-
-@contextmanager
-def replicated(tmp_path: Path, *, sentinels: int = 3) -> Iterator[Replicated]:
-    """A running `Replicated` (``sentinels=0``: the primary and its replica alone),
-    every process stopped after the block."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
-    found = Replicated(tmp_path / "redis", sentinels=sentinels)
-    try:
-        found.start()
-        yield found
-    finally:
-        found.close()
-
-
-# -- the load -------------------------------------------------------------------------
-
-
 @dataclass
 class Counts:
     """What one run of `run_load` saw."""
@@ -246,19 +87,22 @@ class Counts:
     refused: int = 0  # put() raised: Redis unreachable (not acknowledged)
     unreplicated: int = 0  # put() raised NotReplicatedError (queued, not acknowledged)
     lost: int = 0  # acknowledged, and no outcome ever came
-    outcomes_twice: int = 0  # acknowledged turns whose outcome was recorded more than once
+    outcomes_twice: int = 0  # acknowledged turns with more than one outcome in Redis at the end
+    seen_twice: int = 0  # acknowledged turns whose outcome a live reader saw more than once
     ran_twice: int = 0  # turns whose tool ran more than once
     never_ran: int = 0  # acknowledged turns whose tool never ran
     acknowledged_after: int = 0  # acknowledged puts begun once the failover was over
-    errors: list[str] = field(default_factory=list)  # how handles of lost turns failed
+    errors: list[str] = field(default_factory=list)  # handles that got no outcome: why
     promoted_after: float = 0.0  # seconds from the kill to the promotion
 
     def line(self, label: str) -> str:
         return (
             f"{label}: {self.turns} puts, {self.acknowledged} acknowledged, {self.refused} "
             f"refused (Redis away), {self.unreplicated} not replicated; lost {self.lost}, "
-            f"outcome recorded twice {self.outcomes_twice}, tool ran twice {self.ran_twice} "
-            f"(never {self.never_ran}); {self.acknowledged_after} acknowledged after it; "
+            f"outcome recorded twice {self.outcomes_twice} (seen twice live "
+            f"{self.seen_twice}), tool ran twice {self.ran_twice} "
+            f"(never {self.never_ran}); {len(self.errors)} handles without an outcome; "
+            f"{self.acknowledged_after} acknowledged after it; "
             f"promoted {self.promoted_after:.1f} s after the kill"
         )
 
@@ -267,7 +111,8 @@ class _Tail:
     """Every outcome record written to a reply stream, read as it is written.
 
     Following the stream live sees outcomes that the primary held and then lost in the
-    failover (a caller could have read them), which reading it afterwards would miss.
+    failover (a caller could have read them: a reader sees an outcome as soon as the
+    primary has it, before any replica does), which reading it afterwards would miss.
     The handles are awaited only once the tail has read everything: their reader trims
     what it reads, and the tail must not miss entries."""
 
@@ -369,6 +214,7 @@ async def run_load(
                 await eventually(tail.caught_up, within=60)
                 tail.stopping.set()
                 await tailing
+                kept = await _outcomes(mailboxes)  # before the handles' reader trims them
 
                 async def settle(handle: TurnHandle) -> None:
                     try:
@@ -378,11 +224,20 @@ async def run_load(
 
                 await asyncio.gather(*(settle(h) for h in handles))
     counts.lost = sum(1 for uuid in acknowledged if tail.seen[uuid] == 0)
-    counts.outcomes_twice = sum(1 for uuid in acknowledged if tail.seen[uuid] > 1)
+    counts.seen_twice = sum(1 for uuid in acknowledged if tail.seen[uuid] > 1)
+    counts.outcomes_twice = sum(1 for uuid in acknowledged if kept[uuid] > 1)
     ran = _runs(logs)
     counts.ran_twice = sum(1 for times in ran.values() if times > 1)
     counts.never_ran = sum(1 for uuid in acknowledged if ran[uuid] == 0)
     return counts
+
+
+async def _outcomes(mailboxes: Mailboxes) -> Counter[str]:
+    """How many outcomes the reply stream holds, by turn uuid: what Redis kept."""
+    found: Counter[str] = Counter()
+    for _, fields in await mailboxes.client.xrange(mailboxes.replies.key):
+        found.update(uuid for uuid, kind, _, _, _ in json.loads(fields["r"]) if kind == "o")
+    return found
 
 
 def _runs(logs: Path) -> Counter[str]:

@@ -2,10 +2,11 @@
 replica, producers and worker processes carry on by themselves.
 
 Counts, with ``Mailboxes(replicas=1)`` and without: acknowledged turns whose outcome
-never came (lost), outcomes recorded more than once, tool runs more than once. With
-the option on, nothing acknowledged is lost and each outcome is recorded once; with it
-off, the counts are printed (``pytest -s``) for the guide — Redis replicates
-asynchronously, so whatever it loses is measured, not asserted. The harness is in
+never came (lost), turns with more than one outcome in Redis at the end, outcomes a
+live reader saw twice, tool runs more than once. With the option on, nothing
+acknowledged is lost and Redis keeps one outcome per turn; with it off, the counts are
+printed (``pytest -s``) for the guide — Redis replicates asynchronously, so whatever it
+loses is measured, not asserted. The harness is in
 ``failover_helpers.py``.
 """
 
@@ -15,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from failover_helpers import Counts, Replicated, replicated, run_load
+from failover_helpers import Counts, run_load
+from sentinel_helpers import Replicated, replicated
 
 
 @pytest.fixture
@@ -33,9 +35,8 @@ async def _run(sentinel_redis: Replicated, tmp_path: Path, replicas: int) -> Cou
     )
     print(f"\n{counts.line(f'Sentinel failover, replicas={replicas}')}")
     assert counts.acknowledged + counts.refused + counts.unreplicated == counts.turns
+    # Producers and workers found the new primary by themselves.
     assert counts.acknowledged_after > 0, "no put succeeded after the failover"
-    assert counts.never_ran == counts.lost  # every turn that survived ran
-    assert sorted(counts.errors) == ["TurnLostError"] * counts.lost
     return counts
 
 
@@ -44,6 +45,11 @@ async def test_with_replicas_a_sentinel_failover_loses_no_acknowledged_turn(
 ) -> None:
     counts = await _run(sentinel_redis, tmp_path, replicas=1)
     assert counts.lost == 0
+    assert counts.errors == []  # every handle got its outcome
+    assert counts.never_ran == 0  # at least once
+    # What Redis keeps: one outcome per turn. (A live reader could still see a second
+    # one, if the primary died in the instant between recording an outcome and its
+    # replica receiving it: the turn then runs again. Counted, not asserted.)
     assert counts.outcomes_twice == 0
 
 

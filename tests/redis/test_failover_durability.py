@@ -18,9 +18,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from failover_helpers import Replicated, replicated
 from redis.asyncio import Redis
 from redis_helpers import Serving, eventually
+from sentinel_helpers import Replicated, replicated
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, NotReplicatedError, Worker
