@@ -92,6 +92,10 @@ class Counts:
     ran_twice: int = 0  # turns whose tool ran more than once
     never_ran: int = 0  # acknowledged turns whose tool never ran
     acknowledged_after: int = 0  # acknowledged puts begun once the failover was over
+    # A caller awaiting each result as it comes (its reply reader lives through it all):
+    awaited: int = 0  # results it received
+    awaited_after: int = 0  # ... for turns put once the failover was over
+    awaited_lost: int = 0  # handles that raised instead (put acknowledged, no outcome)
     errors: list[str] = field(default_factory=list)  # handles that got no outcome: why
     promoted_after: float = 0.0  # seconds from the kill to the promotion
 
@@ -102,7 +106,9 @@ class Counts:
             f"outcome recorded twice {self.outcomes_twice} (seen twice live "
             f"{self.seen_twice}), tool ran twice {self.ran_twice} "
             f"(never {self.never_ran}); {len(self.errors)} handles without an outcome; "
-            f"{self.acknowledged_after} acknowledged after it; "
+            f"{self.acknowledged_after} acknowledged after it; a live caller got "
+            f"{self.awaited} results ({self.awaited_after} after it), lost "
+            f"{self.awaited_lost}; "
             f"promoted {self.promoted_after:.1f} s after the kill"
         )
 
@@ -174,7 +180,10 @@ async def run_load(
             for i in range(workers)
         ]
     ):
-        async with mailboxes_for(spec, **options) as mailboxes:
+        async with (
+            mailboxes_for(spec, **options) as mailboxes,
+            mailboxes_for(spec, **options) as live,
+        ):
             await _wait_for_workers(mailboxes, workers)
             tail = _Tail(mailboxes)
             tailing = asyncio.create_task(tail.run())
@@ -195,6 +204,29 @@ async def run_load(
                     acknowledged.add(handle.turn_uuid)
                     counts.acknowledged_after += after
 
+            done = asyncio.Event()
+
+            async def caller() -> None:
+                """Put one turn at a time on ``live`` and wait for its result."""
+                n = 0
+                while not done.is_set():
+                    after = failing is not None and failing.done()
+                    n += 1
+                    try:
+                        handle = await live.put(AGENT, Turn(post, args=[n]))
+                    except MailboxError:  # not acknowledged: nothing to wait for
+                        await asyncio.sleep(0.02)
+                        continue
+                    try:
+                        async with asyncio.timeout(30):
+                            assert await handle.result() == 2 * n
+                    except MailboxError:
+                        counts.awaited_lost += 1
+                    else:
+                        counts.awaited += 1
+                        counts.awaited_after += after
+
+            calling = asyncio.create_task(caller())
             puts: list[asyncio.Task[None]] = []
             fail_at = turns // 3
             start = time.monotonic()
@@ -205,6 +237,8 @@ async def run_load(
                 # Pacing: a steady rate, whatever the puts cost.
                 await asyncio.sleep(max(0.0, start + (n + 1) / rate - time.monotonic()))
             await asyncio.gather(*puts)
+            done.set()
+            await calling
             assert failing is not None
             counts.promoted_after = await failing
             counts.acknowledged = len(acknowledged)

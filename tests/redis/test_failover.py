@@ -35,8 +35,10 @@ async def _run(sentinel_redis: Replicated, tmp_path: Path, replicas: int) -> Cou
     )
     print(f"\n{counts.line(f'Sentinel failover, replicas={replicas}')}")
     assert counts.acknowledged + counts.refused + counts.unreplicated == counts.turns
-    # Producers and workers found the new primary by themselves.
+    # Producers, workers and a live caller's reply reader found the new primary by
+    # themselves.
     assert counts.acknowledged_after > 0, "no put succeeded after the failover"
+    assert counts.awaited_after > 0, "no result came to a live caller after the failover"
     return counts
 
 
@@ -46,6 +48,7 @@ async def test_with_replicas_a_sentinel_failover_loses_no_acknowledged_turn(
     counts = await _run(sentinel_redis, tmp_path, replicas=1)
     assert counts.lost == 0
     assert counts.errors == []  # every handle got its outcome
+    assert counts.awaited_lost == 0
     assert counts.never_ran == 0  # at least once
     # What Redis keeps: one outcome per turn. (A live reader could still see a second
     # one, if the primary died in the instant between recording an outcome and its
