@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
     from redis.asyncio.client import Pipeline
+    from redis.commands.core import AsyncScript
 
 __all__ = ["Replication"]
 
@@ -49,6 +51,21 @@ class Replication:
         # WAIT's timeout is in milliseconds, and 0 would mean "forever".
         pipe.wait(self.replicas, max(1, round(self.timeout * 1000)))
 
+    async def run(
+        self, client: Redis, script: AsyncScript, keys: list[str], args: list[Any]
+    ) -> tuple[Any, Any]:
+        """Run one script, then (when on) ``WAIT``, in one pipeline: (its result, the
+        ``WAIT`` result or None)."""
+        if not self:
+            return await script(keys=keys, args=args), None
+        # ``async with``: a pipeline that fails while loading its scripts keeps its
+        # connection otherwise (redis-py), and leaks it.
+        async with client.pipeline(transaction=False) as pipe:
+            await script(keys=keys, args=args, client=pipe)  # queued
+            self.wait_after(pipe)
+            result, replicated = await pipe.execute()
+        return result, replicated
+
     def confirmed(self, result: Any) -> int:
         """How many replicas the ``WAIT`` result says have the writes."""
         return result if isinstance(result, int) else 0
@@ -56,6 +73,10 @@ class Replication:
     def short(self, result: Any) -> bool:
         """Fewer replicas than asked for confirmed the writes."""
         return self.confirmed(result) < self.replicas
+
+    def short_of(self, result: Any) -> bool:
+        """On, and fewer replicas than asked for confirmed the writes."""
+        return bool(self) and self.short(result)
 
     def warn_outcomes(self, count: int, result: Any) -> None:
         """Log outcomes recorded on the primary that too few replicas confirmed.

@@ -254,9 +254,12 @@ class Flusher:
         self.dead_lettered()  # counted now, as the caller may learn of it before we do
         while True:
             try:
-                moved = await self._dead(
-                    keys=[keys.mailbox, keys.errors, keys.dead, reply or keys.mailbox],
-                    args=[
+                # With Mailboxes(replicas=...), followed by WAIT (see `_durability`).
+                moved, replicated = await self.mailboxes.replication.run(
+                    self.mailboxes.client,
+                    self._dead,
+                    [keys.mailbox, keys.errors, keys.dead, reply or keys.mailbox],
+                    [
                         GROUP,
                         message_id,
                         *self._limits(reply),
@@ -265,6 +268,9 @@ class Flusher:
                         *flat,
                     ],
                 )
+                if self.mailboxes.replication.short_of(replicated):
+                    self.unreplicated()
+                    self.mailboxes.replication.warn_outcomes(1, replicated)
                 break
             except _RETRY as exc:
                 await self.backoff.wait("dead-lettering", exc)

@@ -214,17 +214,10 @@ class Mailboxes(Control, Surveying):
                 self.replies.expect(handle)
         script_keys = [keys.mailbox, keys.tools, f"{self.prefix}:agents"]
         script_args: list[str | int] = [self.maxlen, agent, len(tools), *tools, *payloads]
-        replicated: Any = None
         try:
-            if self.replication:  # the script and WAIT on one connection (`_durability`)
-                # ``async with``: a pipeline that fails while loading its scripts keeps
-                # its connection otherwise (redis-py), and leaks it.
-                async with self.client.pipeline(transaction=False) as pipe:
-                    await self._put_script(keys=script_keys, args=script_args, client=pipe)
-                    self.replication.wait_after(pipe)
-                    result, replicated = await pipe.execute()
-            else:
-                result = await self._put_script(keys=script_keys, args=script_args)
+            result, replicated = await self.replication.run(
+                self.client, self._put_script, script_keys, script_args
+            )
         except BaseException as exc:
             for handle in handles:
                 self.replies.forget(handle)
@@ -243,7 +236,7 @@ class Mailboxes(Control, Surveying):
             raise self._refused(agent, len(batch), result)
         for handle, message_id in zip(handles, result, strict=True):
             handle.message_id = message_id
-        if self.replication and self.replication.short(replicated):
+        if self.replication.short_of(replicated):
             raise self._not_replicated(agent, handles, replicated)
         return handles
 

@@ -121,6 +121,20 @@ async def test_a_worker_with_replicas_counts_outcome_batches_no_replica_confirme
     assert any(r.levelno == logging.WARNING for r in caplog.records)
 
 
+async def test_a_dead_letter_waits_for_replicas_like_an_outcome(
+    pair: Replicated, serving: Serving
+) -> None:
+    await pair.wait_synced()
+    async with Mailboxes(pair.primary.url, replicas=1, replica_timeout=0.2) as durable:
+        worker = await serving.start(Worker(durable, ledger(), concurrency=1))
+        async with held_still(pair):
+            await durable.client.xadd(durable.keys("ledger").mailbox, {"turn": "{oops"})
+            await eventually(lambda: worker.counters.unreplicated >= 1)
+        assert worker.counters.dead_lettered == 1
+        assert len(await durable.dead_letters("ledger")) == 1
+        await serving.close()
+
+
 def test_the_replica_settings_are_checked() -> None:
     with pytest.raises(ValueError, match=re.escape("replicas=...) must be zero or more")):
         Mailboxes(replicas=-1)
