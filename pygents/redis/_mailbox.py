@@ -107,14 +107,14 @@ class Mailboxes(Control, Surveying):
             _positive("replicas", replicas, zero=True),
             _positive("replica_timeout", replica_timeout, float),
         )
-        self.client: Redis
-        self.client, self.where = connect(url, client, redis_options)
-        self.url = DEFAULT_URL if url is None and client is None else url
         self.prefix = prefix
         self.maxlen: int = _positive("maxlen", maxlen)
         self.reply_maxlen: int = _positive("reply_maxlen", reply_maxlen)
         self.reply_ttl: float = _positive("reply_ttl", reply_ttl, float)
         check_interval = _positive("reply_check_interval", reply_check_interval, float)
+        self.client: Redis
+        self.client, self.where = connect(url, client, redis_options)
+        self.url = DEFAULT_URL if url is None and client is None else url
         self.client_id = client_id or unique_name()
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
