@@ -191,7 +191,8 @@ class Mailboxes(Control, Surveying):
     async def put_many(
         self, agent: str, turns: Iterable[Turn], *, reply: bool = True
     ) -> list[TurnHandle]:
-        """Put several turns on one mailbox at once: all of them, or none."""
+        """Put several turns on one mailbox at once: all of them, or none. (With
+        ``replicas``, `NotReplicatedError` means all of them are in the mailbox.)"""
         keys = self.keys(agent)
         batch = list(turns)
         for turn in batch:
