@@ -13,17 +13,19 @@ import logging
 import os
 import re
 import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
-from redis_helpers import Serving, eventually
+from redis_helpers import NO_SERVER, Serving, eventually
 from sentinel_helpers import Replicated, replicated
 
 from pygents import Agent, Turn, tool
-from pygents.redis import Mailboxes, NotReplicatedError, Worker
+from pygents.redis import Mailboxes, NotReplicatedError, RedisServer, Worker
 
 
 @pytest.fixture
@@ -133,6 +135,19 @@ async def test_a_dead_letter_waits_for_replicas_like_an_outcome(
         assert worker.counters.dead_lettered == 1
         assert len(await durable.dead_letters("ledger")) == 1
         await serving.close()
+
+
+def test_the_latency_measurement_of_the_guide_runs(tmp_path: Path) -> None:
+    if not RedisServer.available():
+        pytest.skip(NO_SERVER)
+    script = Path(__file__).resolve().parent / "failover_latency.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "20"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"replicas={r}" for r in (0, 1, 0, 1)]
+    assert all("put -> result p50" in line for line in lines)
 
 
 def test_the_replica_settings_are_checked() -> None:
