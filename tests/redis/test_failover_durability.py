@@ -9,6 +9,8 @@ confirmed in time" observable without timing guesses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 import re
@@ -148,6 +150,88 @@ def test_the_latency_measurement_of_the_guide_runs(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == [f"replicas={r}" for r in (0, 1, 0, 1)]
     assert all("put -> result p50" in line for line in lines)
+
+
+_SCRIPT_EXISTS = b"$6\r\nSCRIPT\r\n$6\r\nEXISTS\r\n"  # the command, in RESP
+
+
+class ScriptCheckCutter:
+    """A TCP relay to Redis on 127.0.0.1 that drops the connection the first ``cuts``
+    times a client sends ``SCRIPT EXISTS`` — what a pipeline sends first when it
+    calls scripts: a connection lost at that step, as when a primary dies."""
+
+    def __init__(self, port: int, cuts: int) -> None:
+        self.port = port
+        self.cuts = cuts
+        self.server: asyncio.Server | None = None
+        self.pumps: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"redis://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/0"
+
+    async def __aenter__(self) -> ScriptCheckCutter:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        for pump in list(self.pumps):
+            pump.cancel()
+        await asyncio.gather(*self.pumps, return_exceptions=True)
+        await self.server.wait_closed()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
+        pumps = [
+            asyncio.create_task(self._pump(reader, up_writer, cutting=True)),
+            asyncio.create_task(self._pump(up_reader, writer, cutting=False)),
+        ]
+        self.pumps.update(pumps)
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            self.pumps.difference_update(pumps)
+            for end in (writer, up_writer):
+                end.close()
+                with contextlib.suppress(OSError):
+                    await end.wait_closed()
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, cutting: bool
+    ) -> None:
+        while data := await reader.read(65536):
+            if cutting and self.cuts > 0 and _SCRIPT_EXISTS in data:
+                self.cuts -= 1
+                return  # the relay closes both sides
+            writer.write(data)
+            await writer.drain()
+
+
+async def test_a_connection_lost_while_a_pipeline_loads_its_scripts_is_not_leaked(
+    redis_server: RedisServer, serving: Serving
+) -> None:
+    """The worker's outcome batch and a put with replicas call scripts in a pipeline.
+    redis-py keeps a pipeline's connection when loading its scripts fails; left to the
+    garbage collector, it warns (an error here) and stays counted in its pool."""
+    agent = ledger()
+    async with (
+        ScriptCheckCutter(redis_server.port, cuts=4) as cutter,
+        Mailboxes(cutter.url) as mailboxes,
+    ):
+        await serving.start(Worker(mailboxes, agent, concurrency=1, max_reconnect_delay=0.05))
+        handle = await mailboxes.put("ledger", Turn(agent.tools[0], args=[4]))
+        assert await handle.result() == 8  # written once the relay lets it through
+        assert cutter.cuts == 0  # the batch's connection was cut, twice over
+        await serving.close()
+        in_use = mailboxes.client.connection_pool._in_use_connections
+        assert not in_use, f"{len(in_use)} connections never went back to the pool"
+    gc.collect()  # a pipeline that kept its connection warns now, failing the test
 
 
 def test_the_replica_settings_are_checked() -> None:
