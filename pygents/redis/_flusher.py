@@ -147,12 +147,10 @@ class Flusher:
         waits = bool(replication and runs)
         if waits:  # after the writes, on their connection (see `_durability`)
             replication.wait_after(pipe)
-        try:
+        # ``async with`` gives the connection back even when loading the scripts fails
+        # (redis-py keeps it then: each such failure would leak one from the pool).
+        async with pipe:
             results = await pipe.execute(raise_on_error=False)
-        finally:
-            # A pipeline whose script loading fails keeps its connection (redis-py):
-            # give it back, or each such failure leaks one from the pool.
-            await pipe.reset()
         if waits:
             replicated = results.pop()
             if replication.short(replicated):
