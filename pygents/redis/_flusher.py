@@ -55,12 +55,14 @@ class Flusher:
         recorded: Callable[[str, str], None],
         worker: str,
         dead_lettered: Callable[[], None],
+        unreplicated: Callable[[], None] = lambda: None,
     ) -> None:
         self.mailboxes = mailboxes
         self.backoff = backoff
         self.recorded = recorded
         self.worker = worker
         self.dead_lettered = dead_lettered
+        self.unreplicated = unreplicated  # a batch fewer replicas confirmed than asked
         self._records: list[_Record] = []
         self._errors: list[tuple[str, str, str]] = []
         self._wake = asyncio.Event()
@@ -143,7 +145,19 @@ class Flusher:
             # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
             # EXISTS round trip at every execute; a missing script is loaded below.
             pipe.evalsha(self._record.sha, len(keys), *keys, *args)
-        results = await pipe.execute(raise_on_error=False)
+        replication = self.mailboxes.replication
+        waits = bool(replication and runs)
+        if waits:  # after the writes, on their connection (see `_durability`)
+            replication.wait_after(pipe)
+        # ``async with`` gives the connection back even when a command fails
+        # (redis-py keeps it then: each such failure would leak one from the pool).
+        async with pipe:
+            results = await pipe.execute(raise_on_error=False)
+        if waits:
+            replicated = results.pop()
+            if replication.short(replicated):
+                self.unreplicated()
+                replication.warn_outcomes(len(batch), replicated)
         # The last error of an unfinished delivery only informs its next one: a full
         # Redis may refuse it, and it is not kept.
         del self._errors[: len(errors)]
@@ -248,9 +262,12 @@ class Flusher:
         self.dead_lettered()  # counted now, as the caller may learn of it before we do
         while True:
             try:
-                moved = await self._dead(
-                    keys=[keys.mailbox, keys.errors, keys.dead, reply or keys.mailbox],
-                    args=[
+                # With Mailboxes(replicas=...), followed by WAIT (see `_durability`).
+                moved, replicated = await self.mailboxes.replication.run(
+                    self.mailboxes.client,
+                    self._dead,
+                    [keys.mailbox, keys.errors, keys.dead, reply or keys.mailbox],
+                    [
                         GROUP,
                         message_id,
                         *self._limits(reply),
@@ -259,6 +276,9 @@ class Flusher:
                         *flat,
                     ],
                 )
+                if self.mailboxes.replication.short_of(replicated):
+                    self.unreplicated()
+                    self.mailboxes.replication.warn_outcomes(1, replicated)
                 break
             except _RETRY as exc:
                 await self.backoff.wait("dead-lettering", exc)

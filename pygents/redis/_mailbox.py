@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from types import TracebackType
-from typing import Any, Final, cast
-from urllib.parse import urlsplit
+from typing import Any, cast
 
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
+from pygents.redis._connecting import DEFAULT_URL, connect
 from pygents.redis._control import Control
+from pygents.redis._durability import Replication
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP, PUT, Keys
 from pygents.redis._mailbox_types import (
@@ -33,6 +32,7 @@ from pygents.redis._mailbox_types import (
     MailboxFullError,
     MailboxStats,
     MailboxUnavailableError,
+    NotReplicatedError,
     RedisFullError,
     bounded,
     unique_name,
@@ -42,25 +42,13 @@ from pygents.redis._survey import Surveying
 
 __all__ = ["Mailboxes"]
 
-DEFAULT_URL: Final = "redis://localhost:6379/0"
 
-
-def _where(url: str) -> str:
-    """The URL without credentials, for messages."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = parts.port or 6379
-    except ValueError:
-        return bounded(url.split("@")[-1], 80)
-    return f"{parts.scheme}://{host}:{port}{parts.path or ''}"
-
-
-def _positive(name: str, value: object, kind: type = int) -> Any:
+def _positive(name: str, value: object, kind: type = int, *, zero: bool = False) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
         raise TypeError(f"Mailboxes({name}=...) takes a {kind.__name__}, got {brief(value)}")
-    if not value > 0:
-        raise ValueError(f"Mailboxes({name}=...) must be positive, got {brief(value)}")
+    if not (value >= 0 if zero else value > 0):
+        sign = "zero or more" if zero else "positive"
+        raise ValueError(f"Mailboxes({name}=...) must be {sign}, got {brief(value)}")
     return value
 
 
@@ -68,8 +56,14 @@ class Mailboxes(Control, Surveying):
     """Agents' mailboxes on one Redis: put turns for agents served by workers.
 
     Args:
-        url: the Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS). The only
-            thing that changes between one machine and many.
+        url: the Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS; default
+            ``redis://localhost:6379/0``). The only thing that changes between one
+            machine and many.
+        client: instead of ``url``, a ready-made ``redis.asyncio.Redis`` built with
+            ``decode_responses=True`` — e.g. ``Sentinel(...).master_for(name,
+            decode_responses=True)``, which follows the primary across failovers. The
+            `Mailboxes` takes it over and closes it in
+            [`aclose`][pygents.redis.Mailboxes.aclose].
         prefix: the namespace of every key pygents creates.
         maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
             [`MailboxFullError`][pygents.redis.MailboxFullError] beyond it (nothing is
@@ -83,42 +77,45 @@ class Mailboxes(Control, Surveying):
             handle instead of leaving it waiting forever).
         client_id: names this client's reply stream (default: host, pid and a
             random suffix).
+        replicas: how many replicas must have a turn before ``put`` returns, and an
+            outcome before a worker moves on (``WAIT``); 0, the default, waits for
+            none (Redis replicates asynchronously: a failover can lose the last
+            writes). See "Durability and failover" in the guide.
+        replica_timeout: seconds to wait for those replicas; fewer in time makes
+            ``put`` raise [`NotReplicatedError`][pygents.redis.NotReplicatedError].
         redis_options: passed to ``redis.asyncio.Redis.from_url``.
     """
 
     def __init__(
         self,
-        url: str = DEFAULT_URL,
+        url: str | None = None,
         *,
+        client: Redis | None = None,
         prefix: str = "pygents",
         maxlen: int = 10_000,
         reply_maxlen: int = 10_000,
         reply_ttl: float = 3600.0,
         reply_check_interval: float = 5.0,
         client_id: str | None = None,
+        replicas: int = 0,
+        replica_timeout: float = 1.0,
         **redis_options: Any,
     ) -> None:
-        if not isinstance(url, str):
-            raise TypeError(f"Mailboxes(url=...) takes a redis:// URL string, got {brief(url)}")
         if not isinstance(prefix, str) or not prefix:
             raise TypeError(f"Mailboxes(prefix=...) takes a non-empty string, got {brief(prefix)}")
-        self.url = url
-        self.where = _where(url)
+        self.replication = Replication(
+            _positive("replicas", replicas, zero=True),
+            _positive("replica_timeout", replica_timeout, float),
+        )
         self.prefix = prefix
         self.maxlen: int = _positive("maxlen", maxlen)
         self.reply_maxlen: int = _positive("reply_maxlen", reply_maxlen)
         self.reply_ttl: float = _positive("reply_ttl", reply_ttl, float)
         check_interval = _positive("reply_check_interval", reply_check_interval, float)
+        self.client: Redis
+        self.client, self.where = connect(url, client, redis_options)
+        self.url = DEFAULT_URL if url is None and client is None else url
         self.client_id = client_id or unique_name()
-        options: dict[str, Any] = {
-            # Fail fast when Redis is away: one quick retry covers a stale pooled
-            # connection after a Redis restart; workers add their own backoff.
-            "retry": Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
-            "socket_connect_timeout": 5.0,
-            **redis_options,
-            "decode_responses": True,
-        }
-        self.client: Redis = Redis.from_url(url, **options)
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
         self._reply_limits = {
@@ -183,7 +180,10 @@ class Mailboxes(Control, Surveying):
         Raises [`MailboxFullError`][pygents.redis.MailboxFullError] when the mailbox
         is full, ``UnregisteredToolError`` when the agent's workers lack the turn's
         tool, and [`MailboxUnavailableError`][pygents.redis.MailboxUnavailableError]
-        when Redis cannot be reached.
+        when Redis cannot be reached. With ``Mailboxes(replicas=n)``, returns once
+        ``n`` replicas have the turn, or raises
+        [`NotReplicatedError`][pygents.redis.NotReplicatedError] (the turn is queued
+        all the same).
         """
         (handle,) = await self.put_many(agent, (turn,), reply=reply)
         return handle
@@ -191,7 +191,8 @@ class Mailboxes(Control, Surveying):
     async def put_many(
         self, agent: str, turns: Iterable[Turn], *, reply: bool = True
     ) -> list[TurnHandle]:
-        """Put several turns on one mailbox at once: all of them, or none."""
+        """Put several turns on one mailbox at once: all of them, or none. (With
+        ``replicas``, `NotReplicatedError` means all of them are in the mailbox.)"""
         keys = self.keys(agent)
         batch = list(turns)
         for turn in batch:
@@ -213,10 +214,11 @@ class Mailboxes(Control, Surveying):
         for handle in handles:
             if reply:
                 self.replies.expect(handle)
+        script_keys = [keys.mailbox, keys.tools, f"{self.prefix}:agents"]
+        script_args: list[str | int] = [self.maxlen, agent, len(tools), *tools, *payloads]
         try:
-            result = await self._put_script(
-                keys=[keys.mailbox, keys.tools, f"{self.prefix}:agents"],
-                args=[self.maxlen, agent, len(tools), *tools, *payloads],
+            result, replicated = await self.replication.run(
+                self.client, self._put_script, script_keys, script_args
             )
         except BaseException as exc:
             for handle in handles:
@@ -236,7 +238,23 @@ class Mailboxes(Control, Surveying):
             raise self._refused(agent, len(batch), result)
         for handle, message_id in zip(handles, result.split(" "), strict=True):
             handle.message_id = message_id
+        if self.replication.short_of(replicated):
+            raise self._not_replicated(agent, handles, replicated)
         return handles
+
+    def _not_replicated(
+        self, agent: str, handles: list[TurnHandle], replicated: Any
+    ) -> NotReplicatedError:
+        confirmed, wanted = self.replication.confirmed(replicated), self.replication.replicas
+        return NotReplicatedError(
+            f"{len(handles)} turns for agent {bounded(agent)!r} are in the mailbox, but "
+            f"only {confirmed} of {wanted} replicas confirmed them within "
+            f"{self.replication.timeout:g} s (Mailboxes(replicas=..., replica_timeout=...)): "
+            "they will run unless a failover loses them first; putting them again may run "
+            "them twice — their handles are on this error's `handles`",
+            handles,
+            confirmed,
+        )
 
     def _refused(self, agent: str, count: int, result: list[Any]) -> Exception:
         if result[0] == "full":

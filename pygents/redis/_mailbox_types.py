@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pygents._enums import StopReason
 from pygents._errors import PygentsError, cut
+
+if TYPE_CHECKING:
+    from pygents.redis._handle import TurnHandle
 
 __all__ = [
     "COMPACT",
@@ -27,6 +31,7 @@ __all__ = [
     "MailboxNotFoundError",
     "MailboxStats",
     "MailboxUnavailableError",
+    "NotReplicatedError",
     "Outcome",
     "RedisFullError",
     "RemoteTurnError",
@@ -81,6 +86,26 @@ class MailboxNotFoundError(MailboxError, LookupError):
 
 class MailboxUnavailableError(MailboxError, ConnectionError):
     """Redis could not be reached (down, wrong URL, network)."""
+
+
+class NotReplicatedError(MailboxError):
+    """The turns ARE in the mailbox, but fewer replicas than ``Mailboxes(replicas=...)``
+    confirmed them within ``replica_timeout``: a failover before the replicas catch up
+    could lose them.
+
+    They were not taken back, since Redis cannot take a write back: they will run
+    unless that happens, and ``handles`` follow their results as usual. Putting them
+    again would run them twice if they survive; when in doubt, put the same `Turn`
+    again only if its tool is idempotent on the turn's uuid (``current_delivery()``).
+    ``confirmed`` says how many replicas did confirm them.
+    """
+
+    def __init__(
+        self, message: str, handles: Sequence[TurnHandle] = (), confirmed: int = 0
+    ) -> None:
+        super().__init__(message)  # args: the message alone, as pickle and copy expect
+        self.handles = list(handles)
+        self.confirmed = confirmed
 
 
 class RemoteTurnError(MailboxError):

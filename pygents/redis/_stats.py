@@ -33,6 +33,7 @@ class WorkerCounters:
     turns: int = 0  # outcomes handed to the writer
     claimed: int = 0  # turns taken over from dead workers
     dead_lettered: int = 0
+    unreplicated: int = 0  # outcome batches fewer replicas confirmed than asked for
     connection_failures: int = 0
     last_backoff: float = 0.0  # seconds slept after the last connection failure
 

@@ -149,7 +149,12 @@ class Worker(Delivering):
         self._waiting = mailboxes.client.register_script(READ)
         self._backlog = False  # the last read brought all it asked for: more may wait
         self.flusher = Flusher(
-            mailboxes, self._new_backoff(), self._recorded, self.name, self._dead_lettered
+            mailboxes,
+            self._new_backoff(),
+            self._recorded,
+            self.name,
+            self._dead_lettered,
+            self._unreplicated,
         )
 
     def __repr__(self) -> str:
@@ -157,6 +162,9 @@ class Worker(Delivering):
 
     def _new_backoff(self) -> Backoff:
         return Backoff(*self._backoff, on_failure=self._failed)
+
+    def _unreplicated(self) -> None:
+        self.counters.unreplicated += 1
 
     def _failed(self, delay: float) -> None:
         self.counters.connection_failures += 1
