@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hashlib
 import logging
 import os
 import re
@@ -28,6 +29,7 @@ from sentinel_helpers import Replicated, replicated
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, NotReplicatedError, RedisServer, Worker
+from pygents.redis._mailbox_lua import RECORD
 
 
 @pytest.fixture
@@ -152,13 +154,14 @@ def test_the_latency_measurement_of_the_guide_runs(tmp_path: Path) -> None:
     assert all("put -> result p50" in line for line in lines)
 
 
-_SCRIPT_EXISTS = b"$6\r\nSCRIPT\r\n$6\r\nEXISTS\r\n"  # the command, in RESP
+# The worker's outcome batch calls RECORD by its SHA1 in a pipeline: that digest, in RESP.
+_RECORD_CALL = hashlib.sha1(RECORD.encode()).hexdigest().encode()
 
 
-class ScriptCheckCutter:
+class RecordCutter:
     """A TCP relay to Redis on 127.0.0.1 that drops the connection the first ``cuts``
-    times a client sends ``SCRIPT EXISTS`` — what a pipeline sends first when it
-    calls scripts: a connection lost at that step, as when a primary dies."""
+    times a client sends a pipeline calling ``RECORD`` — the worker's outcome batch:
+    a connection lost at that step, as when a primary dies."""
 
     def __init__(self, port: int, cuts: int) -> None:
         self.port = port
@@ -171,7 +174,7 @@ class ScriptCheckCutter:
         assert self.server is not None
         return f"redis://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/0"
 
-    async def __aenter__(self) -> ScriptCheckCutter:
+    async def __aenter__(self) -> RecordCutter:
         self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
         return self
 
@@ -206,22 +209,22 @@ class ScriptCheckCutter:
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, cutting: bool
     ) -> None:
         while data := await reader.read(65536):
-            if cutting and self.cuts > 0 and _SCRIPT_EXISTS in data:
+            if cutting and self.cuts > 0 and _RECORD_CALL in data:
                 self.cuts -= 1
                 return  # the relay closes both sides
             writer.write(data)
             await writer.drain()
 
 
-async def test_a_connection_lost_while_a_pipeline_loads_its_scripts_is_not_leaked(
+async def test_a_connection_lost_while_a_pipeline_records_outcomes_is_not_leaked(
     redis_server: RedisServer, serving: Serving
 ) -> None:
-    """The worker's outcome batch and a put with replicas call scripts in a pipeline.
-    redis-py keeps a pipeline's connection when loading its scripts fails; left to the
-    garbage collector, it warns (an error here) and stays counted in its pool."""
+    """The worker's outcome batch is a pipeline. A pipeline whose execution fails must
+    give its connection back; left to the garbage collector, it warns (an error here)
+    and stays counted in its pool."""
     agent = ledger()
     async with (
-        ScriptCheckCutter(redis_server.port, cuts=4) as cutter,
+        RecordCutter(redis_server.port, cuts=4) as cutter,
         Mailboxes(cutter.url) as mailboxes,
     ):
         await serving.start(Worker(mailboxes, agent, concurrency=1, max_reconnect_delay=0.05))
