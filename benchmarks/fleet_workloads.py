@@ -2,7 +2,8 @@
 
 100 services × 20 agents (2,000 rows in the agents table) send live records at
 2,000 turns a second, and the operator works the keyboard meanwhile. The listen app
-runs headless, as ``pygents-tui listen`` builds it (`listen_app`), at 160 × 45. The
+runs headless, as ``pygents-tui listen`` builds it (`listen_app`), at 160 × 45, with
+the garbage collector paced as that command paces it (`paced_collector`). The
 requests are built and decoded before the clock starts, one service's records each,
 so that what is measured is the model and the screen, not the protobuf encoder: a
 producer task hands them to `FleetModel.ingest` on the schedule a real fleet keeps
@@ -27,12 +28,13 @@ Measured, in the same run:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
@@ -42,6 +44,7 @@ from textual import events
 from textual.widgets import Input, TabbedContent
 
 from pygents_tui import Dashboard
+from pygents_tui._collector import paced_collector
 from pygents_tui.listen import FleetLimits, FleetModel
 from pygents_tui.listen.decode import Batch, Limits, decode
 from pygents_tui.listen.serve import listen_app
@@ -341,6 +344,12 @@ async def _press(app: Dashboard, until: float) -> list[float]:
     return lags
 
 
+@contextlib.asynccontextmanager
+async def _paced() -> AsyncIterator[None]:
+    with paced_collector():
+        yield
+
+
 async def w12(plan: Plan | None = None) -> FleetRun:
     """Run W12 (see the module docstring) with ``plan`` (the full size by default)."""
     plan = plan or Plan()
@@ -357,7 +366,7 @@ async def w12(plan: Plan | None = None) -> FleetRun:
     )
     app = listen_app(fleet, "127.0.0.1", 4317, None)
     fresh = _Freshness(fleet, app.refresh_view)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, _paced():
         await pilot.pause()
         app.refresh_timer.stop()
         app.refresh_timer = app.set_interval(1 / app.refresh_hz, fresh.refresh_and_watch)

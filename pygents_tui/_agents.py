@@ -47,11 +47,11 @@ class FinishedAgents:
         for key, agent in store.agents.items():
             if agent.unregistered_at is None:
                 if not registered(agent.name):
-                    agent.unregistered_at = at
+                    store.mark_left(agent, at)
                     left[key] = agent
                     changed = True
             elif registered(agent.name):
-                agent.unregistered_at = None
+                store.mark_left(agent, None)
                 del left[key]
                 changed = True
         while len(left) > self.limit:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from pygents_tui._collector import paced_collector
 from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui.app import Dashboard
 from pygents_tui.listen.fleet import FleetModel
@@ -82,19 +83,20 @@ def run(
             )
             return 2
     try:
-        return asyncio.run(
-            _serve(
-                host,
-                grpc_port,
-                http_port,
-                stale_after,
-                trace_url,
-                interrupts,
-                configure,
-                recorder,
-                (redis, redis_prefix, control) if redis is not None else None,
+        with paced_collector():  # this process is the dashboard: `pygents_tui._collector`
+            return asyncio.run(
+                _serve(
+                    host,
+                    grpc_port,
+                    http_port,
+                    stale_after,
+                    trace_url,
+                    interrupts,
+                    configure,
+                    recorder,
+                    (redis, redis_prefix, control) if redis is not None else None,
+                )
             )
-        )
     finally:
         if recorder is not None:
             recorder.close()

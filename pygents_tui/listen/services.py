@@ -168,7 +168,7 @@ class Services(Store):
             return self._new_agent(service, local, name)
         self.agents.move_to_end(agent.key)
         if name is not None and agent.name != name:
-            agent.name, agent.label = name, self.label(service, name)
+            self.rename_agent(agent, name, self.label(service, name))
         return agent
 
     def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:

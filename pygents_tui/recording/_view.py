@@ -172,6 +172,9 @@ class ReplayView:
     def agent_rows(self) -> Sequence[AgentRow]:
         return self.model.agent_rows()
 
+    def agent_row(self, key: str) -> AgentRow | None:
+        return self.model.agent_row(key)
+
     def running_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
         return self.model.running_turns(agent)
 

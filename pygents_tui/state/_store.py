@@ -63,6 +63,7 @@ class Store(Tables):
         # By agent key: set by a feeder that reads pygents.redis mailboxes (listen --redis).
         self.mailbox_stats: dict[str, MailboxStats] = {}
         self.attention = Attention(clock, self._name_of, limits)
+        self._rows: tuple[int, tuple[AgentEntry, ...]] = (-1, ())  # (rows_version, rows)
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -175,8 +176,17 @@ class Store(Tables):
 
     def agent_rows(self) -> list[AgentEntry]:
         """By service and name; those that left while their process lives on after
-        the others, in the order they left."""
-        return sorted(self.agents.values(), key=_row_order)
+        the others, in the order they left. Sorted once per `rows_version`: panels
+        read them several times a refresh, and with thousands of agents each sort
+        cost milliseconds (a copy of the sorted rows costs microseconds)."""
+        version, rows = self._rows
+        if version != self.rows_version:
+            rows = tuple(sorted(self.agents.values(), key=_row_order))
+            self._rows = (self.rows_version, rows)
+        return list(rows)
+
+    def agent_row(self, key: str) -> AgentEntry | None:
+        return self.agents.get(key)
 
     def running_turns(self, agent: str | None = None) -> list[TurnEntry]:
         return by_start(self.running.values(), agent)

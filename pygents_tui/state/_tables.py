@@ -49,6 +49,20 @@ class Tables:
         self.counts: Counter[str] = Counter()
         self.previews_seen = False  # any value preview received at all
         self._service_ids = 0
+        self._rows_version = 0  # see `rows_version`
+
+    @property
+    def rows_version(self) -> int:
+        """Bumped by every write that changes which agents are listed or their order
+        (an agent added, evicted, removed, renamed, or leaving the registry or coming
+        back): the store keeps its sorted rows until it moves, so a refresh of a big
+        fleet does not sort every agent again. Every such write is a method here,
+        which is what keeps the count exact: feeders never set those fields
+        themselves."""
+        return self._rows_version
+
+    def rows_changed(self) -> None:
+        self._rows_version += 1
 
     # -- services -------------------------------------------------------------------------------
 
@@ -101,11 +115,13 @@ class Tables:
         for agent in service.agents.values():
             self.agents.pop(agent.key, None)
         service.agents.clear()
+        self.rows_changed()
 
     def forget_agent(self, agent: AgentEntry) -> None:
         """Remove one agent (its turns stay until they leave their bounds)."""
         self.agents.pop(agent.key, None)
         agent.service.agents.pop(agent.local, None)
+        self.rows_changed()
 
     def lose_running(self, service: ServiceState, at: float, why: str) -> list[TurnEntry]:
         """End a service's running turns as lost (its process is gone); those turns."""
@@ -151,7 +167,19 @@ class Tables:
         )
         service.agents[local] = agent
         self.agents[key] = agent
+        self.rows_changed()
         return agent
+
+    def rename_agent(self, agent: AgentEntry, name: str, label: str) -> None:
+        """The agent's process gave it another name (and so another label)."""
+        agent.name, agent.label = name, label
+        self.rows_changed()
+
+    def mark_left(self, agent: AgentEntry, at: float | None) -> None:
+        """The agent left the registry at ``at`` (``None``: it is registered again):
+        it is listed, dimmed, after those still registered."""
+        agent.unregistered_at = at
+        self.rows_changed()
 
     # -- the turn index and the running table -------------------------------------------------
     # Every insertion and removal goes through these, which keep each service's

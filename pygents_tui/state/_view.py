@@ -332,6 +332,9 @@ class DashboardView(Protocol):
 
     def agent_rows(self) -> Sequence[AgentRow]: ...
 
+    def agent_row(self, key: str) -> AgentRow | None:
+        """The row of agent ``key`` (one of `agent_rows`), found without a scan."""
+
     def running_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
         """Running turns, oldest first; ``agent`` is an agent key."""
 

@@ -11,6 +11,7 @@ its width. A repaint then renders only the cells that changed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,9 @@ from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import __version__ as textual_version
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.renderables.styled import Styled
 from textual.strip import Strip
 from textual.widgets import DataTable
@@ -38,6 +41,11 @@ _COMPONENTS = (
     "header-cursor",
 )
 CellKey = tuple[Any, ...]
+# Textual 7.5 draws a row's style (its cursor's too) across the table's spare width on
+# the right, with mouse metadata; before, that width had the row's background faded
+# towards the table's, and no metadata. The lines must be those of the Textual
+# installed (`pygents[tui]` allows 6.0 on).
+_FULL_WIDTH_ROWS = tuple(map(int, re.findall(r"\d+", textual_version)[:2])) >= (7, 5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,7 @@ class Paint:
     hover: int | None
     styles: dict[str, Style]
     zebra: bool
+    fade: Color  # what the spare width's background fades towards (before Textual 7.5)
     foreground: bool  # the cursor's colours override the cells' own (Textual's "css")
     background: bool
 
@@ -85,6 +94,7 @@ class RowLines:
             ),
             styles={name: component(f"datatable--{name}") for name in _COMPONENTS},
             zebra=table.zebra_stripes,
+            fade=table.background_colors[1],
             foreground=table.cursor_foreground_priority == "css",
             background=table.cursor_background_priority == "css",
         )
@@ -129,11 +139,8 @@ class RowLines:
                 cell = self._render(content, column_width, pre, post)
                 self._cells.set(key, cell)
             segments.extend(cell)
-        extend = (
-            row_style + style + Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
-        )
         width = paint.width
-        segments.append(Segment(" " * max(0, width - used), extend))
+        segments.append(Segment(" " * max(0, width - used), _spare(row_style, style, index, paint)))
         x = paint.scroll_x
         return Strip(segments).crop(x, x + width).adjust_cell_length(width, paint.base).simplify()
 
@@ -146,3 +153,15 @@ class RowLines:
             Styled(renderable, pre_style=pre, post_style=post), options
         )
         return lines[0]
+
+
+def _spare(row_style: Style, style: Style, index: int, paint: Paint) -> Style:
+    """The style of a line's spare width, right of the last column (`_FULL_WIDTH_ROWS`)."""
+    if _FULL_WIDTH_ROWS:
+        return (
+            row_style + style + Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
+        )
+    if row_style.bgcolor is None:
+        return Style.from_color(row_style.color, row_style.bgcolor)
+    faded = Color.from_rich_color(row_style.bgcolor).blend(paint.fade, factor=0.25)
+    return Style.from_color(color=row_style.color, bgcolor=faded.rich_color)

@@ -75,13 +75,8 @@ class NavigableTable(DataTable[CellType]):
 
 
 def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
-    """The agent row with ``key`` (a scan: run for the one visible panel only)."""
-    if key is None:
-        return None
-    for row in model.agent_rows():
-        if row.key == key:
-            return row
-    return None
+    """The agent row with ``key``, if it is listed."""
+    return None if key is None else model.agent_row(key)
 
 
 class FollowingLog(Log):

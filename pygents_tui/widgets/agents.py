@@ -167,6 +167,10 @@ class AgentsTable(NavigableTable[Text]):
         """Each agent's Tokens cell; the column appears with the first model call
         credited to an agent (a program that makes none keeps its table as it was)."""
         model = self.model
+        if not self._with_tokens:
+            fleet = model.usage(None)  # no agent has any before the fleet has some
+            if fleet is None or not fleet.calls:
+                return None
         priced = model.priced()
         texts = {row.key: tokens_cell(model.usage(row.key), priced) for row in rows}
         if not self._with_tokens and any(texts.values()):
