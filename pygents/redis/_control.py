@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from pygents.redis._mailbox_lua import Keys
     from pygents.redis._mailbox_types import MailboxUnavailableError
     from pygents.redis._replies import Replies
+    from pygents.redis._reply_streams import ReplyStreams
 
 __all__ = ["CANCEL_MESSAGE", "CancelResult", "Control"]
 
@@ -62,7 +63,7 @@ class Control:
     client: Redis
     prefix: str
     maxlen: int
-    replies: Replies
+    replies: Replies | ReplyStreams
     _reply_limits: dict[str, int]
 
     def keys(self, agent: str) -> Keys:
@@ -211,7 +212,7 @@ class Control:
             reply = envelope.get("reply")
         except (ValueError, TypeError, KeyError):
             pass  # the entry is dead-lettered again by the worker, with the reason
-        ours = reply == self.replies.key and turn_uuid
+        ours = reply == self.replies.key_for(agent) and turn_uuid
         handle = TurnHandle(self.replies if ours else None, agent, turn_uuid)
         handle.message_id = found[1]
         if ours:

@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import OutOfMemoryError, ResponseError
@@ -38,11 +39,14 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff, Replies
+from pygents.redis._reply_streams import ReplyStreams
 from pygents.redis._survey import Surveying
 
 __all__ = ["Mailboxes"]
 
 DEFAULT_URL: Final = "redis://localhost:6379/0"
+CLUSTER_SCHEMES: Final = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes of a Redis Cluster, and the plain scheme its client is given."""
 
 
 def _where(url: str) -> str:
@@ -69,7 +73,10 @@ class Mailboxes(Control, Surveying):
 
     Args:
         url: the Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS). The only
-            thing that changes between one machine and many.
+            thing that changes between one machine and many. For a Redis Cluster,
+            ``redis+cluster://host:port`` (or ``rediss+cluster://``) naming any one
+            of its nodes: the client (redis-py's ``RedisCluster``) finds the others,
+            and follows the slots when they move.
         prefix: the namespace of every key pygents creates.
         maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
             [`MailboxFullError`][pygents.redis.MailboxFullError] beyond it (nothing is
@@ -83,7 +90,8 @@ class Mailboxes(Control, Surveying):
             handle instead of leaving it waiting forever).
         client_id: names this client's reply stream (default: host, pid and a
             random suffix).
-        redis_options: passed to ``redis.asyncio.Redis.from_url``.
+        redis_options: passed to ``redis.asyncio.Redis.from_url`` (or
+            ``RedisCluster.from_url``).
     """
 
     def __init__(
@@ -118,20 +126,51 @@ class Mailboxes(Control, Surveying):
             **redis_options,
             "decode_responses": True,
         }
-        self.client: Redis = Redis.from_url(url, **options)
+        scheme, _, rest = url.partition("://")
+        self.clustered = scheme in CLUSTER_SCHEMES
+        if self.clustered:
+            if "{" in prefix or "}" in prefix:
+                raise ValueError(
+                    f"Mailboxes(prefix={prefix!r}) on a Redis Cluster: a brace in the prefix "
+                    "would decide the hash slot of every key; choose a prefix without braces"
+                )
+            # A refreshed slot map after a failover needs a try of its own.
+            options["retry"] = redis_options.get("retry", Retry(ExponentialBackoff(0.2, 0.02), 3))
+            # The same command methods as `Redis`: the modules that only send commands
+            # (and scripts over one mailbox's keys) need not know which they talk to.
+            cluster = RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", **options)
+            self.client: Redis = cast(Redis, cluster)
+        else:
+            self.client = Redis.from_url(url, **options)
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
+        # Agents this client put turns for, on a cluster: the agents set is another
+        # slot than any mailbox, so it is written beside the first put, not in it.
+        self._listed: set[str] = set()
         self._reply_limits = {
             "reply_maxlen": self.reply_maxlen,
             "reply_ttl_ms": max(1, round(self.reply_ttl * 1000)),
         }
-        self.replies = Replies(
-            self.client,
-            f"{prefix}:replies:{self.client_id}",
-            Backoff(0.05, 5.0),
-            lambda agent: self.keys(agent).mailbox,
-            maxlen=self.reply_maxlen,
-            check_interval=check_interval,
+
+        def replies_on(key: str) -> Replies:
+            return Replies(
+                self.client,
+                key,
+                Backoff(0.05, 5.0),
+                lambda agent: self.keys(agent).mailbox,
+                maxlen=self.reply_maxlen,
+                check_interval=check_interval,
+            )
+
+        # One reply stream on a single server; one per mailbox on a cluster (see
+        # `Keys.reply_key`), each with its own reader.
+        def reply_key(agent: str) -> str:
+            return self.keys(agent).reply_key(prefix, self.client_id)
+
+        self.replies: Replies | ReplyStreams = (
+            ReplyStreams(reply_key, replies_on)
+            if self.clustered
+            else replies_on(f"{prefix}:replies:{self.client_id}")
         )
 
     def __repr__(self) -> str:
@@ -165,7 +204,7 @@ class Mailboxes(Control, Surveying):
         if found is None:
             if not isinstance(agent, str) or not agent:
                 raise TypeError(f"agent names are non-empty strings, got {brief(agent)}")
-            found = self._keys[agent] = Keys.of(self.prefix, agent)
+            found = self._keys[agent] = Keys.of(self.prefix, agent, tagged=self.clustered)
         return found
 
     def unavailable(self, doing: str, exc: BaseException) -> MailboxUnavailableError:
@@ -202,7 +241,9 @@ class Mailboxes(Control, Surveying):
         # With a reply stream, the limits this client wants for it: the workers apply
         # them when they write its results (see ``_serving.ReplyTo``).
         head: dict[str, Any] = (
-            {"reply": self.replies.key, **self._reply_limits} if reply else {"reply": None}
+            {"reply": self.replies.key_for(agent), **self._reply_limits}
+            if reply
+            else {"reply": None}
         )
         payloads = [
             json.dumps({**head, "turn": turn.to_dict()}, separators=(",", ":")) for turn in batch
@@ -212,11 +253,13 @@ class Mailboxes(Control, Surveying):
         for handle in handles:
             if reply:
                 self.replies.expect(handle)
+        args: list[Any] = [self.maxlen, agent, len(tools), *tools, *payloads]
         try:
-            result = await self._put_script(
-                keys=[keys.mailbox, keys.tools, f"{self.prefix}:agents"],
-                args=[self.maxlen, agent, len(tools), *tools, *payloads],
-            )
+            if not self.clustered:
+                agents = f"{self.prefix}:agents"
+                result = await self._put_script(keys=[keys.mailbox, keys.tools, agents], args=args)
+            else:
+                result = await self._put_clustered(agent, keys, args)
         except BaseException as exc:
             for handle in handles:
                 self.replies.forget(handle)
@@ -236,6 +279,18 @@ class Mailboxes(Control, Surveying):
         for handle, message_id in zip(handles, result, strict=True):
             handle.message_id = message_id
         return handles
+
+    async def _put_clustered(self, agent: str, keys: Keys, args: list[Any]) -> Any:
+        """``PUT`` on a cluster; the first put of an agent also adds it to the agents
+        set, in the same pipeline (another shard, at the same time)."""
+        if agent in self._listed:
+            return await self._put_script(keys=[keys.mailbox, keys.tools], args=args)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.sadd(f"{self.prefix}:agents", agent)
+        await self._put_script(keys=[keys.mailbox, keys.tools], args=args, client=pipe)
+        _, result = await pipe.execute()
+        self._listed.add(agent)
+        return result
 
     def _refused(self, agent: str, count: int, result: list[Any]) -> Exception:
         if result[0] == "full":

@@ -41,7 +41,7 @@ from pygents.redis._control_lua import WORKER_FIELDS
 from pygents.redis._delivering import Delivering
 from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, claim, leave, read, setup
+from pygents.redis._intake import FULL, claim, leave, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT
@@ -49,6 +49,7 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._slot_reads import Reads
 from pygents.redis._stats import SERVED, WorkerCounters, setting
 from pygents.redis._watch import Controls
 
@@ -144,6 +145,7 @@ class Worker(Delivering):
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
+        self._reads = Reads(mailboxes.client, self.name, clustered=mailboxes.clustered)
         self.flusher = Flusher(
             mailboxes, self._new_backoff(), self._recorded, self.name, self._dead_lettered
         )
@@ -219,6 +221,7 @@ class Worker(Delivering):
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(stopping, *loops, return_exceptions=True)
+            await self._reads.close()
             # What it read ahead goes back now, for other workers, not once the running
             # turns have finished (a read cut short may have left some held here too).
             await self._leave(goodbye=False)
@@ -299,7 +302,7 @@ class Worker(Delivering):
                 continue
 
             async def take(streams: list[str] = streams) -> None:
-                found = await read(self.mailboxes.client, self.name, streams, self.free, 1000)
+                found = await self._reads(streams, self.free, 1000)
                 for key, entries in found:
                     served = self._by_mailbox[key]
                     for message_id, fields in entries:

@@ -1,0 +1,45 @@
+"""What differs on a Redis Cluster, in one place: queuing a script in a pipeline, and
+closing every connection of a client.
+
+Everything else is redis-py's own cluster client (``redis.asyncio.cluster``): it routes
+each command to the shard of its keys, splits a pipeline by node, and refreshes its
+slot map after a failover. pygents only chooses hash tags (`_mailbox_lua.Keys`), so that
+every script names keys of one slot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.commands.core import AsyncScript
+
+__all__ = ["disconnect", "queue_script"]
+
+
+async def queue_script(
+    pipe: Any, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]
+) -> None:
+    """Queue ``script`` in ``pipe``.
+
+    A single server's pipeline loads the script before it runs (``EVALSHA``); a
+    cluster pipeline does not, and a shard that lacks it (a new node, a promoted
+    replica: the script cache is not replicated) would refuse it. There the pipeline
+    sends the body with ``EVAL``, which Redis caches by its digest.
+    """
+    if isinstance(pipe, ClusterPipeline):
+        pipe.eval(str(script.script), len(keys), *keys, *args)
+    else:
+        await script(keys=keys, args=args, client=pipe)
+
+
+async def disconnect(client: Any) -> None:
+    """Close every connection of ``client`` (a blocked read among them ends at once)."""
+    with contextlib.suppress(Exception):  # closing: a failure changes nothing
+        if isinstance(client, RedisCluster):
+            for node in client.get_nodes():
+                await node.disconnect()
+        else:
+            await client.connection_pool.disconnect()
