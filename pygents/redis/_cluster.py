@@ -16,7 +16,7 @@ from typing import Any
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
 
-__all__ = ["disconnect", "queue_script"]
+__all__ = ["disconnect", "queue_script", "queue_time", "time_ms"]
 
 
 async def queue_script(
@@ -43,3 +43,21 @@ async def disconnect(client: Any) -> None:
                 await node.disconnect()
         else:
             await client.connection_pool.disconnect()
+
+
+_TIME = "return redis.call('TIME')"
+
+
+def queue_time(pipe: Any, key: str) -> None:
+    """Queue ``TIME`` in ``pipe``: the server's clock, as (seconds, microseconds) — see
+    `time_ms`. A cluster pipeline refuses ``TIME`` (it names no key, so no shard): there
+    a read-only script asks the node of ``key``, whose clock scored what is compared."""
+    if isinstance(pipe, ClusterPipeline):
+        pipe.execute_command("EVAL_RO", _TIME, 1, key)
+    else:
+        pipe.time()
+
+
+def time_ms(value: Any) -> int:
+    """What `queue_time` queued, in milliseconds."""
+    return int(value[0]) * 1000 + int(value[1]) // 1000

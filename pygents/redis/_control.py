@@ -37,6 +37,7 @@ from pygents.redis._mailbox_types import (
     bounded,
     outcome_data,
 )
+from pygents.redis._cluster import queue_time, time_ms
 from pygents.redis._replies import CONNECTION_ERRORS
 from pygents.redis._survey import agent_names
 
@@ -244,11 +245,13 @@ class Control:
             raise TypeError(f"Mailboxes.drain_worker() takes a worker name, got {brief(worker)}")
         names = await self._call(doing, agent_names(self.client, self.prefix))
         pipe = self.client.pipeline(transaction=False)
-        pipe.time()
+        queue_time(pipe, f"{self.prefix}:agents")
         for name in names:
             pipe.zscore(self.keys(name).workers, worker)
         now, *scores = await self._call(doing, pipe.execute(raise_on_error=False))
-        now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
+        if isinstance(now, Exception):
+            raise now
+        now_ms = time_ms(now)
         served = [
             n for n, s in zip(names, scores, strict=True) if isinstance(s, float) and s > now_ms
         ]

@@ -25,6 +25,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
+from pygents.redis._cluster import queue_script, queue_time, time_ms
 from pygents.redis._control import Control
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP, PUT, Keys
@@ -287,7 +288,7 @@ class Mailboxes(Control, Surveying):
             return await self._put_script(keys=[keys.mailbox, keys.tools], args=args)
         pipe = self.client.pipeline(transaction=False)
         pipe.sadd(f"{self.prefix}:agents", agent)
-        await self._put_script(keys=[keys.mailbox, keys.tools], args=args, client=pipe)
+        await queue_script(pipe, self._put_script, [keys.mailbox, keys.tools], args)
         _, result = await pipe.execute()
         self._listed.add(agent)
         return result
@@ -344,7 +345,7 @@ class Mailboxes(Control, Surveying):
         """Depth, pending turns, dead letters, live workers and consumers of a mailbox."""
         keys = self.keys(agent)
         pipe = self.client.pipeline(transaction=False)
-        pipe.time()
+        queue_time(pipe, keys.mailbox)
         pipe.xlen(keys.mailbox)
         pipe.xlen(keys.dead)
         pipe.zrange(keys.workers, 0, -1, withscores=True)
@@ -360,7 +361,7 @@ class Mailboxes(Control, Surveying):
             consumers = []  # no worker has created the group yet
         elif isinstance(consumers, Exception):
             raise consumers
-        now_ms = now[0] * 1000 + now[1] // 1000
+        now_ms = time_ms(now)
         live = {name for name, expiry in workers if expiry > now_ms}
         listed = tuple(
             ConsumerStats(c["name"], int(c["pending"]), int(c["idle"]) / 1000, c["name"] in live)
