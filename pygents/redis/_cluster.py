@@ -1,5 +1,5 @@
-"""What differs on a Redis Cluster, in one place: queuing a script in a pipeline, and
-closing every connection of a client.
+"""What differs on a Redis Cluster, in one place: the client a URL asks for, queuing a
+script or ``TIME`` in a pipeline, and closing every connection of a client.
 
 Everything else is redis-py's own cluster client (``redis.asyncio.cluster``): it routes
 each command to the shard of its keys, splits a pipeline by node, and refreshes its
@@ -11,12 +11,40 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final, cast
 
+from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
 
-__all__ = ["disconnect", "queue_script", "queue_time", "time_ms"]
+__all__ = [
+    "CLUSTER_SCHEMES",
+    "clustered",
+    "connect",
+    "disconnect",
+    "queue_script",
+    "queue_time",
+    "time_ms",
+]
+
+CLUSTER_SCHEMES: Final = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes of a Redis Cluster, and the plain scheme its client is given."""
+
+
+def clustered(url: str) -> bool:
+    """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
+    return url.partition("://")[0] in CLUSTER_SCHEMES
+
+
+def connect(url: str, **options: Any) -> Redis:
+    """A client for ``url``: redis-py's ``RedisCluster`` for a cluster URL (given the
+    node's address as a plain ``redis://`` URL: it finds the other nodes itself), else
+    ``Redis``. Typed as ``Redis``: the cluster client has the same command methods, and
+    the modules that only send commands need not know which they talk to."""
+    scheme, _, rest = url.partition("://")
+    if scheme in CLUSTER_SCHEMES:
+        return cast(Redis, RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", **options))
+    return Redis.from_url(url, **options)
 
 
 async def queue_script(

@@ -28,6 +28,7 @@ from redis.exceptions import ResponseError
 
 from pygents._enums import CANCELLED
 from pygents._errors import brief
+from pygents.redis._cluster import queue_time, time_ms
 from pygents.redis._control_lua import CANCEL, HANDED_BACK_IDLE, RETRY
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP
@@ -37,7 +38,6 @@ from pygents.redis._mailbox_types import (
     bounded,
     outcome_data,
 )
-from pygents.redis._cluster import queue_time, time_ms
 from pygents.redis._replies import CONNECTION_ERRORS
 from pygents.redis._survey import agent_names
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from redis import Redis
+from redis.client import Redis
 
 from pygents.redis._redis_server import RedisServer, free_port
 

@@ -17,7 +17,6 @@ from typing import Any, Final, cast
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import OutOfMemoryError, ResponseError
@@ -25,7 +24,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
-from pygents.redis._cluster import queue_script, queue_time, time_ms
+from pygents.redis._cluster import clustered, connect, queue_script, queue_time, time_ms
 from pygents.redis._control import Control
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP, PUT, Keys
@@ -46,8 +45,6 @@ from pygents.redis._survey import Surveying
 __all__ = ["Mailboxes"]
 
 DEFAULT_URL: Final = "redis://localhost:6379/0"
-CLUSTER_SCHEMES: Final = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-"""URL schemes of a Redis Cluster, and the plain scheme its client is given."""
 
 
 def _where(url: str) -> str:
@@ -127,22 +124,17 @@ class Mailboxes(Control, Surveying):
             **redis_options,
             "decode_responses": True,
         }
-        scheme, _, rest = url.partition("://")
-        self.clustered = scheme in CLUSTER_SCHEMES
+        self.clustered = clustered(url)
         if self.clustered:
             if "{" in prefix or "}" in prefix:
                 raise ValueError(
                     f"Mailboxes(prefix={prefix!r}) on a Redis Cluster: a brace in the prefix "
                     "would decide the hash slot of every key; choose a prefix without braces"
                 )
-            # A refreshed slot map after a failover needs a try of its own.
-            options["retry"] = redis_options.get("retry", Retry(ExponentialBackoff(0.2, 0.02), 3))
-            # The same command methods as `Redis`: the modules that only send commands
-            # (and scripts over one mailbox's keys) need not know which they talk to.
-            cluster = RedisCluster.from_url(f"{CLUSTER_SCHEMES[scheme]}://{rest}", **options)
-            self.client: Redis = cast(Redis, cluster)
-        else:
-            self.client = Redis.from_url(url, **options)
+            if "retry" not in redis_options:
+                # A refreshed slot map after a failover needs a try of its own.
+                options["retry"] = Retry(ExponentialBackoff(cap=0.2, base=0.02), 3)
+        self.client: Redis = connect(url, **options)
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
         # Agents this client put turns for, on a cluster: the agents set is another
