@@ -31,7 +31,6 @@ from pygents.redis._local_cluster import LocalCluster
 # not touch (tracing, ACL users, stopping, stress and soak runs).
 CLUSTERED: Final = frozenset(
     {
-        "test_cluster",
         "test_control",
         "test_crash",
         "test_delivery",
