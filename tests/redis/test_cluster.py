@@ -139,3 +139,21 @@ async def test_a_reply_stream_outside_the_mailboxs_slot_is_dead_lettered_with_th
 async def test_a_cluster_refuses_a_prefix_with_braces(cluster: LocalCluster) -> None:
     with pytest.raises(ValueError, match="a brace in the prefix"):
         Mailboxes(cluster.url, prefix="app{1}")
+
+
+async def test_the_dashboards_redis_source_surveys_the_mailboxes_of_a_cluster(
+    mailboxes: Mailboxes, note: Tool
+) -> None:
+    from pygents_tui.listen import FleetModel
+    from pygents_tui.listen.redis_source import RedisSource
+
+    await mailboxes.put_many("desk", [Turn(note, args=[str(n)]) for n in range(3)], reply=False)
+    fleet = FleetModel(stale_after=3600.0)
+    source = RedisSource(fleet, mailboxes.url, interval=0.1, timeout=5.0)
+    try:
+        assert await source.refresh()
+    finally:
+        await source.close()
+    (row,) = fleet.agent_rows()
+    assert row.label == "redis/desk"
+    assert fleet.mailboxes()[row.key].depth == 3
