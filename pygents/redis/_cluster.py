@@ -16,9 +16,13 @@ from typing import Any, Final, cast
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import ClusterDownError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 __all__ = [
     "CLUSTER_SCHEMES",
+    "CONNECTION_ERRORS",
     "clustered",
     "connect",
     "disconnect",
@@ -26,6 +30,18 @@ __all__ = [
     "queue_time",
     "time_ms",
 ]
+
+CONNECTION_ERRORS = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    # A Redis Cluster between a node's failure and its replica's promotion (the client
+    # refreshes its slot map and a later try goes to the new primary):
+    ClusterDownError,
+    TryAgainError,
+    SlotNotCoveredError,
+)
+"""What a lost or refused connection to Redis raises (retried with a backoff)."""
 
 CLUSTER_SCHEMES: Final = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster, and the plain scheme its client is given."""

@@ -3,7 +3,8 @@
 For the tests and the benchmarks that run the same workloads on a cluster as on one
 server. Each node is a `RedisServer` (free port, no persistence) started with
 ``--cluster-enabled yes``; ``redis-cli --cluster create`` assigns the slots and the
-replicas, and the cluster is ready once every node reports ``cluster_state:ok``.
+replicas, and the cluster is ready once every node reports ``cluster_state:ok`` and
+every replica has synced with its primary.
 """
 
 from __future__ import annotations
@@ -33,17 +34,19 @@ class LocalCluster:
         self._dir = tempfile.TemporaryDirectory(prefix="pygents-cluster-")
         self.replicas = replicas
         self.nodes: list[RedisServer] = []
-        for _ in range(primaries * (1 + replicas)):
-            server = RedisServer(Path(self._dir.name))
-            # Each node writes its own cluster state file, named by its port, and talks
+        for n in range(primaries * (1 + replicas)):
+            # A directory each: a replica's first sync writes an RDB file there.
+            directory = Path(self._dir.name) / f"node-{n}"
+            directory.mkdir()
+            server = RedisServer(directory)
+            # Each node writes its own cluster state file, and talks
             # to the others on a bus port of its own (by default port + 10000, which
             # may be taken, or above 65535).
             server.extra_args = (
                 "--cluster-enabled", "yes",
                 "--cluster-port", str(free_port()),
-                "--cluster-config-file", f"nodes-{server.port}.conf",
+                "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", "2000",
-                "--logfile", f"{self._dir.name}/redis-{server.port}.log",
             )  # fmt: skip
             self.nodes.append(server)
 
@@ -80,9 +83,13 @@ class LocalCluster:
 
     @staticmethod
     def _ok(node: RedisServer) -> bool:
+        """The node agrees the cluster is up and, if a replica, has synced with its
+        primary (a replica that never synced may not take over from it)."""
         with Redis(port=node.port, decode_responses=True) as client:
-            info = client.execute_command("CLUSTER", "INFO")
-        return "cluster_state:ok" in str(info)
+            if "cluster_state:ok" not in str(client.execute_command("CLUSTER", "INFO")):
+                return False
+            replication: dict[str, object] = client.info("replication")
+        return replication.get("role") != "slave" or replication.get("master_link_status") == "up"
 
     def primaries(self) -> list[RedisServer]:
         """The nodes that hold slots now."""

@@ -32,11 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from redis.exceptions import ClusterDownError, ResponseError, SlotNotCoveredError, TryAgainError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import ResponseError
 
-from pygents.redis._cluster import disconnect
+from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -48,17 +46,6 @@ from pygents.redis._mailbox_types import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-CONNECTION_ERRORS = (
-    RedisConnectionError,
-    RedisTimeoutError,
-    OSError,
-    # A Redis Cluster between a node's failure and its replica's promotion (the client
-    # refreshes its slot map and a later try goes to the new primary):
-    ClusterDownError,
-    TryAgainError,
-    SlotNotCoveredError,
-)
-"""What a lost or refused connection to Redis raises (retried with a backoff)."""
 
 __all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle", "closed_message"]
 
