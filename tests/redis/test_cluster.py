@@ -157,3 +157,24 @@ async def test_the_dashboards_redis_source_surveys_the_mailboxes_of_a_cluster(
     (row,) = fleet.agent_rows()
     assert row.label == "redis/desk"
     assert fleet.mailboxes()[row.key].depth == 3
+
+
+async def test_a_worker_answers_a_busy_mailbox_at_once_while_another_shards_read_blocks(
+    mailboxes: Mailboxes, serving: Serving, note: Tool
+) -> None:
+    """Each slot is read by its own blocking read: turns found on one are not held
+    back until the read of an idle mailbox, on another shard, times out (1 s)."""
+    where = await shards(mailboxes, ["busy", "idle-0", "idle-1", "idle-2"])
+    idle = next(n for n in ("idle-0", "idle-1", "idle-2") if where[n] != where["busy"])
+    agents = [Agent(name, "Takes notes", [note]) for name in ("busy", idle)]
+    await serving.start(Worker(mailboxes, agents))
+
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for n in range(20):  # one after the other: each waits for the worker's next read
+        handle = await mailboxes.put("busy", Turn(note, args=[str(n)]))
+        async with asyncio.timeout(10):
+            assert await handle.result() == [str(n), str(len(str(n)))]
+    took = loop.time() - start
+
+    assert took < 5.0, f"20 turns took {took:.1f} s: reads waited for the idle shard"
