@@ -178,3 +178,11 @@ async def test_a_worker_answers_a_busy_mailbox_at_once_while_another_shards_read
     took = loop.time() - start
 
     assert took < 5.0, f"20 turns took {took:.1f} s: reads waited for the idle shard"
+
+
+async def test_a_single_server_keeps_its_key_names_and_one_reply_stream_per_client() -> None:
+    """No hash tags off a cluster: mailboxes put before this version stay where they are."""
+    async with Mailboxes("redis://localhost:1/0", client_id="me") as single:
+        keys = single.keys("a{b}")
+        assert (keys.mailbox, keys.dead) == ("pygents:mailbox:a{b}", "pygents:dead:a{b}")
+        assert single.replies.key_for("a{b}") == single.replies.key_for("c") == "pygents:replies:me"
