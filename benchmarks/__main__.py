@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from benchmarks import cluster_workloads as kw
 from benchmarks import console_workloads as cw
 from benchmarks import fleet_workloads as fw
 from benchmarks import listen_workloads as lw
@@ -159,6 +160,7 @@ async def run(sizes: wl.Sizes, reps: int, quick: bool = False) -> list[Row]:
     rows.extend(await _dashboard_keys(quick))
     rows.extend(Row(**row) for row in await rw.rows(quick, reps))
     rows.extend(Row(**row) for row in await rw.control_rows(quick))
+    rows.extend(Row(**row) for row in await kw.rows(quick, reps))
     rows.extend(Row(**row) for row in await cw.console_rows(quick))
     rows.extend(await _telemetry(n1, reps))
     return rows

@@ -7,8 +7,8 @@ many. Nothing is lost when a worker dies: a turn is acknowledged only once its
 outcome is recorded, and another worker takes it over after a visibility timeout.
 
 * [`Mailboxes`][pygents.redis.Mailboxes] — a connection to the mailboxes on one
-  Redis: ``put`` turns, follow their results through a
-  [`TurnHandle`][pygents.redis.TurnHandle], read
+  Redis, or on a Redis Cluster (a ``redis+cluster://`` URL): ``put`` turns, follow
+  their results through a [`TurnHandle`][pygents.redis.TurnHandle], read
   [`MailboxStats`][pygents.redis.MailboxStats] and dead letters, and route
   ``agent.send()`` to agents served elsewhere. ``survey()`` reads every mailbox in
   one round trip (a [`Survey`][pygents.redis.Survey]); ``pause``, ``resume``,

@@ -10,14 +10,17 @@ usual reconnection (backoff, then carry on) is all it takes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from pygents._errors import brief
+from pygents.redis._cluster import clustered
+from pygents.redis._cluster import connect as connect_url
 from pygents.redis._mailbox_types import bounded
 
 __all__ = ["DEFAULT_URL", "connect"]
@@ -25,7 +28,9 @@ __all__ = ["DEFAULT_URL", "connect"]
 DEFAULT_URL = "redis://localhost:6379/0"
 
 
-def connect(url: str | None, client: Redis | None, options: dict[str, Any]) -> tuple[Redis, str]:
+def connect(
+    url: str | None, client: Redis | RedisCluster | None, options: dict[str, Any]
+) -> tuple[Redis, str]:
     """The client to use, and where it points (without credentials, for messages)."""
     if client is None:
         url = DEFAULT_URL if url is None else url
@@ -39,12 +44,21 @@ def connect(url: str | None, client: Redis | None, options: dict[str, Any]) -> t
             **options,
             "decode_responses": True,
         }
-        return Redis.from_url(url, **settings), _where(url)
+        if clustered(url) and "retry" not in options:
+            # A refreshed slot map after a failover needs a try of its own.
+            settings["retry"] = Retry(ExponentialBackoff(cap=0.2, base=0.02), 3)
+        return connect_url(url, **settings), _where(url)
     if url is not None or options:
         raise TypeError(
             "Mailboxes(client=...) takes the client alone: set the URL and connection "
             "options on the client itself"
         )
+    if isinstance(client, RedisCluster):
+        if not client.get_encoder().decode_responses:
+            raise ValueError(
+                "Mailboxes(client=...) needs a client built with decode_responses=True"
+            )
+        return cast(Redis, client), "a Redis Cluster (a client given ready-made)"
     if not isinstance(client, Redis):
         raise TypeError(f"Mailboxes(client=...) takes a redis.asyncio.Redis, got {brief(client)}")
     pool = client.connection_pool

@@ -28,6 +28,7 @@ from redis.exceptions import ResponseError
 
 from pygents._enums import CANCELLED
 from pygents._errors import brief
+from pygents.redis._cluster import queue_time, time_ms
 from pygents.redis._control_lua import CANCEL, HANDED_BACK_IDLE, RETRY
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_lua import GROUP
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from pygents.redis._mailbox_lua import Keys
     from pygents.redis._mailbox_types import MailboxUnavailableError
     from pygents.redis._replies import Replies
+    from pygents.redis._reply_streams import ReplyStreams
 
 __all__ = ["CANCEL_MESSAGE", "CancelResult", "Control"]
 
@@ -62,7 +64,7 @@ class Control:
     client: Redis
     prefix: str
     maxlen: int
-    replies: Replies
+    replies: Replies | ReplyStreams
     _reply_limits: dict[str, int]
 
     def keys(self, agent: str) -> Keys:
@@ -211,7 +213,7 @@ class Control:
             reply = envelope.get("reply")
         except (ValueError, TypeError, KeyError):
             pass  # the entry is dead-lettered again by the worker, with the reason
-        ours = reply == self.replies.key and turn_uuid
+        ours = reply == self.replies.key_for(agent) and turn_uuid
         handle = TurnHandle(self.replies if ours else None, agent, turn_uuid)
         handle.message_id = found[1]
         if ours:
@@ -243,11 +245,13 @@ class Control:
             raise TypeError(f"Mailboxes.drain_worker() takes a worker name, got {brief(worker)}")
         names = await self._call(doing, agent_names(self.client, self.prefix))
         pipe = self.client.pipeline(transaction=False)
-        pipe.time()
+        queue_time(pipe, f"{self.prefix}:agents")
         for name in names:
             pipe.zscore(self.keys(name).workers, worker)
         now, *scores = await self._call(doing, pipe.execute(raise_on_error=False))
-        now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
+        if isinstance(now, Exception):
+            raise now
+        now_ms = time_ms(now)
         served = [
             n for n, s in zip(names, scores, strict=True) if isinstance(s, float) and s > now_ms
         ]

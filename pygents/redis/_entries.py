@@ -125,7 +125,9 @@ class DeadEntry:
         could be read), to tell the caller if known."""
         if self.bad is not None:
             return self.bad.turn_uuid, self.bad.reply
-        return caller_of(self.fields)
+        turn_uuid, reply = caller_of(self.fields)
+        # On a cluster, a reply stream outside the mailbox's slot cannot be told.
+        return turn_uuid, reply if reply is None or self.served.keys.holds(reply) else None
 
 
 def decode_entry(fields: Mapping[bytes, bytes] | None) -> tuple[dict[str, str], str | None]:
@@ -190,6 +192,13 @@ def parse_entry(served: Served, fields: dict[str, str]) -> tuple[Turn, ReplyTo |
     envelope = _envelope(raw)
     data: dict[str, Any] = envelope["turn"]
     turn_uuid, reply = _caller(envelope)
+    if reply is not None and not served.keys.holds(reply):
+        raise Malformed(
+            f"the reply stream {bounded(reply)!r} is in another hash slot than the mailbox "
+            f"{bounded(served.keys.mailbox)!r} on this Redis Cluster: its outcome could not be "
+            "recorded with the turn; put turns with Mailboxes.put()",
+            turn_uuid,
+        )
     tool_name = data.get("tool_name")
     if isinstance(tool_name, str) and tool_name not in served.tool_names:
         raise Malformed(

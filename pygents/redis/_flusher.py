@@ -20,8 +20,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from redis.crc import key_slot
 from redis.exceptions import NoScriptError, ResponseError
 
+from pygents.redis._cluster import queue_script
 from pygents.redis._entries import ReplyTo
 from pygents.redis._intake import FULL
 from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
@@ -135,16 +137,24 @@ class Flusher:
 
     async def _write(self) -> None:
         batch = self._records[:_BATCH]
+        slot_of = _slot if self.mailboxes.clustered else None
+        if slot_of is not None:
+            # A script names keys of one slot on a cluster: one RECORD call per slot.
+            # A stable sort keeps each turn's values before its outcome.
+            batch = self._records[: len(batch)] = sorted(batch, key=slot_of)
         errors = self._errors[:]
         pipe = self.mailboxes.client.pipeline(transaction=False)
         for errors_key, message_id, error in errors:
             pipe.hset(errors_key, message_id, error)
-        runs = _by_limits(batch, self._limits)
+        runs = _by_limits(batch, self._limits, slot_of)
         for limits, run in runs:
             keys, args = self._call(limits, run)
-            # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
-            # EXISTS round trip at every execute; a missing script is loaded below.
-            pipe.evalsha(self._record.sha, len(keys), *keys, *args)
+            if slot_of is None:
+                # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
+                # EXISTS round trip at every execute; a missing script is loaded below.
+                pipe.evalsha(self._record.sha, len(keys), *keys, *args)
+            else:  # a cluster pipeline refuses EVALSHA (see `_cluster.queue_script`)
+                await queue_script(pipe, self._record, keys, args)
         replication = self.mailboxes.replication
         waits = bool(replication and runs)
         if waits:  # after the writes, on their connection (see `_durability`)
@@ -299,13 +309,23 @@ class Flusher:
             )
 
 
+def _slot(record: _Record) -> int:
+    """The hash slot of a record's keys (its mailbox's, or its reply stream's)."""
+    keys, reply = record[0], record[3]
+    return key_slot((keys.mailbox if keys is not None else reply).encode())
+
+
 def _by_limits(
-    batch: list[_Record], limits_of: Callable[[str | None], tuple[int, int]]
+    batch: list[_Record],
+    limits_of: Callable[[str | None], tuple[int, int]],
+    slot_of: Callable[[_Record], int] | None = None,
 ) -> list[tuple[tuple[int, int], list[_Record]]]:
-    """The batch in runs of records whose reply streams take the same limits, in
-    order (one ``RECORD`` call each; almost always a single run)."""
+    """The batch in runs of records whose reply streams take the same limits (and, on
+    a cluster, whose keys are in the same slot), in order (one ``RECORD`` call each;
+    almost always a single run on a single server)."""
     runs: list[tuple[tuple[int, int], list[_Record]]] = []
     last: tuple[str, tuple[int, int]] | None = None  # a producer's turns come in a row
+    last_slot = None
     for record in batch:
         reply = record[3]
         limits: tuple[int, int] | None = None  # no reply: any run will do
@@ -313,8 +333,10 @@ def _by_limits(
             if last is None or last[0] is not reply:
                 last = (reply, limits_of(reply))
             limits = last[1]
-        if runs and (limits is None or limits == runs[-1][0]):
+        slot = slot_of(record) if slot_of is not None else 0
+        if runs and slot == last_slot and (limits is None or limits == runs[-1][0]):
             runs[-1][1].append(record)
         else:
             runs.append((limits or limits_of(None), [record]))
+        last_slot = slot
     return runs

@@ -31,6 +31,7 @@ from pygents.redis._mailbox_types import (
 
 if TYPE_CHECKING:
     from pygents.redis._replies import Replies
+    from pygents.redis._reply_streams import ReplyStreams
 
 __all__ = ["TurnHandle"]
 
@@ -67,7 +68,7 @@ class TurnHandle:
         "turn_uuid",
     )
 
-    def __init__(self, replies: Replies | None, agent: str, turn_uuid: str) -> None:
+    def __init__(self, replies: Replies | ReplyStreams | None, agent: str, turn_uuid: str) -> None:
         self._replies = replies
         self.agent = agent
         self.turn_uuid = turn_uuid

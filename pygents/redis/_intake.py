@@ -16,6 +16,7 @@ treat as a reason to back off, not to stop.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -70,7 +71,14 @@ async def setup(
     except ResponseError as exc:
         if "BUSYGROUP" not in str(exc):
             raise
-    await client.eval(ANNOUNCE, 2, keys.tools, agents_key, agent, *sorted(tools))
+    if not keys.tag:
+        await client.eval(ANNOUNCE, 2, keys.tools, agents_key, agent, *sorted(tools))
+        return
+    # On a cluster the agents set is in another slot than the mailbox: its own command,
+    # which a full Redis may refuse as the script would (the set is only for listing).
+    await client.eval(ANNOUNCE, 1, keys.tools, agent, *sorted(tools))
+    with contextlib.suppress(OutOfMemoryError):
+        await client.sadd(agents_key, agent)
 
 
 async def _has_group(client: Redis, mailbox: str) -> bool:

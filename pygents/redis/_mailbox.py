@@ -15,11 +15,13 @@ from types import TracebackType
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
+from pygents.redis._cluster import queue_script, queue_time, time_ms
 from pygents.redis._connecting import DEFAULT_URL, connect
 from pygents.redis._control import Control
 from pygents.redis._durability import Replication
@@ -38,6 +40,7 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff, Replies
+from pygents.redis._reply_streams import ReplyStreams
 from pygents.redis._survey import Surveying
 
 __all__ = ["Mailboxes"]
@@ -58,11 +61,13 @@ class Mailboxes(Control, Surveying):
     Args:
         url: the Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS; default
             ``redis://localhost:6379/0``). The only thing that changes between one
-            machine and many.
-        client: instead of ``url``, a ready-made ``redis.asyncio.Redis`` built with
-            ``decode_responses=True`` — e.g. ``Sentinel(...).master_for(name,
-            decode_responses=True)``, which follows the primary across failovers. The
-            `Mailboxes` takes it over and closes it in
+            machine and many. For a Redis Cluster, ``redis+cluster://host:port`` (or
+            ``rediss+cluster://``) naming any one of its nodes: the client (redis-py's
+            ``RedisCluster``) finds the others, and follows the slots when they move.
+        client: instead of ``url``, a ready-made ``redis.asyncio.Redis`` (or
+            ``RedisCluster``) built with ``decode_responses=True`` — e.g.
+            ``Sentinel(...).master_for(name, decode_responses=True)``, which follows the
+            primary across failovers. The `Mailboxes` takes it over and closes it in
             [`aclose`][pygents.redis.Mailboxes.aclose].
         prefix: the namespace of every key pygents creates.
         maxlen: how many unfinished turns a mailbox may hold; ``put`` raises
@@ -83,14 +88,15 @@ class Mailboxes(Control, Surveying):
             writes). See "Durability and failover" in the guide.
         replica_timeout: seconds to wait for those replicas; fewer in time makes
             ``put`` raise [`NotReplicatedError`][pygents.redis.NotReplicatedError].
-        redis_options: passed to ``redis.asyncio.Redis.from_url``.
+        redis_options: passed to ``redis.asyncio.Redis.from_url`` (or
+            ``RedisCluster.from_url``).
     """
 
     def __init__(
         self,
         url: str | None = None,
         *,
-        client: Redis | None = None,
+        client: Redis | RedisCluster | None = None,
         prefix: str = "pygents",
         maxlen: int = 10_000,
         reply_maxlen: int = 10_000,
@@ -116,19 +122,48 @@ class Mailboxes(Control, Surveying):
         self.client, self.where = connect(url, client, redis_options)
         self.url = DEFAULT_URL if url is None and client is None else url
         self.client_id = client_id or unique_name()
+        self.clustered = isinstance(self.client, RedisCluster)
+        if self.clustered and ("{" in prefix or "}" in prefix):
+            raise ValueError(
+                f"Mailboxes(prefix={prefix!r}) on a Redis Cluster: a brace in the prefix "
+                "would decide the hash slot of every key; choose a prefix without braces"
+            )
+        if self.clustered and self.replication:
+            # WAIT counts the replicas of the connection's own node: it must follow the
+            # write on that connection, which a cluster pipeline does not promise.
+            raise ValueError(
+                "Mailboxes(replicas=...) is not offered on a Redis Cluster yet: use a "
+                "primary with replicas under Sentinel for writes that wait for replicas"
+            )
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
+        # Agents this client put turns for, on a cluster: the agents set is another
+        # slot than any mailbox, so it is written beside the first put, not in it.
+        self._listed: set[str] = set()
         self._reply_limits = {
             "reply_maxlen": self.reply_maxlen,
             "reply_ttl_ms": max(1, round(self.reply_ttl * 1000)),
         }
-        self.replies = Replies(
-            self.client,
-            f"{prefix}:replies:{self.client_id}",
-            Backoff(0.05, 5.0),
-            lambda agent: self.keys(agent).mailbox,
-            maxlen=self.reply_maxlen,
-            check_interval=check_interval,
+
+        def replies_on(key: str) -> Replies:
+            return Replies(
+                self.client,
+                key,
+                Backoff(0.05, 5.0),
+                lambda agent: self.keys(agent).mailbox,
+                maxlen=self.reply_maxlen,
+                check_interval=check_interval,
+            )
+
+        # One reply stream on a single server; one per mailbox on a cluster (see
+        # `Keys.reply_key`), each with its own reader.
+        def reply_key(agent: str) -> str:
+            return self.keys(agent).reply_key(prefix, self.client_id)
+
+        self.replies: Replies | ReplyStreams = (
+            ReplyStreams(reply_key, replies_on)
+            if self.clustered
+            else replies_on(f"{prefix}:replies:{self.client_id}")
         )
 
     def __repr__(self) -> str:
@@ -162,7 +197,7 @@ class Mailboxes(Control, Surveying):
         if found is None:
             if not isinstance(agent, str) or not agent:
                 raise TypeError(f"agent names are non-empty strings, got {brief(agent)}")
-            found = self._keys[agent] = Keys.of(self.prefix, agent)
+            found = self._keys[agent] = Keys.of(self.prefix, agent, tagged=self.clustered)
         return found
 
     def unavailable(self, doing: str, exc: BaseException) -> MailboxUnavailableError:
@@ -203,7 +238,9 @@ class Mailboxes(Control, Surveying):
         # With a reply stream, the limits this client wants for it: the workers apply
         # them when they write its results (see ``_serving.ReplyTo``).
         head: dict[str, Any] = (
-            {"reply": self.replies.key, **self._reply_limits} if reply else {"reply": None}
+            {"reply": self.replies.key_for(agent), **self._reply_limits}
+            if reply
+            else {"reply": None}
         )
         # The head is encoded once per call, each turn on its own: the same text as
         # encoding each whole envelope, for less work per turn.
@@ -214,12 +251,15 @@ class Mailboxes(Control, Surveying):
         for handle in handles:
             if reply:
                 self.replies.expect(handle)
-        script_keys = [keys.mailbox, keys.tools, f"{self.prefix}:agents"]
-        script_args: list[str | int] = [self.maxlen, agent, len(tools), *tools, *payloads]
+        args: list[Any] = [self.maxlen, agent, len(tools), *tools, *payloads]
         try:
-            result, replicated = await self.replication.run(
-                self.client, self._put_script, script_keys, script_args
-            )
+            if not self.clustered:
+                agents = f"{self.prefix}:agents"
+                result, replicated = await self.replication.run(
+                    self.client, self._put_script, [keys.mailbox, keys.tools, agents], args
+                )
+            else:
+                result, replicated = await self._put_clustered(agent, keys, args)
         except BaseException as exc:
             for handle in handles:
                 self.replies.forget(handle)
@@ -255,6 +295,20 @@ class Mailboxes(Control, Surveying):
             handles,
             confirmed,
         )
+
+    async def _put_clustered(self, agent: str, keys: Keys, args: list[Any]) -> tuple[Any, Any]:
+        """``PUT`` on a cluster; the first put of an agent also adds it to the agents
+        set, in the same pipeline (another shard, at the same time)."""
+        if agent in self._listed:
+            return await self.replication.run(
+                self.client, self._put_script, [keys.mailbox, keys.tools], args
+            )
+        pipe = self.client.pipeline(transaction=False)
+        pipe.sadd(f"{self.prefix}:agents", agent)
+        await queue_script(pipe, self._put_script, [keys.mailbox, keys.tools], args)
+        _, result = await pipe.execute()
+        self._listed.add(agent)
+        return result, None
 
     def _refused(self, agent: str, count: int, result: list[Any]) -> Exception:
         if result[0] == "full":
@@ -308,7 +362,7 @@ class Mailboxes(Control, Surveying):
         """Depth, pending turns, dead letters, live workers and consumers of a mailbox."""
         keys = self.keys(agent)
         pipe = self.client.pipeline(transaction=False)
-        pipe.time()
+        queue_time(pipe, keys.mailbox)
         pipe.xlen(keys.mailbox)
         pipe.xlen(keys.dead)
         pipe.zrange(keys.workers, 0, -1, withscores=True)
@@ -324,7 +378,7 @@ class Mailboxes(Control, Surveying):
             consumers = []  # no worker has created the group yet
         elif isinstance(consumers, Exception):
             raise consumers
-        now_ms = now[0] * 1000 + now[1] // 1000
+        now_ms = time_ms(now)
         live = {name for name, expiry in workers if expiry > now_ms}
         listed = tuple(
             ConsumerStats(c["name"], int(c["pending"]), int(c["idle"]) / 1000, c["name"] in live)

@@ -22,8 +22,11 @@ Every change that must not be half done is one script, run atomically by Redis:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Final
+
+from redis.crc import key_slot
 
 __all__ = [
     "ANNOUNCE",
@@ -37,6 +40,7 @@ __all__ = [
     "READ",
     "RECORD",
     "Keys",
+    "hash_tagged",
 ]
 
 GROUP: Final = "pygents"
@@ -56,20 +60,57 @@ class Keys:
     # "paused", "cancel:<message id>" -> turn uuid, "drain:<worker>" -> time (ms),
     # and what workers say: "paused:<worker>", "draining:<worker>"
     control: str
+    # On a Redis Cluster, the part after "<prefix>:<kind>:" of every key above: it
+    # starts with the mailbox's hash tag ("{agent}"), so that all its keys — and its
+    # callers' reply streams, `reply_key` — hash to one slot and every script over
+    # them runs on one shard. "" on a single server, whose key names stay as they
+    # always were (no migration).
+    tag: str = ""
 
     @classmethod
-    def of(cls, prefix: str, agent: str) -> Keys:
+    def of(cls, prefix: str, agent: str, *, tagged: bool = False) -> Keys:
+        name = hash_tagged(agent) if tagged else agent
         return cls(
-            f"{prefix}:mailbox:{agent}",
-            f"{prefix}:dead:{agent}",
-            f"{prefix}:tools:{agent}",
-            f"{prefix}:workers:{agent}",
-            f"{prefix}:errors:{agent}",
-            f"{prefix}:control:{agent}",
+            f"{prefix}:mailbox:{name}",
+            f"{prefix}:dead:{name}",
+            f"{prefix}:tools:{name}",
+            f"{prefix}:workers:{name}",
+            f"{prefix}:errors:{name}",
+            f"{prefix}:control:{name}",
+            name if tagged else "",
         )
 
+    def reply_key(self, prefix: str, client_id: str) -> str:
+        """The reply stream of the client ``client_id`` for turns put on this mailbox:
+        on a cluster one per mailbox (in its slot: a worker records an outcome and
+        acknowledges its turn in one script), on a single server one per client."""
+        if self.tag:
+            return f"{prefix}:replies:{self.tag}:{client_id}"
+        return f"{prefix}:replies:{client_id}"
 
-# KEYS: mailbox, tools, agents-set.
+    def holds(self, key: str) -> bool:
+        """Whether a script over this mailbox may also name ``key``: always on a single
+        server; on a cluster only a key in the mailbox's hash slot (a reply stream named
+        by an entry written by hand may be anywhere)."""
+        return not self.tag or key_slot(key.encode()) == key_slot(self.mailbox.encode())
+
+
+def hash_tagged(agent: str) -> str:
+    """``{agent}``: a hash tag for every key of the agent's mailbox.
+
+    Redis hashes only the text between the first ``{`` and the next ``}``, so a name
+    with a brace of its own cannot be its own tag: it gets a digest of the name as its
+    tag, followed by the name — ``{#3f2a...}:a{b}``, distinct from any plain name's
+    ``{name}`` (which has nothing after the brace).
+    """
+    if "{" not in agent and "}" not in agent:
+        return f"{{{agent}}}"
+    digest = hashlib.sha256(agent.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{{#{digest}}}:{agent}"
+
+
+# KEYS: mailbox, tools, and the agents set unless on a cluster (another slot: then
+# written by the caller, see `Mailboxes.put_many`).
 # ARGV: maxlen, agent, tool count k, k tool names, then one payload per turn.
 # Returns the new ids as one string, separated by spaces (one bulk reply: a hundred
 # cost the client's parser a hundred), or {"full", depth} / {"tool", name}.
@@ -88,7 +129,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
     end
   end
 end
-redis.call('SADD', KEYS[3], ARGV[2])
+if KEYS[3] then redis.call('SADD', KEYS[3], ARGV[2]) end
 local ids = {}
 for i = first, #ARGV do
   ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'turn', ARGV[i])
@@ -339,7 +380,8 @@ end
 return given
 """
 
-# KEYS: tools set, agents set. ARGV: agent, then its tool names. Replaces the tools set
+# KEYS: tools set, and the agents set unless on a cluster (see PUT).
+# ARGV: agent, then its tool names. Replaces the tools set
 # only when it differs; its writes may be refused by a full Redis without failing the
 # set-up (the set is then as the last worker left it, or missing: put() checks it only
 # when it exists).
@@ -353,7 +395,7 @@ if not same then
   redis.call('DEL', KEYS[1])
   if #ARGV > 1 then redis.pcall('SADD', KEYS[1], unpack(ARGV, 2)) end
 end
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
+if KEYS[2] and redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 0 then
   redis.pcall('SADD', KEYS[2], ARGV[1])
 end
 return 1

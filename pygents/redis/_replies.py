@@ -26,17 +26,15 @@ one. It fails with `RepliesLostError` if entries the reader never read were trim
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -48,10 +46,8 @@ from pygents.redis._mailbox_types import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-CONNECTION_ERRORS = (RedisConnectionError, RedisTimeoutError, OSError)
-"""What a lost or refused connection to Redis raises."""
 
-__all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle"]
+__all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle", "closed_message"]
 
 _log = logging.getLogger("pygents.redis")
 _CHECK_BATCH: Final = 1000  # turns per check script call (each is one XRANGE)
@@ -206,6 +202,10 @@ class Replies:
         attribute changes while the reader awaits, which it cannot see."""
         return self._closed
 
+    def key_for(self, agent: str) -> str:
+        """The reply stream named in the turns put for ``agent``: this one."""
+        return self.key
+
     def expect(self, handle: TurnHandle) -> None:
         self._handles[handle.turn_uuid] = handle
 
@@ -216,7 +216,7 @@ class Replies:
     def follow(self, handle: TurnHandle) -> None:
         """Make sure the reader runs for ``handle`` (it stops when nobody waits)."""
         if self._closed:
-            handle._fail(MailboxClosedError, _closed_message(handle))
+            handle._fail(MailboxClosedError, closed_message(handle))
         elif self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._read())
 
@@ -237,8 +237,7 @@ class Replies:
                 task.cancel()
                 done, _ = await asyncio.wait({task}, timeout=_CLOSE_GRACE)
                 if not done:
-                    with contextlib.suppress(Exception):  # closing: a failure changes nothing
-                        await self.client.connection_pool.disconnect()
+                    await disconnect(self.client)
             if not task.done():
                 _log.error("pygents.redis: the reply reader of %s did not stop", self.key)
             elif not task.cancelled() and (error := task.exception()) is not None:
@@ -246,7 +245,7 @@ class Replies:
         handles = list(self._handles.values())
         self._handles.clear()
         for handle in handles:
-            handle._fail(MailboxClosedError, _closed_message(handle))
+            handle._fail(MailboxClosedError, closed_message(handle))
 
     async def _read(self) -> None:
         loop = asyncio.get_running_loop()
@@ -389,7 +388,7 @@ def _well_formed(record: Any) -> bool:
     )
 
 
-def _closed_message(handle: TurnHandle) -> str:
+def closed_message(handle: TurnHandle) -> str:
     return (
         f"turn {handle.turn_uuid} on agent {bounded(handle.agent)!r}: the mailboxes were "
         "closed before its outcome arrived; keep the Mailboxes open (its `async with` "

@@ -43,7 +43,7 @@ from pygents.redis._control_lua import WORKER_FIELDS
 from pygents.redis._delivering import Delivering
 from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, Entry, claim, leave, read, read_waiting, setup
+from pygents.redis._intake import FULL, Entry, claim, leave, read_waiting, setup
 from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox import Mailboxes, tool_names
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
@@ -51,6 +51,7 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._slot_reads import Reads
 from pygents.redis._stats import SERVED, WorkerCounters, setting
 from pygents.redis._watch import Controls
 
@@ -146,6 +147,7 @@ class Worker(Delivering):
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
+        self._reads = Reads(mailboxes.client, self.name, clustered=mailboxes.clustered)
         self._waiting = mailboxes.client.register_script(READ)
         self._backlog = False  # the last read brought all it asked for: more may wait
         self.flusher = Flusher(
@@ -231,6 +233,7 @@ class Worker(Delivering):
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(stopping, *loops, return_exceptions=True)
+            await self._reads.close()
             # What it read ahead goes back now, for other workers, not once the running
             # turns have finished (a read cut short may have left some held here too).
             await self._leave(goodbye=False)
@@ -329,8 +332,8 @@ class Worker(Delivering):
         Any failure falls back to the blocking read next time."""
         client = self.mailboxes.client
         backlog, self._backlog = self._backlog, False
-        if not backlog:
-            return await read(client, self.name, streams, count, 1000)
+        if not backlog or self.mailboxes.clustered:  # READ names every mailbox: one slot
+            return await self._reads(streams, count, 1000)
         try:
             return await read_waiting(client, self._waiting.sha, self.name, streams, count)
         except NoScriptError:  # Redis restarted, or its scripts were flushed

@@ -19,14 +19,13 @@ import os
 import signal
 import sys
 
-from redis.asyncio import Redis
-
 from pygents import Agent, tool
 from pygents.redis import Mailboxes, Worker, current_delivery
+from pygents.redis._cluster import connect
 
 
 async def main(url: str, name: str, concurrency: int) -> None:
-    effects = Redis.from_url(url, decode_responses=True)
+    effects = connect(url, decode_responses=True)  # a cluster URL too
 
     @tool()
     async def work(n: int) -> int:

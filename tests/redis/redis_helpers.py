@@ -65,12 +65,15 @@ async def eventually(check: Callable[[], object], *, within: float = 10.0) -> No
 
 
 async def recorded_outcomes(mailboxes: Mailboxes) -> list[Outcome]:
-    """Every outcome record on the reply stream (nobody read it, so nothing trimmed)."""
+    """Every outcome record on the reply streams (nobody read them, so nothing trimmed):
+    the client's one stream on a single server, one per mailbox on a cluster."""
     found: list[Outcome] = []
-    for _, fields in await mailboxes.client.xrange(mailboxes.replies.key):
-        for _uuid, kind, _index, _attempt, data in json.loads(fields["r"]):
-            if kind == "o":
-                found.append(Outcome.from_dict(data))
+    streams = {mailboxes.replies.key_for(agent) for agent in await mailboxes.agents()}
+    for stream in sorted(streams):
+        for _, fields in await mailboxes.client.xrange(stream):
+            for _uuid, kind, _index, _attempt, data in json.loads(fields["r"]):
+                if kind == "o":
+                    found.append(Outcome.from_dict(data))
     return found
 
 

@@ -164,6 +164,7 @@ async def test_a_caller_waiting_on_a_dead_lettered_turn_is_told_why(
         await handle.result()
 
 
+@pytest.mark.single_server  # it stops and restarts its one server
 async def test_put_raises_a_clear_error_while_redis_is_away_and_workers_come_back(
     redis_server: RedisServer, serving: Serving
 ) -> None:

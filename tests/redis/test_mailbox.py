@@ -192,6 +192,7 @@ async def test_values_and_outputs_json_cannot_carry_become_clear_errors(
     assert (await streamed.outcome()).values == 1
 
 
+@pytest.mark.single_server  # reads the client's one reply stream (a cluster has one per mailbox)
 async def test_the_reply_stream_is_bounded_and_expires(redis_server: RedisServer) -> None:
     make_agent()
     async with (

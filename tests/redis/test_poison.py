@@ -17,6 +17,7 @@ from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, RedisServer, Worker
+from pygents.redis._cluster import connect
 from pygents.redis._mailbox_lua import GROUP
 
 
@@ -46,7 +47,7 @@ async def test_entries_that_are_not_utf8_or_nest_too_deep_are_dead_lettered_and_
         "nested too deeply": {b"turn": b"[" * 100_000},
         "nested too deeply ": {b"turn": b'{"reply": null, "turn": ' + b"[" * 100_000},
     }
-    raw = Redis.from_url(redis_server.url)  # bytes in, bytes out: no decoding
+    raw = connect(redis_server.url)  # bytes in, bytes out: no decoding
     keys = mailboxes.keys("clerk")
     handles = []
     ids: dict[str, str] = {}
@@ -84,6 +85,7 @@ async def _settled(mailboxes: Mailboxes) -> bool:
     return stats.depth == 0 and stats.pending == 0
 
 
+@pytest.mark.single_server  # a cluster refuses a reply key outside the slot: test_cluster
 async def test_a_turn_whose_reply_key_is_not_a_stream_is_dead_lettered_alone(
     mailboxes: Mailboxes, serving: Serving
 ) -> None:
@@ -110,6 +112,7 @@ async def test_a_turn_whose_reply_key_is_not_a_stream_is_dead_lettered_alone(
     assert await client.hgetall("someone:else") == {"field": "value"}
 
 
+@pytest.mark.single_server  # a cluster refuses a reply key outside the slot: test_cluster
 async def test_a_dead_lettered_entry_with_a_bad_reply_key_does_not_fail_the_move(
     mailboxes: Mailboxes, serving: Serving, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -137,7 +140,7 @@ async def test_poison_taken_over_from_a_dead_worker_is_dead_lettered_and_its_bat
     agent = clerk()
     keys = mailboxes.keys("clerk")
     before = await mailboxes.put("clerk", Turn("echo", args=["before"]))
-    raw = Redis.from_url(redis_server.url)
+    raw = connect(redis_server.url)
     try:
         await raw.xgroup_create(keys.mailbox, GROUP, id="0")
         not_utf8 = await xadd_raw(raw, keys.mailbox, {b"turn": b"\xc3\x28"})

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, StopReason, Tool, Turn, tool
@@ -107,7 +108,11 @@ async def _empty(mailboxes: Mailboxes, mailbox: str) -> bool:
 async def small_stream_nodes(server: RedisServer, mailboxes: Mailboxes) -> None:
     # ``MAXLEN ~`` trims whole stream nodes (100 entries by default): with one-entry
     # nodes, a small reply_maxlen trims as precisely as a large one does in real use.
-    await mailboxes.client.config_set("stream-node-max-entries", 1)
+    client: Any = mailboxes.client
+    if isinstance(client, RedisCluster):  # on every node: a reply stream may be on any
+        await client.config_set("stream-node-max-entries", 1, target_nodes=RedisCluster.ALL_NODES)
+    else:
+        await client.config_set("stream-node-max-entries", 1)
 
 
 async def test_outcomes_trimmed_before_they_were_read_fail_their_handles_with_replies_lost(
@@ -135,6 +140,7 @@ async def test_outcomes_trimmed_before_they_were_read_fail_their_handles_with_re
     assert "reply_maxlen" in str(lost[0])
 
 
+@pytest.mark.single_server  # reads the client's one reply stream (a cluster has one per mailbox)
 async def test_the_producers_reply_maxlen_and_reply_ttl_bound_its_own_reply_stream(
     redis_server: RedisServer,
 ) -> None:
@@ -156,6 +162,7 @@ async def test_the_producers_reply_maxlen_and_reply_ttl_bound_its_own_reply_stre
     assert 500_000 < ttl <= 600_000
 
 
+@pytest.mark.single_server  # uses the client's one reply stream (a cluster has one per mailbox)
 async def test_a_turn_put_without_reply_limits_gets_the_workers_own(
     redis_server: RedisServer,
 ) -> None:
@@ -183,6 +190,7 @@ async def test_a_turn_put_without_reply_limits_gets_the_workers_own(
     assert 0 < ttl <= 7_000
 
 
+@pytest.mark.single_server  # uses the client's one reply stream (a cluster has one per mailbox)
 async def test_malformed_reply_limits_fall_back_to_the_workers_own(
     redis_server: RedisServer,
 ) -> None:
@@ -286,6 +294,7 @@ async def _workers(mailboxes: Mailboxes, count: int) -> bool:
 # -- Redis comes back empty -------------------------------------------------------------
 
 
+@pytest.mark.single_server  # it stops and restarts its one server
 async def test_handles_whose_turns_vanished_with_redis_fail_with_turn_lost(
     redis_server: RedisServer,
 ) -> None:

@@ -145,6 +145,7 @@ async def test_a_hostile_keyspace_is_surveyed_without_an_exception_and_counted(
     assert {(q.turn_uuid, q.tool) for q in junk.queued} == {("", "")}
 
 
+@pytest.mark.single_server  # it reads one server's command statistics
 async def test_a_survey_of_100_mailboxes_is_one_read_only_script_call_each(
     listed: Tool,
     mailboxes: Mailboxes,

@@ -1,0 +1,188 @@
+"""Redis Cluster: every key of a mailbox in one slot, agents spread over the shards.
+
+These run on the session's local cluster only (``cluster_helpers.py``); the other
+Redis test modules run on it too, through the ``redis_server`` fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
+from redis_helpers import Serving, eventually
+
+from pygents import Agent, Tool, Turn, tool
+from pygents.redis import Mailboxes, Worker
+from pygents.redis._local_cluster import LocalCluster
+
+TRICKY = [
+    "plain",
+    "with space",
+    "ünïcødé — ok",
+    "a:b:c",
+    "a{b}",
+    "{tag}",
+    "}{",
+    "{}",
+    "{",
+    "x}y{z",
+    "{a}{b}",
+]
+
+
+@pytest.fixture
+def cluster(local_cluster: LocalCluster) -> LocalCluster:
+    local_cluster.flush()
+    return local_cluster
+
+
+@pytest.fixture
+async def mailboxes(cluster: LocalCluster) -> AsyncIterator[Mailboxes]:
+    async with Mailboxes(cluster.url) as found:
+        yield found
+
+
+@pytest.fixture
+def note() -> Tool:
+    @tool()
+    async def note(text: str) -> AsyncIterator[str]:
+        """Echoes a text, then its length."""
+        yield text
+        yield str(len(text))
+
+    return note
+
+
+async def shards(mailboxes: Mailboxes, names: list[str]) -> dict[str, str]:
+    """The node (host:port) holding each agent's mailbox, by the client's slot map."""
+    client: RedisCluster = mailboxes.client  # type: ignore[assignment]
+    await client.initialize()
+    return {n: client.get_node_from_key(mailboxes.keys(n).mailbox).name for n in names}
+
+
+async def test_every_key_of_a_mailbox_and_its_reply_stream_share_one_slot_for_any_name(
+    mailboxes: Mailboxes,
+) -> None:
+    client: RedisCluster = mailboxes.client  # type: ignore[assignment]
+    mailbox_keys = set()
+    for name in TRICKY:
+        keys = mailboxes.keys(name)
+        every = [
+            keys.mailbox,
+            keys.dead,
+            keys.tools,
+            keys.workers,
+            keys.errors,
+            keys.control,
+            mailboxes.replies.key_for(name),
+        ]
+        slots = {await client.cluster_keyslot(key) for key in every}  # Redis's own answer
+        assert len(slots) == 1, (name, every, slots)
+        mailbox_keys.add(keys.mailbox)
+    assert len(mailbox_keys) == len(TRICKY)  # no two names share a mailbox
+    assert mailboxes.keys("plain").mailbox == "pygents:mailbox:{plain}"  # readable
+
+
+async def test_turns_for_agents_on_different_shards_all_come_back_to_one_producer(
+    mailboxes: Mailboxes, serving: Serving, note: Tool
+) -> None:
+    names = [f"shard-agent-{n}" for n in range(12)] + ["a{b}", "ünïcødé — ok"]
+    where = await shards(mailboxes, names)
+    assert len(set(where.values())) == 3  # the names spread over the three primaries
+    agents = [Agent(name, "Takes notes", [note]) for name in names]
+    await serving.start(Worker(mailboxes, agents, concurrency=8))
+
+    handles = []
+    for agent in agents:
+        turns = [Turn(note, args=[f"{agent.name}/{n}"]) for n in range(10)]
+        handles += await mailboxes.put_many(agent.name, turns)
+    async with asyncio.timeout(30):
+        results = await asyncio.gather(*(h.result() for h in handles))
+
+    expected = [[f"{a.name}/{n}", str(len(f"{a.name}/{n}"))] for a in agents for n in range(10)]
+    assert results == expected  # streamed values, in order, for every turn
+    assert await mailboxes.agents() == sorted(names)
+    survey = await mailboxes.survey()
+    assert [m.stats.agent for m in survey.mailboxes] == sorted(names)
+    assert all(m.stats.depth == 0 and m.stats.workers == 1 for m in survey.mailboxes)
+
+
+async def test_a_reply_stream_outside_the_mailboxs_slot_is_dead_lettered_with_the_reason(
+    mailboxes: Mailboxes, serving: Serving, note: Tool
+) -> None:
+    agent = Agent("writer", "Takes notes", [note])
+    keys = mailboxes.keys("writer")
+    elsewhere = "someone:else"
+    assert key_slot(elsewhere.encode()) != key_slot(keys.mailbox.encode())
+    envelope = {"reply": elsewhere, "turn": Turn(note, args=["x"]).to_dict()}
+    bad_id = await mailboxes.client.xadd(keys.mailbox, {"turn": json.dumps(envelope)})
+    after = await mailboxes.put("writer", Turn(note, args=["after"]))
+    await serving.start(Worker(mailboxes, agent))
+
+    async with asyncio.timeout(10):
+        assert await after.result() == ["after", "5"]
+
+    async def dead_lettered() -> bool:
+        return (await mailboxes.stats("writer")).dead_letters == 1
+
+    await eventually(dead_lettered)
+    (dead,) = await mailboxes.dead_letters("writer")
+    assert dead.message_id == bad_id
+    assert "in another hash slot than the mailbox" in dead.reason
+    assert await mailboxes.client.exists(elsewhere) == 0  # nothing written there
+
+
+async def test_a_cluster_refuses_a_prefix_with_braces(cluster: LocalCluster) -> None:
+    with pytest.raises(ValueError, match="a brace in the prefix"):
+        Mailboxes(cluster.url, prefix="app{1}")
+
+
+async def test_the_dashboards_redis_source_surveys_the_mailboxes_of_a_cluster(
+    mailboxes: Mailboxes, note: Tool
+) -> None:
+    from pygents_tui.listen import FleetModel
+    from pygents_tui.listen.redis_source import RedisSource
+
+    await mailboxes.put_many("desk", [Turn(note, args=[str(n)]) for n in range(3)], reply=False)
+    fleet = FleetModel(stale_after=3600.0)
+    source = RedisSource(fleet, mailboxes.url, interval=0.1, timeout=5.0)
+    try:
+        assert await source.refresh()
+    finally:
+        await source.close()
+    (row,) = fleet.agent_rows()
+    assert row.label == "redis/desk"
+    assert fleet.mailboxes()[row.key].depth == 3
+
+
+async def test_a_worker_answers_a_busy_mailbox_at_once_while_another_shards_read_blocks(
+    mailboxes: Mailboxes, serving: Serving, note: Tool
+) -> None:
+    """Each slot is read by its own blocking read: turns found on one are not held
+    back until the read of an idle mailbox, on another shard, times out (1 s)."""
+    where = await shards(mailboxes, ["busy", "idle-0", "idle-1", "idle-2"])
+    idle = next(n for n in ("idle-0", "idle-1", "idle-2") if where[n] != where["busy"])
+    agents = [Agent(name, "Takes notes", [note]) for name in ("busy", idle)]
+    await serving.start(Worker(mailboxes, agents))
+
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for n in range(20):  # one after the other: each waits for the worker's next read
+        handle = await mailboxes.put("busy", Turn(note, args=[str(n)]))
+        async with asyncio.timeout(10):
+            assert await handle.result() == [str(n), str(len(str(n)))]
+    took = loop.time() - start
+
+    assert took < 5.0, f"20 turns took {took:.1f} s: reads waited for the idle shard"
+
+
+async def test_a_single_server_keeps_its_key_names_and_one_reply_stream_per_client() -> None:
+    """No hash tags off a cluster: mailboxes put before this version stay where they are."""
+    async with Mailboxes("redis://localhost:1/0", client_id="me") as single:
+        keys = single.keys("a{b}")
+        assert (keys.mailbox, keys.dead) == ("pygents:mailbox:a{b}", "pygents:dead:a{b}")
+        assert single.replies.key_for("a{b}") == single.replies.key_for("c") == "pygents:replies:me"
