@@ -159,10 +159,13 @@ class Flusher:
         waits = bool(replication and runs)
         if waits:  # after the writes, on their connection (see `_durability`)
             replication.wait_after(pipe)
-        # ``async with`` gives the connection back even when a command fails
-        # (redis-py keeps it then: each such failure would leak one from the pool).
-        async with pipe:
+        # ``reset`` gives the connection back even when a command fails (redis-py keeps
+        # it then: each such failure would leak one from the pool). Not ``async with``:
+        # entering a cluster pipeline initializes it, which empties what was queued.
+        try:
             results = await pipe.execute(raise_on_error=False)
+        finally:
+            await pipe.reset()
         if waits:
             replicated = results.pop()
             if replication.short(replicated):
