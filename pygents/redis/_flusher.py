@@ -165,7 +165,7 @@ class Flusher:
         try:
             results = await pipe.execute(raise_on_error=False)
         finally:
-            await pipe.reset()
+            await pipe.reset()  # type: ignore[no-untyped-call]
         if waits:
             replicated = results.pop()
             if replication.short(replicated):

@@ -45,11 +45,12 @@ from pygents.redis._entries import Served
 from pygents.redis._flusher import Flusher
 from pygents.redis._intake import FULL, Entry, claim, leave, read_waiting, setup
 from pygents.redis._lanes import Lanes
-from pygents.redis._mailbox import Mailboxes, tool_names
+from pygents.redis._mailbox import Mailboxes
 from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
 from pygents.redis._mailbox_types import (
     unique_name,
 )
+from pygents.redis._reading import tool_names
 from pygents.redis._replies import CONNECTION_ERRORS, Backoff
 from pygents.redis._slot_reads import Reads
 from pygents.redis._stats import SERVED, WorkerCounters, setting
