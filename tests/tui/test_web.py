@@ -153,7 +153,9 @@ def test_the_page_shows_the_agents_table_and_a_key_typed_in_it_opens_the_help(
     wait.until(
         lambda d: "-first-byte" in d.find_element(By.TAG_NAME, "body").get_attribute("class")
     )
-    wait.until(lambda d: re.search(r"Agent\s+State\s+Queue", screen(d)))
+    # The table and the status line can reach the page in different writes (a busy
+    # machine): wait for both before reading the screen.
+    wait.until(lambda d: re.search(r"Agent\s+State\s+Queue", screen(d)) and "agent(s)" in screen(d))
     table = screen(browser)
     assert "planner" in table
     assert "agent(s)" in table
