@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
-from benchmarks.redis_workloads import CHUNK, READ, _row, _until, bench_w9
+from benchmarks.redis_workloads import CHUNK, READ, _row, _until, bench_w9, processes
 from pygents import Agent, AgentRegistry, Turn
 from pygents.redis import Mailboxes, RedisServer, Worker
 from pygents.redis._local_cluster import LocalCluster
@@ -42,21 +40,9 @@ async def _serve(url: str, name: str) -> None:
         await worker.run()
 
 
-@contextmanager
-def _workers(url: str, count: int) -> Iterator[None]:
-    args = [sys.executable, "-m", "benchmarks.cluster_workloads", url]
-    procs = [subprocess.Popen([*args, f"w9c-{i}"], stdin=subprocess.DEVNULL) for i in range(count)]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def _workers(url: str, count: int) -> AbstractContextManager[None]:
+    names = [f"w9c-{i}" for i in range(count)]
+    return processes("benchmarks.cluster_workloads", [url], names)
 
 
 async def w9c(mailboxes: Mailboxes, n: int) -> float:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, cast
 
 from redis.asyncio import Redis
@@ -104,11 +104,11 @@ async def _consume(url: str, name: str) -> None:
 
 
 @contextmanager
-def _processes(url: str, role: str, count: int) -> Iterator[None]:
-    args = [sys.executable, "-m", "benchmarks.redis_workloads", role, url]
-    procs = [
-        subprocess.Popen([*args, f"{role}-{i}"], stdin=subprocess.DEVNULL) for i in range(count)
-    ]
+def processes(module: str, args: list[str], names: list[str]) -> Iterator[None]:
+    """Processes ``python -m module *args name``, one per name, stopped with SIGTERM (and
+    killed after 30 s) on the way out — the worker processes of W9, W9c and W11."""
+    command = [sys.executable, "-m", module, *args]
+    procs = [subprocess.Popen([*command, name], stdin=subprocess.DEVNULL) for name in names]
     try:
         yield
     finally:
@@ -120,6 +120,11 @@ def _processes(url: str, role: str, count: int) -> Iterator[None]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _processes(url: str, role: str, count: int) -> AbstractContextManager[None]:
+    names = [f"{role}-{i}" for i in range(count)]
+    return processes("benchmarks.redis_workloads", [role, url], names)
 
 
 async def _until(check: Any, within: float = 60.0) -> None:
