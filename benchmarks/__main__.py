@@ -351,11 +351,11 @@ def _replay(quick: bool) -> list[Row]:
 
 
 def _print(rows: list[Row], quick: bool) -> None:
-    print(f"{'id':<5}{'workload':<42}{'figure':>22}{'floor':>22}{'ratio':>8}  target")
+    print(f"{'id':<7}{'workload':<42}{'figure':>22}{'floor':>22}{'ratio':>8}  target")
     for r in rows:
         ratio = f"{r.ratio:.2f}×" if r.ratio is not None else ""
         mark = "" if r.ok is None or quick else ("  ok" if r.ok else "  MISSED")
-        print(f"{r.id:<5}{r.what:<42}{r.figure:>22}{r.floor:>22}{ratio:>8}  {r.target}{mark}")
+        print(f"{r.id:<7}{r.what:<42}{r.figure:>22}{r.floor:>22}{ratio:>8}  {r.target}{mark}")
 
 
 def main(argv: list[str] | None = None) -> int:
