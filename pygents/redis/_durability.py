@@ -111,19 +111,18 @@ class Replication:
             queued.append(PipelineCommand(position, *args))
         waits = [PipelineCommand(-1, "WAIT", self.replicas, self._timeout_ms()) for _ in groups]
         results: list[Any] = [None] * len(commands)
-        stale = False
+        stale: set[str] = set()  # a key of each node that failed or moved its slot
 
         async def one(node: ClusterNode, queued: list[PipelineCommand], wait: Any) -> None:
-            nonlocal stale
             try:
                 await node.execute_pipeline([*queued, wait])
             except Exception as exc:  # the node is gone (killed, or failed over)
-                stale = True
+                stale.add(commands[queued[0].position][0])
                 for command in (*queued, wait):
                     command.result = exc
             for command in queued:
                 if isinstance(command.result, AskError):  # MOVED too: the slot moved
-                    stale = True
+                    stale.add(commands[command.position][0])
                     command.result = TryAgainError(f"not written, slot moved: {command.result}")
                 results[command.position] = command.result
 
@@ -133,11 +132,14 @@ class Replication:
                 for (node, queued), wait in zip(groups.values(), waits, strict=True)
             )
         )
-        if stale:
-            # Learn the new primaries for the next try (the cluster client does the same
-            # after a failure of its own commands). A failure here is the next try's.
+        for key in stale:
+            # The slot map is out of date: a read of that key through the cluster
+            # client's own path lets it find the new owner (it refreshes its map after
+            # a MOVED or a lost node, under its own lock), for the next try. Not retried
+            # here: a write whose answer was lost may have been made. A failure of the
+            # read is the next try's.
             with contextlib.suppress(Exception):
-                await client.nodes_manager.initialize()
+                await client.exists(key)
         return results, min((self.confirmed(w.result) for w in waits), default=0)
 
     def _timeout_ms(self) -> int:

@@ -17,7 +17,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from pygents.redis import (
     NotReplicatedError,
     TurnHandle,
 )
-from pygents.redis._cluster import CONNECTION_ERRORS
+from pygents.redis._cluster import CONNECTION_ERRORS, clustered, connect
 
 AGENT = "ledger"
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -130,8 +130,8 @@ class _Tail:
     The handles are awaited only once the tail has read everything: their reader trims
     what it reads, and the tail must not miss entries."""
 
-    def __init__(self, mailboxes: Mailboxes, key: str) -> None:
-        self.client = mailboxes.client
+    def __init__(self, client: Any, key: str) -> None:
+        self.client = client
         self.key = key
         self.seen: Counter[str] = Counter()
         self.last = "0-0"
@@ -193,11 +193,15 @@ async def run_load(
         async with (
             mailboxes_for(spec, **options) as mailboxes,
             mailboxes_for(spec, **options) as live,
+            AsyncExitStack() as stack,
         ):
             await _wait_for_workers(mailboxes, agents, workers)
             # One tail per reply stream: one on a single server, one per agent on a cluster.
             keys = sorted({mailboxes.replies.key_for(agent) for agent in agents})
-            tails = [_Tail(mailboxes, key) for key in keys]
+            tails = [
+                _Tail(await stack.enter_async_context(_tail_client(spec, mailboxes)), key)
+                for key in keys
+            ]
             tailing = [asyncio.create_task(tail.run()) for tail in tails]
             handles: list[TurnHandle] = []
             acknowledged: set[str] = set()
@@ -282,6 +286,22 @@ async def run_load(
     counts.ran_twice = sum(1 for times in ran.values() if times > 1)
     counts.never_ran = sum(1 for uuid in acknowledged if ran[uuid] == 0)
     return counts
+
+
+@asynccontextmanager
+async def _tail_client(spec: str, mailboxes: Mailboxes) -> AsyncIterator[Any]:
+    """The client a tail reads with: on a cluster, one of its own. redis-py's cluster
+    client, when a node fails under one command, closes connections that concurrent
+    commands are using (they then fail with ``AttributeError``), so the tails, which
+    are test instruments, do not share one with the producer or with each other."""
+    if not clustered(spec):
+        yield mailboxes.client
+        return
+    client = connect(spec, decode_responses=True)
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 async def _outcomes(mailboxes: Mailboxes, keys: list[str]) -> Counter[str]:
