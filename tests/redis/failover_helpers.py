@@ -203,6 +203,9 @@ async def run_load(
                 for key in keys
             ]
             tailing = [asyncio.create_task(tail.run()) for tail in tails]
+            # On a failure too, before the clients close: no task left running.
+            background: list[asyncio.Task[Any]] = [*tailing]
+            stack.push_async_callback(_settled, tails, background)
             handles: list[TurnHandle] = []
             acknowledged: set[str] = set()
             failing: asyncio.Task[float] | None = None
@@ -247,13 +250,16 @@ async def run_load(
                         last = now
 
             calling = asyncio.create_task(caller())
+            background.append(calling)
             puts: list[asyncio.Task[None]] = []
             fail_at = turns // 3
             start = time.monotonic()
             for n in range(turns):
                 if n == fail_at:
                     failing = asyncio.create_task(failure())
+                    background.append(failing)
                 puts.append(asyncio.create_task(put(n)))
+                background.append(puts[-1])
                 # Pacing: a steady rate, whatever the puts cost.
                 await asyncio.sleep(max(0.0, start + (n + 1) / rate - time.monotonic()))
             await asyncio.gather(*puts)
@@ -286,6 +292,15 @@ async def run_load(
     counts.ran_twice = sum(1 for times in ran.values() if times > 1)
     counts.never_ran = sum(1 for uuid in acknowledged if ran[uuid] == 0)
     return counts
+
+
+async def _settled(tails: list[_Tail], tasks: list[asyncio.Task[Any]]) -> None:
+    """Stop the tails and cancel whatever of the load still runs, and wait for it."""
+    for tail in tails:
+        tail.stopping.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @asynccontextmanager
