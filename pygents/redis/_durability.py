@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 from redis.exceptions import AskError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -118,6 +120,11 @@ class Replication:
                 await node.execute_pipeline([*queued, wait])
             except Exception as exc:  # the node is gone (killed, or failed over)
                 stale.add(commands[queued[0].position][0])
+                # Redis's replies are kept per command, not raised: what is raised is the
+                # connection failing (redis-py's cluster client can even close it under
+                # this pipeline from another task, which shows as an AttributeError).
+                if not isinstance(exc, RedisConnectionError | RedisTimeoutError | OSError):
+                    exc = RedisConnectionError(f"the connection to {node.name} failed: {exc!r}")
                 for command in (*queued, wait):
                     command.result = exc
             for command in queued:
