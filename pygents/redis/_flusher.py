@@ -18,12 +18,14 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
+from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError, ResponseError
 
 from pygents.redis._cluster import queue_script
+from pygents.redis._durability import NodeCommand
 from pygents.redis._entries import ReplyTo
 from pygents.redis._intake import FULL
 from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
@@ -45,6 +47,7 @@ _RETRY: Final = (*CONNECTION_ERRORS, *FULL)  # nothing was written: write it all
 # (keys of the turn's mailbox or None, message id, agent, reply key or "", deliveries,
 # record)
 _Record = tuple[Keys | None, str, str, str, int, str]
+_Runs = list[tuple[tuple[int, int], list[_Record]]]  # see `_by_limits`
 
 
 class Flusher:
@@ -143,34 +146,21 @@ class Flusher:
             # A stable sort keeps each turn's values before its outcome.
             batch = self._records[: len(batch)] = sorted(batch, key=slot_of)
         errors = self._errors[:]
-        pipe = self.mailboxes.client.pipeline(transaction=False)
-        for errors_key, message_id, error in errors:
-            pipe.hset(errors_key, message_id, error)
         runs = _by_limits(batch, self._limits, slot_of)
-        for limits, run in runs:
-            keys, args = self._call(limits, run)
-            if slot_of is None:
-                # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
-                # EXISTS round trip at every execute; a missing script is loaded below.
-                pipe.evalsha(self._record.sha, len(keys), *keys, *args)
-            else:  # a cluster pipeline refuses EVALSHA (see `_cluster.queue_script`)
-                await queue_script(pipe, self._record, keys, args)
         replication = self.mailboxes.replication
         waits = bool(replication and runs)
-        if waits:  # after the writes, on their connection (see `_durability`)
-            replication.wait_after(pipe)
-        # ``reset`` gives the connection back even when a command fails (redis-py keeps
-        # it then: each such failure would leak one from the pool). Not ``async with``:
-        # entering a cluster pipeline initializes it, which empties what was queued.
-        try:
-            results = await pipe.execute(raise_on_error=False)
-        finally:
-            await pipe.reset()  # type: ignore[no-untyped-call]
-        if waits:
-            replicated = results.pop()
-            if replication.short(replicated):
-                self.unreplicated()
-                replication.warn_outcomes(len(batch), replicated)
+        replicated: Any = None
+        if waits and slot_of is not None:
+            # On a cluster, WAIT per node, after that node's writes on their connection.
+            results, replicated = await replication.on_nodes(
+                cast(RedisCluster, self.mailboxes.client), self._node_commands(errors, runs)
+            )
+        else:
+            results = await self._pipelined(errors, runs, slot_of is not None, waits)
+            replicated = results.pop() if waits else None
+        if waits and replication.short(replicated):
+            self.unreplicated()
+            replication.warn_outcomes(len(batch), replicated)
         # The last error of an unfinished delivery only informs its next one: a full
         # Redis may refuse it, and it is not kept.
         del self._errors[: len(errors)]
@@ -200,6 +190,43 @@ class Flusher:
                     self.recorded(agent, message_id)
             if len(self._records) < _ROOM:
                 self._drained.set()
+
+    async def _pipelined(
+        self, errors: list[tuple[str, str, str]], runs: _Runs, clustered: bool, waits: bool
+    ) -> list[Any]:
+        """The batch's writes in one pipeline (a cluster pipeline splits it by node),
+        then ``WAIT`` when ``waits`` (on a single server: one connection)."""
+        pipe: Any = self.mailboxes.client.pipeline(transaction=False)  # or a cluster's
+        for errors_key, message_id, error in errors:
+            pipe.hset(errors_key, message_id, error)
+        for limits, run in runs:
+            keys, args = self._call(limits, run)
+            if not clustered:
+                # EVALSHA by hand: a script object queued in a pipeline costs a SCRIPT
+                # EXISTS round trip at every execute; a missing script is loaded below.
+                pipe.evalsha(self._record.sha, len(keys), *keys, *args)
+            else:  # a cluster pipeline refuses EVALSHA (see `_cluster.queue_script`)
+                await queue_script(pipe, self._record, keys, args)
+        if waits:  # after the writes, on their connection (see `_durability`)
+            self.mailboxes.replication.wait_after(pipe)
+        # ``reset`` gives the connection back even when a command fails (redis-py keeps
+        # it then: each such failure would leak one from the pool). Not ``async with``:
+        # entering a cluster pipeline initializes it, which empties what was queued.
+        try:
+            results: list[Any] = await pipe.execute(raise_on_error=False)
+            return results
+        finally:
+            await pipe.reset()
+
+    def _node_commands(self, errors: list[tuple[str, str, str]], runs: _Runs) -> list[NodeCommand]:
+        """The same writes as `_pipelined`'s, for `Replication.on_nodes`."""
+        commands: list[NodeCommand] = [
+            (key, ("HSET", key, message_id, error)) for key, message_id, error in errors
+        ]
+        for limits, run in runs:
+            keys, args = self._call(limits, run)
+            commands.append((keys[0], ("EVAL", RECORD, len(keys), *keys, *args)))
+        return commands
 
     def _call(self, limits: tuple[int, int], run: list[_Record]) -> tuple[list[str], list[Any]]:
         """The keys and arguments of one ``RECORD`` call for ``run``."""

@@ -30,7 +30,7 @@ class LocalCluster:
     """``primaries`` × (1 + ``replicas``) ``redis-server`` cluster nodes, in a temporary
     directory; ``url`` is a ``redis+cluster://`` URL for `Mailboxes`."""
 
-    def __init__(self, primaries: int = 3, replicas: int = 1) -> None:
+    def __init__(self, primaries: int = 3, replicas: int = 1, node_timeout: float = 2.0) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="pygents-cluster-")
         self.replicas = replicas
         self.nodes: list[RedisServer] = []
@@ -46,7 +46,9 @@ class LocalCluster:
                 "--cluster-enabled", "yes",
                 "--cluster-port", str(free_port()),
                 "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", "2000",
+                # How long a node may not answer before it is failed (seconds):
+                # the failover tests shorten it to see a promotion sooner.
+                "--cluster-node-timeout", str(round(node_timeout * 1000)),
             )  # fmt: skip
             self.nodes.append(server)
 

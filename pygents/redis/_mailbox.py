@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -125,13 +125,6 @@ class Mailboxes(Control, Surveying, Reading):
             raise ValueError(
                 f"Mailboxes(prefix={prefix!r}) on a Redis Cluster: a brace in the prefix "
                 "would decide the hash slot of every key; choose a prefix without braces"
-            )
-        if self.clustered and self.replication:
-            # WAIT counts the replicas of the connection's own node: it must follow the
-            # write on that connection, which a cluster pipeline does not promise.
-            raise ValueError(
-                "Mailboxes(replicas=...) is not offered on a Redis Cluster yet: use a "
-                "primary with replicas under Sentinel for writes that wait for replicas"
             )
         self._put_script = self.client.register_script(PUT)
         self._keys: dict[str, Keys] = {}
@@ -261,7 +254,12 @@ class Mailboxes(Control, Surveying, Reading):
         except BaseException as exc:
             for handle in handles:
                 self.replies.forget(handle)
-            if isinstance(exc, CONNECTION_ERRORS):
+            if isinstance(exc, CONNECTION_ERRORS) or (
+                # redis-py's cluster client, refreshing its slot map after a failover,
+                # can close a connection under a concurrent command, which then fails
+                # with AttributeError: the connection was lost, and the put with it.
+                self.clustered and isinstance(exc, AttributeError)
+            ):
                 raise self.unavailable(f"put a turn for agent {bounded(agent)!r}", exc) from exc
             if isinstance(exc, OutOfMemoryError):
                 raise RedisFullError(
@@ -301,6 +299,18 @@ class Mailboxes(Control, Surveying, Reading):
             return await self.replication.run(
                 self.client, self._put_script, [keys.mailbox, keys.tools], args
             )
+        if self.replication:  # both writes wait for their nodes' replicas
+            agents = f"{self.prefix}:agents"
+            put = ("EVAL", PUT, 2, keys.mailbox, keys.tools, *args)
+            (added, result), replicated = await self.replication.on_nodes(
+                cast(RedisCluster, self.client),
+                [(agents, ("SADD", agents, agent)), (keys.mailbox, put)],
+            )
+            if isinstance(result, Exception):
+                raise result
+            if not isinstance(added, Exception):  # else listed at the next put
+                self._listed.add(agent)
+            return result, replicated
         pipe = self.client.pipeline(transaction=False)
         pipe.sadd(f"{self.prefix}:agents", agent)
         await queue_script(pipe, self._put_script, [keys.mailbox, keys.tools], args)

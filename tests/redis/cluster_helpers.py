@@ -9,14 +9,20 @@ one per test would cost more than the tests.
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
+from redis.asyncio import Redis
+from redis_helpers import eventually
 
 from pygents.redis._local_cluster import LocalCluster
+from pygents.redis._redis_server import RedisServer
 
-__all__ = ["NO_CLUSTER", "ClusterServer", "running_cluster"]
+__all__ = ["NO_CLUSTER", "ClusterServer", "Failover", "running_cluster"]
 
 NO_CLUSTER = (
     "redis-server or redis-cli is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
@@ -51,3 +57,56 @@ def running_cluster() -> Iterator[LocalCluster]:
         pytest.skip(NO_CLUSTER)
     with LocalCluster() as cluster:
         yield cluster
+
+
+class Failover:
+    """``kill -9`` one primary of ``cluster``, wait until its replica is promoted, then
+    start the killed node again (empty): it rejoins as the new primary's replica.
+
+    Restarted only *after* the promotion, as in `sentinel_helpers`: an empty primary
+    back before its replica took over would keep its slots, and the data would go."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+
+    async def kill_primary_and_fail_over(self, within: float = 30.0) -> float:
+        """Seconds from the kill to the promotion (every survivor says the cluster is
+        ok and the replica is a primary)."""
+        victim = self.cluster.primaries()[0]
+        replica = await _replica_of(self.cluster, victim.port)
+        process = victim.process
+        assert process is not None
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        victim.process = None
+        killed = time.monotonic()
+        survivors = [node for node in self.cluster.nodes if node.process is not None]
+
+        async def promoted() -> bool:
+            if (await _ask(replica.port, "ROLE"))[0] != "master":
+                return False
+            for node in survivors:
+                if "cluster_state:ok" not in str(await _ask(node.port, "CLUSTER", "INFO")):
+                    return False
+            return True
+
+        await eventually(promoted, within=within)
+        promoted_after = time.monotonic() - killed
+        victim.start()  # rejoins from its nodes.conf, as a replica of the promoted node
+        return promoted_after
+
+
+async def _ask(port: int, *command: str) -> Any:
+    client = Redis(port=port, decode_responses=True)
+    try:
+        return await client.execute_command(*command)
+    finally:
+        await client.aclose()
+
+
+async def _replica_of(cluster: LocalCluster, port: int) -> RedisServer:
+    for node in cluster.nodes:
+        role = await _ask(node.port, "ROLE")
+        if role[0] == "slave" and int(role[2]) == port:
+            return node
+    raise AssertionError(f"no replica of 127.0.0.1:{port}")

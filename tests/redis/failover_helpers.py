@@ -5,7 +5,9 @@
 coroutine, so the same producer, workers and counting serve another topology (a
 Redis Cluster) with another fixture (`sentinel_helpers.Replicated` is this one's).
 `mailboxes_for` turns a spec into a `Mailboxes`, in the test and in the worker
-processes alike.
+processes alike; a ``redis+cluster://`` URL is a spec too. ``agents`` spreads the turns
+over several mailboxes (on a cluster: over its shards), each with its reply stream
+there.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from urllib.parse import urlsplit
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
+from redis.exceptions import ClusterError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis_helpers import eventually, processes, spawn
@@ -36,9 +39,12 @@ from pygents.redis import (
     NotReplicatedError,
     TurnHandle,
 )
+from pygents.redis._cluster import CONNECTION_ERRORS, clustered, connect
 
 AGENT = "ledger"
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
+# A tail's reads on a cluster mid-failover may also meet a shard without a primary.
+_TAIL_AWAY = (*CONNECTION_ERRORS, ClusterError)
 
 
 def _fast_retry() -> Retry:
@@ -98,6 +104,7 @@ class Counts:
     awaited_lost: int = 0  # handles that raised instead (put acknowledged, no outcome)
     errors: list[str] = field(default_factory=list)  # handles that got no outcome: why
     promoted_after: float = 0.0  # seconds from the kill to the promotion
+    longest_wait: float = 0.0  # the live caller's longest wait from one result to the next
 
     def line(self, label: str) -> str:
         return (
@@ -109,7 +116,8 @@ class Counts:
             f"{self.acknowledged_after} acknowledged after it; a live caller got "
             f"{self.awaited} results ({self.awaited_after} after it), lost "
             f"{self.awaited_lost}; "
-            f"promoted {self.promoted_after:.1f} s after the kill"
+            f"promoted {self.promoted_after:.1f} s after the kill; the live caller "
+            f"waited at most {self.longest_wait:.1f} s for a result"
         )
 
 
@@ -122,9 +130,9 @@ class _Tail:
     The handles are awaited only once the tail has read everything: their reader trims
     what it reads, and the tail must not miss entries."""
 
-    def __init__(self, mailboxes: Mailboxes) -> None:
-        self.client = mailboxes.client
-        self.key = mailboxes.replies.key
+    def __init__(self, client: Any, key: str) -> None:
+        self.client = client
+        self.key = key
         self.seen: Counter[str] = Counter()
         self.last = "0-0"
         self.stopping = asyncio.Event()
@@ -133,7 +141,7 @@ class _Tail:
         while not self.stopping.is_set():
             try:
                 found = await self.client.xread({self.key: self.last}, count=500, block=100)
-            except REDIS_AWAY:
+            except _TAIL_AWAY:
                 await asyncio.sleep(0.05)  # the primary is away: Sentinel will say where
                 continue
             for _, entries in found or ():
@@ -163,9 +171,11 @@ async def run_load(
     turns: int = 2000,
     rate: float = 250.0,
     workers: int = 2,
+    agents: Sequence[str] = (AGENT,),
 ) -> Counts:
-    """Put ``turns`` at ``rate`` a second for worker processes on ``spec``; run
-    ``failure`` (which returns seconds of outage) a third of the way; count."""
+    """Put ``turns`` at ``rate`` a second for worker processes on ``spec``, turn ``n``
+    for ``agents[n % len(agents)]``; run ``failure`` (which returns seconds of outage)
+    a third of the way; count."""
     counts = Counts(turns)
 
     @tool()
@@ -176,17 +186,26 @@ async def run_load(
     options = {"replicas": replicas, "replica_timeout": 0.5, "reply_check_interval": 1.0}
     with processes(
         [
-            spawn("failover_worker.py", logs, spec, f"w{i}", str(logs), str(replicas))
+            spawn("failover_worker.py", logs, spec, f"w{i}", str(logs), str(replicas), *agents)
             for i in range(workers)
         ]
     ):
         async with (
             mailboxes_for(spec, **options) as mailboxes,
             mailboxes_for(spec, **options) as live,
+            AsyncExitStack() as stack,
         ):
-            await _wait_for_workers(mailboxes, workers)
-            tail = _Tail(mailboxes)
-            tailing = asyncio.create_task(tail.run())
+            await _wait_for_workers(mailboxes, agents, workers)
+            # One tail per reply stream: one on a single server, one per agent on a cluster.
+            keys = sorted({mailboxes.replies.key_for(agent) for agent in agents})
+            tails = [
+                _Tail(await stack.enter_async_context(_tail_client(spec, mailboxes)), key)
+                for key in keys
+            ]
+            tailing = [asyncio.create_task(tail.run()) for tail in tails]
+            # On a failure too, before the clients close: no task left running.
+            background: list[asyncio.Task[Any]] = [*tailing]
+            stack.push_async_callback(_settled, tails, background)
             handles: list[TurnHandle] = []
             acknowledged: set[str] = set()
             failing: asyncio.Task[float] | None = None
@@ -194,7 +213,7 @@ async def run_load(
             async def put(n: int) -> None:
                 after = failing is not None and failing.done()
                 try:
-                    handle = await mailboxes.put(AGENT, Turn(post, args=[n]))
+                    handle = await mailboxes.put(agents[n % len(agents)], Turn(post, args=[n]))
                 except NotReplicatedError:
                     counts.unreplicated += 1
                 except MailboxUnavailableError:
@@ -209,11 +228,12 @@ async def run_load(
             async def caller() -> None:
                 """Put one turn at a time on ``live`` and wait for its result."""
                 n = 0
+                last = time.monotonic()
                 while not done.is_set():
                     after = failing is not None and failing.done()
                     n += 1
                     try:
-                        handle = await live.put(AGENT, Turn(post, args=[n]))
+                        handle = await live.put(agents[n % len(agents)], Turn(post, args=[n]))
                     except MailboxError:  # not acknowledged: nothing to wait for
                         await asyncio.sleep(0.02)
                         continue
@@ -225,15 +245,21 @@ async def run_load(
                     else:
                         counts.awaited += 1
                         counts.awaited_after += after
+                        now = time.monotonic()
+                        counts.longest_wait = max(counts.longest_wait, now - last)
+                        last = now
 
             calling = asyncio.create_task(caller())
+            background.append(calling)
             puts: list[asyncio.Task[None]] = []
             fail_at = turns // 3
             start = time.monotonic()
             for n in range(turns):
                 if n == fail_at:
                     failing = asyncio.create_task(failure())
+                    background.append(failing)
                 puts.append(asyncio.create_task(put(n)))
+                background.append(puts[-1])
                 # Pacing: a steady rate, whatever the puts cost.
                 await asyncio.sleep(max(0.0, start + (n + 1) / rate - time.monotonic()))
             await asyncio.gather(*puts)
@@ -244,11 +270,12 @@ async def run_load(
             counts.acknowledged = len(acknowledged)
 
             async with asyncio.timeout(60):
-                await _drained(mailboxes)  # every outcome is written: nothing more comes
-                await eventually(tail.caught_up, within=60)
-                tail.stopping.set()
-                await tailing
-                kept = await _outcomes(mailboxes)  # before the handles' reader trims them
+                await _drained(mailboxes, agents)  # every outcome is written: nothing more comes
+                for tail in tails:
+                    await eventually(tail.caught_up, within=60)
+                    tail.stopping.set()
+                await asyncio.gather(*tailing)
+                kept = await _outcomes(mailboxes, keys)  # before the handles' reader trims them
 
                 async def settle(handle: TurnHandle) -> None:
                     try:
@@ -257,8 +284,9 @@ async def run_load(
                         counts.errors.append(type(exc).__name__)
 
                 await asyncio.gather(*(settle(h) for h in handles))
-    counts.lost = sum(1 for uuid in acknowledged if tail.seen[uuid] == 0)
-    counts.seen_twice = sum(1 for uuid in acknowledged if tail.seen[uuid] > 1)
+    seen = sum((tail.seen for tail in tails), Counter[str]())
+    counts.lost = sum(1 for uuid in acknowledged if seen[uuid] == 0)
+    counts.seen_twice = sum(1 for uuid in acknowledged if seen[uuid] > 1)
     counts.outcomes_twice = sum(1 for uuid in acknowledged if kept[uuid] > 1)
     ran = _runs(logs)
     counts.ran_twice = sum(1 for times in ran.values() if times > 1)
@@ -266,11 +294,37 @@ async def run_load(
     return counts
 
 
-async def _outcomes(mailboxes: Mailboxes) -> Counter[str]:
-    """How many outcomes the reply stream holds, by turn uuid: what Redis kept."""
+async def _settled(tails: list[_Tail], tasks: list[asyncio.Task[Any]]) -> None:
+    """Stop the tails and cancel whatever of the load still runs, and wait for it."""
+    for tail in tails:
+        tail.stopping.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@asynccontextmanager
+async def _tail_client(spec: str, mailboxes: Mailboxes) -> AsyncIterator[Any]:
+    """The client a tail reads with: on a cluster, one of its own. redis-py's cluster
+    client, when a node fails under one command, closes connections that concurrent
+    commands are using (they then fail with ``AttributeError``), so the tails, which
+    are test instruments, do not share one with the producer or with each other."""
+    if not clustered(spec):
+        yield mailboxes.client
+        return
+    client = connect(spec, decode_responses=True)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def _outcomes(mailboxes: Mailboxes, keys: list[str]) -> Counter[str]:
+    """How many outcomes the reply streams hold, by turn uuid: what Redis kept."""
     found: Counter[str] = Counter()
-    for _, fields in await mailboxes.client.xrange(mailboxes.replies.key):
-        found.update(uuid for uuid, kind, _, _, _ in json.loads(fields["r"]) if kind == "o")
+    for key in keys:
+        for _, fields in await mailboxes.client.xrange(key):
+            found.update(uuid for uuid, kind, _, _, _ in json.loads(fields["r"]) if kind == "o")
     return found
 
 
@@ -282,19 +336,19 @@ def _runs(logs: Path) -> Counter[str]:
     return found
 
 
-async def _wait_for_workers(mailboxes: Mailboxes, count: int) -> None:
+async def _wait_for_workers(mailboxes: Mailboxes, agents: Sequence[str], count: int) -> None:
     async def live() -> bool:
-        return (await mailboxes.stats(AGENT)).workers >= count
+        return all([(await mailboxes.stats(agent)).workers >= count for agent in agents])
 
     await eventually(live, within=60)
 
 
-async def _drained(mailboxes: Mailboxes) -> None:
-    """Until the mailbox holds nothing: every turn recorded (or dead-lettered)."""
+async def _drained(mailboxes: Mailboxes, agents: Sequence[str]) -> None:
+    """Until the mailboxes hold nothing: every turn recorded (or dead-lettered)."""
     while True:
         try:
-            stats = await mailboxes.stats(AGENT)
-            if stats.depth == 0 and stats.pending == 0:
+            found = [await mailboxes.stats(agent) for agent in agents]
+            if all(stats.depth == 0 and stats.pending == 0 for stats in found):
                 return
         except MailboxUnavailableError:
             pass

@@ -1,7 +1,7 @@
 """A worker process for the failover test: ``python failover_worker.py SPEC NAME LOGS
-REPLICAS``.
+REPLICAS [AGENT...]``.
 
-Serves the agent ``ledger`` (tool ``post``) on the mailboxes ``SPEC`` names (see
+Serves the agents named (by default ``ledger``; tool ``post``) on the mailboxes ``SPEC`` names (see
 `failover_helpers.mailboxes_for`), with ``Mailboxes(replicas=REPLICAS)``. Each run of
 the tool appends ``"<turn uuid> <pid> <attempt>"`` to ``LOGS/ran-NAME.txt`` — outside
 Redis, so that a failover cannot lose the count of executions. Stops on SIGTERM and
@@ -22,7 +22,7 @@ from pygents import Agent, tool
 from pygents.redis import Worker, current_delivery
 
 
-async def main(spec: str, name: str, logs: str, replicas: int) -> None:
+async def main(spec: str, name: str, logs: str, replicas: int, names: list[str]) -> None:
     with (Path(logs) / f"ran-{name}.txt").open("a", buffering=1) as ran:
 
         @tool()
@@ -34,12 +34,12 @@ async def main(spec: str, name: str, logs: str, replicas: int) -> None:
             ran.write(f"{delivery.turn_uuid} {os.getpid()} {delivery.attempt}\n")
             return amount * 2
 
-        agent = Agent(AGENT, "Keeps the books", [post])
+        agents = [Agent(agent, "Keeps the books", [post]) for agent in names or [AGENT]]
         options = {"replicas": replicas, "replica_timeout": 0.5}
         async with mailboxes_for(spec, **options) as mailboxes:
             worker = Worker(
                 mailboxes,
-                agent,
+                agents,
                 name=name,
                 concurrency=8,
                 visibility_timeout=2.0,
@@ -52,4 +52,4 @@ async def main(spec: str, name: str, logs: str, replicas: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]))

@@ -19,6 +19,8 @@ import pytest
 from failover_helpers import Counts, run_load
 from sentinel_helpers import Replicated, replicated
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def sentinel_redis(tmp_path: Path) -> Iterator[Replicated]:
