@@ -4,9 +4,18 @@ import os
 
 import pytest
 
+import system_programs
 from pygents.testing import registries
 
 pytest_plugins = ["pygents.pytest_plugin"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    system_programs.register(config)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    system_programs.check_marks(item)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -23,6 +23,7 @@ from doc_blocks import ROOT, blocks, named_files, reader_environment
 from terminal import WAIT, Terminal, terminal
 
 from pygents.redis import RedisServer
+from system_programs import require
 
 GUIDE = ROOT / "docs" / "guides" / "scaling-out.md"
 RUN = "pygents-tui run clerk.py"
@@ -30,8 +31,7 @@ RUN = "pygents-tui run clerk.py"
 
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
-    if not RedisServer.available():
-        pytest.skip("redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)")
+    require("redis-server")
     directory = tmp_path / "redis"
     directory.mkdir()
     with RedisServer(directory) as server:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from system_programs import needs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "scaling_out.py"
@@ -46,7 +47,7 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not on PATH")
+@needs("redis-server")
 def test_the_demo_serves_turns_from_two_worker_processes() -> None:
     result = _run(_env())
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"

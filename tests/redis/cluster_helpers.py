@@ -15,18 +15,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 from redis_helpers import eventually
 
 from pygents.redis._local_cluster import LocalCluster
 from pygents.redis._redis_server import RedisServer
+from system_programs import require
 
-__all__ = ["NO_CLUSTER", "ClusterServer", "Failover", "running_cluster"]
-
-NO_CLUSTER = (
-    "redis-server or redis-cli is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
-)
+__all__ = ["ClusterServer", "Failover", "running_cluster"]
 
 
 class ClusterServer:
@@ -53,8 +49,7 @@ class ClusterServer:
 @contextmanager
 def running_cluster() -> Iterator[LocalCluster]:
     """A running local cluster for the session; skipped where Redis is not installed."""
-    if not LocalCluster.available():
-        pytest.skip(NO_CLUSTER)
+    require("redis-server", "redis-cli")
     with LocalCluster() as cluster:
         yield cluster
 

@@ -20,10 +20,11 @@ from typing import Final
 import pytest
 from cluster_helpers import ClusterServer, running_cluster
 from desk_tools import DeskTools, declare
-from redis_helpers import NO_SERVER, Serving, running_server
+from redis_helpers import Serving, running_server
 
 from pygents.redis import Mailboxes, RedisServer
 from pygents.redis._local_cluster import LocalCluster
+from system_programs import require
 
 # The modules whose tests also run on the cluster: delivery, replies, serving, the
 # producer's side, control, survey, poison and crash — what a cluster changes (keys,
@@ -88,8 +89,7 @@ def redis_server(
 def full_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A ``redis-server`` that holds 3 MB at most, evicting nothing: a full Redis
     refuses the writes that may grow its memory."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
+    require("redis-server")
     full = ["--maxmemory", "3mb", "--maxmemory-policy", "noeviction"]
     with RedisServer(tmp_path, extra_args=full) as server:
         yield server

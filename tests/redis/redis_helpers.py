@@ -11,13 +11,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from pygents.redis import Mailboxes, Outcome, RedisServer, Worker
+from system_programs import require
 
 HERE = Path(__file__).resolve().parent
-
-NO_SERVER = "redis-server is not on PATH (Debian/Ubuntu: apt-get install redis-server)"
 
 
 class Serving:
@@ -109,8 +106,7 @@ def processes(started: list[subprocess.Popen[bytes]]) -> Iterator[list[subproces
 def running_server(tmp_path: Path) -> Iterator[RedisServer]:
     """A running, empty ``redis-server`` in ``tmp_path``, closed after the block; the
     test is skipped where there is none (CI installs it)."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
+    require("redis-server")
     directory = tmp_path / "redis"
     directory.mkdir()
     server = RedisServer(directory)

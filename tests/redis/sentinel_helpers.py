@@ -18,14 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis_helpers import NO_SERVER, eventually
+from redis_helpers import eventually
 
 from pygents.redis import RedisServer
 from pygents.redis._redis_server import answers_ping, free_port
+from system_programs import require
 
 SERVICE = "m"
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -165,8 +165,7 @@ class Replicated:
 def replicated(tmp_path: Path, *, sentinels: int = 3) -> Iterator[Replicated]:
     """A running `Replicated` (``sentinels=0``: the primary and its replica alone),
     every process stopped after the block."""
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
+    require("redis-server", *(["redis-sentinel"] if sentinels else []))
     found = Replicated(tmp_path / "redis", sentinels=sentinels)
     try:
         found.start()

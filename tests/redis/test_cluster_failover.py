@@ -16,12 +16,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from cluster_helpers import NO_CLUSTER, Failover
+from cluster_helpers import Failover
 from failover_helpers import Counts, run_load
 from redis.asyncio.cluster import RedisCluster
 
 from pygents.redis import Mailboxes
 from pygents.redis._local_cluster import LocalCluster
+from system_programs import require
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +32,7 @@ AGENTS = [f"ledger-{n}" for n in range(6)]
 @pytest.fixture
 async def cluster() -> AsyncIterator[LocalCluster]:
     """A cluster for this test alone, every node stopped afterwards (even on failure)."""
-    if not LocalCluster.available():
-        pytest.skip(NO_CLUSTER)
+    require("redis-server", "redis-cli")
     with LocalCluster(node_timeout=1.0) as found:
         yield found
 

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
-from redis_helpers import NO_SERVER, Serving, eventually
+from redis_helpers import Serving, eventually
 from sentinel_helpers import Replicated, replicated
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, NotReplicatedError, RedisServer, Worker
 from pygents.redis._mailbox_lua import RECORD
+from system_programs import require
 
 
 @pytest.fixture
@@ -142,8 +143,7 @@ async def test_a_dead_letter_waits_for_replicas_like_an_outcome(
 
 
 def test_the_latency_measurement_of_the_guide_runs(tmp_path: Path) -> None:
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
+    require("redis-server")
     script = Path(__file__).resolve().parent / "failover_latency.py"
     done = subprocess.run(
         [sys.executable, str(script), "20"], capture_output=True, text=True, timeout=120

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from poison_soak import soak
-from redis_helpers import NO_SERVER
 
-from pygents.redis import RedisServer
+from system_programs import require
 
 
 async def test_under_a_poison_soak_every_good_turn_has_one_outcome_and_every_poison_a_dead_letter(
     tmp_path: Path,
 ) -> None:
-    if not RedisServer.available():
-        pytest.skip(NO_SERVER)
+    require("redis-server")
     result = await soak(4.0, workers=2, logs=tmp_path)
 
     assert result.good_put >= 100

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from system_programs import require
 
 WAIT = 20.0  # seconds, for each thing the test waits for
 POLL = 0.1
@@ -116,9 +116,9 @@ class Terminal:
 @contextmanager
 def terminal(name: str) -> Iterator[Terminal]:
     """A fresh tmux server for one test, killed afterwards."""
+    require("tmux")
     tmux = shutil.which("tmux")
-    if tmux is None:
-        pytest.fail("tmux is not installed: this test needs it (apt-get install tmux)")
+    assert tmux is not None
     assert SCRIPT.exists(), f"no console script at {SCRIPT}; run `uv sync`"
     tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     socket = Path(tempfile.gettempdir()) / f"pygents-tui-test-{tag}.sock"

@@ -11,7 +11,6 @@ terminal's input element, and reach the dashboard over the same socket.
 from __future__ import annotations
 
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from terminal import ANSI, WAIT, free_port
 
 from pygents_tui._web import served_command
 from pygents_tui.cli import main
+from system_programs import require
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -107,12 +107,7 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    for program in (CHROMIUM, CHROMEDRIVER):
-        if shutil.which(program) is None:
-            pytest.fail(
-                f"{program} is not installed: this test needs it "
-                "(apt-get install chromium chromium-driver)"
-            )
+    require("chromium", "chromedriver")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

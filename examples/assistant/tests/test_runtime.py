@@ -27,8 +27,9 @@ from assistant.runtime import (
     PathEscapeError,
     Runtime,
 )
+from system_programs import needs
 
-KINDS = ["local"] + (["bubblewrap"] if shutil.which("bwrap") else [])
+KINDS = ["local", pytest.param("bubblewrap", marks=needs("bwrap"))]
 #: LocalRuntime or BubblewrapRuntime: they take the same arguments.
 RuntimeClass = Callable[..., ProcessRuntime]
 

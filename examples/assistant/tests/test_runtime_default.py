@@ -25,11 +25,9 @@ from assistant.runtime import (
     NoSandboxError,
     default_runtime,
 )
+from system_programs import needs
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None,
-    reason="bwrap is not on PATH (Debian/Ubuntu: apt-get install bubblewrap)",
-)
+needs_bwrap = needs("bwrap")
 
 
 @pytest.fixture

@@ -32,9 +32,10 @@ from assistant.runtime import (
     PathEscapeError,
     Runtime,
 )
+from system_programs import needs
 
 LIMIT = 1_000
-KINDS = ["local"] + (["bubblewrap"] if shutil.which("bwrap") else [])
+KINDS = ["local", pytest.param("bubblewrap", marks=needs("bwrap"))]
 
 
 @pytest.fixture(params=KINDS)

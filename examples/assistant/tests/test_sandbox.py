@@ -27,11 +27,9 @@ from assistant.runtime import (
     Runtime,
     default_runtime,
 )
+from system_programs import needs
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("bwrap") is None,
-    reason="bwrap is not on PATH (Debian/Ubuntu: apt-get install bubblewrap)",
-)
+pytestmark = needs("bwrap")
 
 SECRET = "sk-secret-" + secrets.token_hex(8)
 #: The timeout of the commands that must time out: long enough for the command to have
