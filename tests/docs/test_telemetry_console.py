@@ -8,39 +8,44 @@ out its budget for them.
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 from doc_blocks import ROOT, named_files, reader_environment, shell_commands
 
+from pygents_otel._setup import SHUTDOWN_TIMEOUT_ENV
+
 PAGE = ROOT / "docs" / "telemetry.md"
 COMMAND = "OTEL_TRACES_EXPORTER=console python hello.py"
+LIMIT = 60  # seconds the command may run
 
 
-def _timed(
-    command: str, cwd: Path, env: dict[str, str]
-) -> tuple[float, subprocess.CompletedProcess[str]]:
-    started = time.monotonic()
-    done = subprocess.run(
+def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["/bin/sh", "-c", command],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=LIMIT,
         check=False,
     )
-    return time.monotonic() - started, done
 
 
 def test_the_documented_console_command_prints_the_spans_and_exits_at_once(
     tmp_path: Path,
 ) -> None:
+    """ "At once" is asserted by what the command waits for, not by a stopwatch: its
+    shutdown budget is set to ten times the run's limit, so a shutdown that waited for
+    anything (a metric export to a collector nobody started, a retry) would run past
+    ``LIMIT`` and fail the run, on a busy machine or an idle one."""
     assert COMMAND in shell_commands(PAGE), f"{PAGE.name} no longer shows {COMMAND!r}"
     (tmp_path / "hello.py").write_text(named_files(PAGE)["hello.py"])
-    env = reader_environment()
+    env = reader_environment() | {
+        SHUTDOWN_TIMEOUT_ENV: str(10 * LIMIT),
+        "OTEL_EXPORTER_OTLP_TIMEOUT": str(10 * LIMIT),
+    }
 
-    elapsed, done = _timed(COMMAND, tmp_path, env)
+    done = _run(COMMAND, tmp_path, env)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("a\nspan\nfor\nevery\nturn\n"), done.stdout[:500]
@@ -49,13 +54,3 @@ def test_the_documented_console_command_prints_the_spans_and_exits_at_once(
     # Nothing at all: no export errors or retries, no shutdown warning, not even the
     # SDK's "Exporter already shutdown" notice.
     assert done.stderr == "", done.stderr
-    # What the interpreter needs anyway to start and import what hello.py imports,
-    # measured here, on this machine, now: the command may take at most 1 s more.
-    baseline, started = _timed(
-        'python -c "import asyncio, pygents_otel, pygents; '
-        'from opentelemetry.sdk.trace.export import ConsoleSpanExporter"',
-        tmp_path,
-        env,
-    )
-    assert started.returncode == 0, started.stderr
-    assert elapsed < baseline + 1.0, f"took {elapsed:.2f} s; starting takes {baseline:.2f} s"
