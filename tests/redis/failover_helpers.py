@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -189,13 +190,13 @@ async def run_load(
             spawn("failover_worker.py", logs, spec, f"w{i}", str(logs), str(replicas), *agents)
             for i in range(workers)
         ]
-    ):
+    ) as started:
         async with (
             mailboxes_for(spec, **options) as mailboxes,
             mailboxes_for(spec, **options) as live,
             AsyncExitStack() as stack,
         ):
-            await _wait_for_workers(mailboxes, agents, workers)
+            await _wait_for_workers(mailboxes, agents, started, logs)
             # One tail per reply stream: one on a single server, one per agent on a cluster.
             keys = sorted({mailboxes.replies.key_for(agent) for agent in agents})
             tails = [
@@ -336,9 +337,22 @@ def _runs(logs: Path) -> Counter[str]:
     return found
 
 
-async def _wait_for_workers(mailboxes: Mailboxes, agents: Sequence[str], count: int) -> None:
+async def _wait_for_workers(
+    mailboxes: Mailboxes,
+    agents: Sequence[str],
+    started: Sequence[subprocess.Popen[bytes]],
+    logs: Path,
+) -> None:
+    """Until every worker serves every agent; a worker that exited first fails the test
+    at once, with its log (not after the wait's minute)."""
+
     async def live() -> bool:
-        return all([(await mailboxes.stats(agent)).workers >= count for agent in agents])
+        for n, process in enumerate(started):
+            if process.poll() is not None:
+                log = (logs / f"w{n}.log").read_text(errors="replace")
+                raise AssertionError(f"worker w{n} exited ({process.returncode}):\n{log}")
+        stats = [await mailboxes.stats(agent) for agent in agents]
+        return all(found.workers >= len(started) for found in stats)
 
     await eventually(live, within=60)
 
