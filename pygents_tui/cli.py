@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
-from pygents_tui._arguments import PORT_OR_OFF, SECONDS, SPEED
+from pygents_tui._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
@@ -52,7 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
     demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")
-    demo.add_argument("--speed", type=float, default=1.0, help="run the demo faster or slower")
+    demo.add_argument(
+        "--speed",
+        type=DEMO_SPEED,
+        default=1.0,
+        help="run the demo faster or slower: more than 0, at most 100 (default: 1)",
+    )
     run = commands.add_parser("run", help="run your async entry point under the dashboard")
     run.add_argument("target", help="PATH.py[:callable] or package.module:callable (default: main)")
     listen = commands.add_parser(
