@@ -23,7 +23,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_blocks import ROOT, RUNNABLE, Block, blocks, named_files, pages, reader_environment
+from doc_blocks import (
+    ROOT,
+    RUNNABLE,
+    Block,
+    blocks,
+    named_files,
+    pages,
+    reader_environment,
+    shell_commands,
+)
 
 ALL = [block for page in pages() for block in blocks(page)]
 TIMEOUT = 60  # seconds: only bounds a program that would hang if broken
@@ -167,6 +176,26 @@ def test_a_python_fragment_still_compiles(block: Block) -> None:
         compile(block.code, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     except SyntaxError as error:
         pytest.fail(f"{block.where}: line {error.lineno}: {error.msg}")
+
+
+# A command that runs a saved program with whatever ``python`` or ``pygents-tui`` is on
+# PATH: after any VAR=value settings, not through ``uv run``.
+_BARE = re.compile(r"^(?:\w+=\S*\s+)*(?:python3?\s+[\w./-]+\.py|pygents-tui\s+run)\b")
+
+
+def test_a_page_that_runs_a_program_with_a_bare_python_also_says_how_without_an_environment() -> (
+    None
+):
+    """``python clerk.py`` works only in an activated environment that has pygents; a
+    newcomer in a folder of their own got ``ModuleNotFoundError``. A page that shows
+    such a command also shows the form with the checkout's environment."""
+    silent = [
+        f"{page.relative_to(ROOT)}: {command!r}"
+        for page in pages(examples=True)
+        for command in shell_commands(page)
+        if _BARE.match(command) and "uv run --project" not in page.read_text()
+    ]
+    assert not silent, "say how to run these without an activated environment: " + str(silent)
 
 
 def test_the_pages_have_blocks_to_check() -> None:
