@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from doc_blocks import ROOT, named_files, reader_environment, shell_commands
 
 from pygents_otel._setup import SHUTDOWN_TIMEOUT_ENV
