@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged"]
+__all__ = ["DEMO_SPEED", "PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged"]
 
 N = TypeVar("N", int, float)
 
@@ -40,6 +40,15 @@ PORT = ranged("a port number", int, lambda p: 1 <= p <= 65535, "a port is 1 to 6
 """A port that must be served (the web page's: there is no "off")."""
 
 SPEED = ranged("a speed", float, lambda v: 1 <= v <= 100, "a speed is 1 to 100")
+"""A replay's speed: a recording is never played slower than it happened."""
+
+DEMO_SPEED = ranged(
+    "a speed", float, lambda v: 0 < v <= 100, "a demo speed is more than 0, at most 100"
+)
+"""The demo's speed divides every pause of its workload: 0 would divide by zero, and a
+negative or huge one made every pause nothing, so the demo ran flat out with its
+queues growing. Slower than 1 is fine (0.5 is half speed); NaN is refused (no
+comparison holds for it)."""
 
 SECONDS = ranged(
     "a number of seconds",

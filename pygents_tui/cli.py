@@ -15,10 +15,11 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
-from pygents_tui._arguments import PORT_OR_OFF, SECONDS, SPEED
+from pygents_tui._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
+from pygents_tui._sdk_logs import HeldLogs
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui._visible import visible
@@ -52,7 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
     demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")
-    demo.add_argument("--speed", type=float, default=1.0, help="run the demo faster or slower")
+    demo.add_argument(
+        "--speed",
+        type=DEMO_SPEED,
+        default=1.0,
+        help="run the demo faster or slower: more than 0, at most 100 (default: 1)",
+    )
     run = commands.add_parser("run", help="run your async entry point under the dashboard")
     run.add_argument("target", help="PATH.py[:callable] or package.module:callable (default: main)")
     listen = commands.add_parser(
@@ -310,10 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
         title = args.target
     recorder = None
+    held = HeldLogs().install()  # the SDK's lines, from before its set-up to the end
     if args.record is not None:
         try:
             recorder, telemetry = _start_recording(args.record, title)
         except (OSError, MissingExtraError) as error:
+            held.uninstall()
             reason = getattr(error, "strerror", None) or error
             print(f"pygents-tui: error: cannot record to {args.record}: {reason}", file=sys.stderr)
             return 2
@@ -322,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace_id: Callable[..., Any] | None = pygents_otel.trace_id_of
     else:
         telemetry, trace_id = _telemetry()
+    if telemetry is None:
+        held.uninstall()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
     args.settings.configure(app)
     try:
@@ -333,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     finally:
         if telemetry is not None:
-            telemetry.shutdown()
+            _shut_down(telemetry, held)
         if recorder is not None:
             recorder.close()
             print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
@@ -342,6 +352,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if farewell is not None:
         print(farewell, file=sys.stderr)
     return app.return_code or 0
+
+
+def _shut_down(telemetry: Any, held: HeldLogs) -> None:
+    """Shut the process's telemetry down, briefly if its target already failed, and
+    say in one line what the SDK logged meanwhile (it stays held: an export thread
+    may still be retrying as the process ends)."""
+    telemetry.shutdown(timeout=held.shutdown_timeout())
+    unsent = sum(c.ended - c.exported for c in telemetry.span_counts().values())
+    line = held.line(unsent)
+    if line is not None:
+        print(line, file=sys.stderr)
 
 
 def last_words(app: Dashboard) -> str | None:

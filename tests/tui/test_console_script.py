@@ -152,3 +152,26 @@ def test_the_programs_prints_are_given_back_in_order_on_exit(tmp_path: Path) -> 
         "last [bold]line",
         "pygents-tui: the workload exited with status 0",
     ]
+
+
+@pytest.mark.parametrize("speed", ["0", "-3", "nan", "inf", "1000", "fast"])
+def test_a_demo_speed_that_is_not_more_than_0_and_at_most_100_is_refused_in_one_line(
+    speed: str,
+) -> None:
+    """``--speed 0`` divided by zero, and ``--speed -3`` ran the demo flat out with its
+    queues growing: both are refused by the argument parser, before any workload (or
+    the terminal check) runs."""
+    result = subprocess.run(
+        [str(SCRIPT), "demo", "--speed", speed],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr[-2000:]
+    assert lines[0].startswith("pygents-tui demo: error: argument --speed: "), lines[0]
+    assert "Traceback" not in result.stderr
