@@ -22,6 +22,7 @@ import asyncio
 import shlex
 import sys
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from pygents._extras import MissingExtraError, import_from_extra
 from pygents_tui._arguments import PORT, ranged
@@ -35,10 +36,37 @@ its actions are logged with it (`pygents_tui._acting`)."""
 WEB_PROVIDES = ("textual_serve", "aiohttp_jinja2", "jinja2")
 """The top-level modules the 'web' extra installs (textual-serve and its templates)."""
 
-_VALUED = ("--web-host", "--web-port", "--web-sessions")
+_VALUED = ("--web-host", "--web-port", "--web-sessions", "--web-url")
 
 SESSIONS = ranged("a number of sessions", int, lambda n: 1 <= n <= 64, "sessions are 1 to 64")
 """``--web-sessions``: each is a dashboard process, so a few, and never unbounded."""
+
+
+def public_url(text: str) -> str:
+    """``--web-url``: the address browsers use, in front of the served one (a reverse
+    proxy's): ``http(s)://host[:port]``, no path, as textual-serve puts its own paths
+    right after it."""
+    parsed = urlsplit(text)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or port == -1
+        or parsed.path not in ("", "/")
+        or parsed.query
+        or parsed.fragment
+        or parsed.username is not None
+    ):
+        raise argparse.ArgumentTypeError(
+            f"not an http(s)://host[:port] address without a path: {text[:60]!r}"
+        )
+    # As a browser writes its Origin: lower case, no default port.
+    name = f"[{parsed.hostname}]" if ":" in parsed.hostname else parsed.hostname
+    default = {"http": 80, "https": 443}[parsed.scheme]
+    return f"{parsed.scheme}://{name}" + (f":{port}" if port not in (None, default) else "")
 
 
 def add_web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +96,14 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="browser sessions open at once, each its own dashboard process (default: 4)",
     )
+    parser.add_argument(
+        "--web-url",
+        type=public_url,
+        default=None,
+        metavar="URL",
+        help="the address browsers use when a reverse proxy (TLS) serves the page, "
+        "e.g. https://dashboard.example.com (default: the served one)",
+    )
 
 
 def served_command(argv: Sequence[str]) -> str:
@@ -87,10 +123,18 @@ def served_command(argv: Sequence[str]) -> str:
     return shlex.join([sys.executable, "-m", "pygents_tui", *kept])
 
 
-def serve_web(argv: Sequence[str], host: str, port: int, title: str, sessions: int = 4) -> int:
+def serve_web(
+    argv: Sequence[str],
+    host: str,
+    port: int,
+    title: str,
+    sessions: int = 4,
+    public: str | None = None,
+) -> int:
     """Serve ``pygents-tui argv`` (less ``--web``) on ``host:port`` until Ctrl-C, to
-    at most ``sessions`` browser sessions at once; the exit status. A missing extra or
-    a port that cannot be bound is one line, status 2."""
+    at most ``sessions`` browser sessions at once, opened at ``public`` when a proxy
+    is in front (`public_url`); the exit status. A missing extra or a port that cannot
+    be bound is one line, status 2."""
     try:
         import_from_extra("textual_serve.server", "pygents-tui --web", "web", WEB_PROVIDES)
     except MissingExtraError as error:
@@ -105,7 +149,7 @@ def serve_web(argv: Sequence[str], host: str, port: int, title: str, sessions: i
             "proxy in front (see the dashboard docs, 'In a browser')",
             file=sys.stderr,
         )
-    guard = WebGuard(host, port, sessions)
+    guard = WebGuard(host, port, sessions, public=public)
     server = GuardedServer(served_command(argv), guard, host=host, port=port, title=title)
     # textual-serve runs on the thread's current loop (get_event_loop): give it one,
     # which newer Pythons no longer create implicitly.

@@ -15,10 +15,11 @@ DNS-rebound name reached ``GET /``. So, the way Jupyter does it:
 - **Host and Origin checked.** Every request's ``Host`` must name the served
   address (or, on a loopback bind, its ``localhost``/``127.0.0.1``/``[::1]``
   equivalents, whose ``GET /`` is redirected to the served address so the cookie
-  lands on the origin the socket uses). ``/ws`` needs ``Origin`` to be exactly the
-  served origin, and no ``Origin`` is refused too (browsers always send it): the
-  cookie is same-site for every port of the host, so this is what stops a page on
-  another local port.
+  lands on the origin the socket uses; or the ``--web-url`` of a reverse proxy in
+  front). ``/ws`` needs ``Origin`` to be exactly the origin the page is opened at,
+  and no ``Origin`` is refused too (browsers always send it): the cookie is
+  same-site for every port of the host, so this is what stops a page on another
+  local port.
 - **A cap on sessions**: each socket starts a dashboard process; past
   ``--web-sessions`` the page and the socket are refused with one line.
 - **Sessions are named**: each socket gets a short id (a hash of the token and a
@@ -90,18 +91,30 @@ class WebGuard:
     """The token, the addresses a request may name, and the open sessions of one
     ``--web`` start; `middleware` applies them to every request."""
 
-    def __init__(self, host: str, port: int, sessions: int, token: str | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        sessions: int,
+        token: str | None = None,
+        public: str | None = None,
+    ) -> None:
         self.token = token if token is not None else secrets.token_urlsafe(32)
         self.served = netloc(host, port)
-        self.origin = f"http://{self.served}"
+        self.origin = public if public is not None else f"http://{self.served}"
         self.url = f"{self.origin}/?token={self.token}"
         self.cookie = f"pygents-tui-web-{port}"
+        self.proxy = public
+        self.secure = self.origin.startswith("https:")
         self.sessions = sessions
         self.open: set[str] = set()
         self._counter = itertools.count(1)
-        hosts = {self.served}
+        self.loopback: frozenset[str] = frozenset()
         if is_loopback(host):
-            hosts.update(netloc(name, port) for name in _LOOPBACK_NAMES)
+            self.loopback = frozenset(netloc(name, port) for name in _LOOPBACK_NAMES)
+        hosts = {self.served, *self.loopback}
+        if public is not None:  # a proxy passing the browser's Host on
+            hosts.add(public.partition("://")[2])
         self.hosts = frozenset(name.lower() for name in hosts)
 
     def _valid(self, token: str | None) -> bool:
@@ -144,13 +157,21 @@ class WebGuard:
                 web.HTTPForbidden,
                 "the page needs the token: open the URL pygents-tui printed (…/?token=…)",
             )
-        if host != self.served:  # a loopback equivalent: to the origin the socket uses
+        if self.proxy is None and host in self.loopback and host != self.served:
+            # A loopback equivalent: to the origin the socket uses (and the cookie is for).
             raise web.HTTPTemporaryRedirect(f"{self.origin}{request.rel_url}")
         if len(self.open) >= self.sessions:
             raise self._full()
         response = await handler(request)
         if given is not None:
-            response.set_cookie(self.cookie, self.token, path="/", httponly=True, samesite="Strict")
+            response.set_cookie(
+                self.cookie,
+                self.token,
+                path="/",
+                httponly=True,
+                samesite="Strict",
+                secure=self.secure,  # behind an https proxy: never over plain HTTP
+            )
         return response
 
     async def _socket(self, request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -290,9 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "web", False):
         argv = sys.argv[1:] if argv is None else argv
-        return serve_web(
-            argv, args.web_host, args.web_port, f"pygents-tui {args.command}", args.web_sessions
-        )
+        title = f"pygents-tui {args.command}"
+        return serve_web(argv, args.web_host, args.web_port, title, args.web_sessions, args.web_url)
     if args.command == "listen":
         return _listen(args)
     if args.command == "replay":

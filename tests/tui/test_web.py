@@ -416,3 +416,48 @@ def test_a_host_other_than_this_machine_warns_that_the_token_is_all_that_protect
         "front (see the dashboard docs, 'In a browser')"
     )
     assert lines[-1].startswith("pygents-tui: error: cannot serve the page on 192.0.2.1:8000")
+
+
+async def test_behind_a_reverse_proxy_the_page_and_its_socket_answer_at_the_proxys_address(
+    serve: Serve,
+) -> None:
+    import aiohttp
+
+    served = serve("--web-url", "https://Dash.Example.com:443/")
+    # The URL is printed at the proxy's address, not the served one.
+    printed = re.search(r"https://dash\.example\.com/\?token=(\S+)", served.output())
+    assert printed is not None, served.output()
+    token = printed.group(1)
+    proxied = {"Host": "dash.example.com"}  # nginx: proxy_set_header Host $host
+    async with aiohttp.ClientSession() as client:
+        async with client.get(f"{served.origin}/?token={token}", headers=proxied) as response:
+            assert response.status == 200
+            assert 'data-session-websocket-url="wss://dash.example.com/ws"' in (
+                await response.text()
+            )
+            assert response.cookies[served.cookie]["secure"]
+        socket_url = f"{served.origin}/ws?width=80&height=24"
+        headers = {**proxied, "Cookie": f"{served.cookie}={token}"}
+        for origin in (served.origin, "http://dash.example.com", "https://evil.example.com"):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await client.ws_connect(socket_url, headers=headers, origin=origin)
+            assert refused.value.status == 403, origin
+        opened = await client.ws_connect(
+            socket_url, headers=headers, origin="https://dash.example.com"
+        )
+        assert (await opened.receive(timeout=WAIT)).type is aiohttp.WSMsgType.BINARY
+        await opened.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://dash.example.com", "https://dash.example.com/prefix", "dash.example.com"]
+)
+def test_a_proxy_address_that_is_not_a_bare_http_origin_is_refused(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--web", "--web-url", url])
+    assert exit_info.value.code == 2
+    assert "--web-url: not an http(s)://host[:port] address without a path" in (
+        capsys.readouterr().err
+    )
