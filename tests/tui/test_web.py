@@ -229,6 +229,7 @@ def test_what_a_browser_session_does_is_logged_with_that_session(
     served: Served, browser: Any
 ) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(served.url)
     wait_for_the_terminal(browser)
@@ -236,7 +237,11 @@ def test_what_a_browser_session_does_is_logged_with_that_session(
     assert opened is not None, served.output()
     session = opened.group(1)
     assert session not in served.token
+    before = received(browser)
     browser.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea").send_keys("p")
+    WebDriverWait(browser, WAIT, poll_frequency=0.1).until(
+        lambda d: "will pause before its next turn" in screen(d, before)
+    )
     # The dashboard's stderr reaches the server's output as its session ends: close
     # the page's tab (a page navigated away from may be kept, socket and all).
     page = browser.current_window_handle
