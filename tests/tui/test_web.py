@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot import dashboard
 from terminal import ANSI, WAIT, free_port
 
+from pygents import Agent, Turn, tool
 from pygents_tui._web import served_command
 from pygents_tui.cli import main
 from system_programs import require
@@ -57,6 +59,45 @@ def test_the_served_command_is_the_same_invocation_without_its_web_flags() -> No
     assert served_command(listen).endswith(
         "pygents_tui listen --config 'my file.toml' --grpc-port 0"
     )
+
+
+def test_the_served_command_leaves_out_the_session_cap_and_the_proxy_address() -> None:
+    argv = ["demo", "--web-sessions", "2", "--web", "--web-url=https://d.example.com", "-h"]
+    assert served_command(argv) == f"{sys.executable} -m pygents_tui demo -h"
+
+
+async def test_an_action_is_logged_with_its_browser_session_and_nothing_in_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], until: Any
+) -> None:
+    gate = asyncio.Event()
+
+    @tool()
+    async def held() -> None:
+        await gate.wait()
+
+    agent = Agent("held", "held", [held])
+
+    async def workload() -> None:
+        await agent.put(Turn(held))
+        async for _ in agent.run():
+            pass
+
+    app = dashboard(workload)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: agent.current_turn is not None)
+        await until(pilot, lambda: app.selected_agent == "held")
+        await pilot.press("p")  # in a terminal: its stderr is the screen
+        await until(pilot, lambda: agent.is_paused)
+        assert capfd.readouterr().err == ""
+        monkeypatch.setenv("PYGENTS_TUI_WEB_SESSION", "1a2b3c4d")  # as the --web server starts it
+        # `p` toggles: the action asked is "pause", the answer says what it did.
+        await pilot.press("p")
+        await until(pilot, lambda: not agent.is_paused)
+        assert capfd.readouterr().err == (
+            "pygents-tui: web session 1a2b3c4d: pause 'held': asked\n"
+            "pygents-tui: web session 1a2b3c4d: answered 'held resumed'\n"
+        )
+    gate.set()
 
 
 def test_a_page_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
