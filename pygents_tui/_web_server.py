@@ -163,7 +163,7 @@ class WebGuard:
         if len(self.open) >= self.sessions:
             raise self._full()
         response = await handler(request)
-        if given is not None:
+        if self._valid(given):
             response.set_cookie(
                 self.cookie,
                 self.token,
