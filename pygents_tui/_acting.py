@@ -8,16 +8,18 @@ shows the answer."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from textual.app import App
 
+from pygents_tui._web import SESSION_ENV
 from pygents_tui.screens.confirm import ConfirmScreen
 from pygents_tui.state import ACTION_NEEDS, Action, Capabilities, DashboardView, Reply
 from pygents_tui.state._capabilities import Capability
 
-__all__ = ["CONTROL", "KEY_ACTIONS", "PANEL_ACTIONS", "Acting"]
+__all__ = ["CONTROL", "KEY_ACTIONS", "PANEL_ACTIONS", "Acting", "log_action"]
 
 KEY_ACTIONS: dict[str, Action] = {"toggle_pause": "pause"}
 """The app's actions that act on an agent through its sources, and what each asks."""
@@ -27,6 +29,20 @@ what they need (the Mailbox panel's keys, all through ``action_mailbox``: ``x``
 needs ``cancel`` as ``r``, ``d`` and ``D`` need what Redis control offers)."""
 CONTROL: tuple[Capability, ...] = ("pause", "cancel", "dead_letters", "drain")
 """What a ``read_only`` app takes away from every source."""
+
+
+def log_action(what: str) -> None:
+    """One line on stderr for what a browser session did, with that session (the
+    `SESSION_ENV` its ``--web`` server gave this process): whoever holds the page can
+    act, so what each session did stays on record. textual-serve keeps the process's
+    stderr and writes it to the server's output as the session ends. Written to the
+    descriptor itself: Textual captures ``sys.stderr`` while the app runs. Nothing in a
+    terminal, where stderr is the screen."""
+    session = os.environ.get(SESSION_ENV)
+    if not session:
+        return
+    line = f"pygents-tui: web session {session[:16]}: {what}".replace("\n", " ")
+    os.write(2, f"{line}\n".encode("utf-8", "replace"))
 
 
 class Acting(App[int]):
@@ -74,21 +90,26 @@ class Acting(App[int]):
         ``target``: a row of the Mailbox panel; ``hint`` says which row to select when
         none that applies is); where none offers it, say so in one line."""
         agent = self.selected_agent
+        asked = f"{action} {agent!r}" + (f" {target!r}" if target is not None else "")
         line = self.offered(agent).why_not(ACTION_NEEDS[action])
         if line is None and hint and target is None:
             line = hint
         if line is not None:
+            log_action(f"{asked}: not offered: {line!r}")
             self.notify(line, title="not offered here", severity="warning", markup=False)
             return
+        log_action(f"{asked}: asked")
         self._answer(self.view.sources.act(action, agent, target))
 
     def _answer(self, reply: Reply) -> None:
         """Show a source's reply; a question (``reply.then``) is confirmed first, then
         what it does runs in the background and its own reply is shown."""
         then = reply.then
+        log_action(f"answered {reply.text!r}")
         if then is not None:
 
             def decided(yes: bool | None) -> None:
+                log_action(f"{reply.text!r}: {'confirmed' if yes else 'declined'}")
                 if yes:
                     self.run_worker(self._confirmed(then), group="control", exit_on_error=False)
 

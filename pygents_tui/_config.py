@@ -87,6 +87,7 @@ class Config:
     stale_after: float | None = None
     web_host: str | None = None
     web_port: int | None = None
+    web_sessions: int | None = None
     trace_url: str | None = None
     theme: str | None = None
     export_dir: Path | None = None
@@ -226,6 +227,9 @@ class _Reader:
         if theme is not None and theme not in _themes():
             raise self.fail("theme", f"no theme {theme!r} (one of: {', '.join(_themes())})")
         export_dir = self.text(top, "", "export_dir")
+        sessions = self.count(web, "web", "sessions")
+        if sessions is not None and sessions > 64:  # as --web-sessions: each is a process
+            raise self.fail("web.sessions", f"must be 1 to 64, got {sessions!r}")
         return Config(
             path=self.path,
             host=self.text(listen, "listen", "host"),
@@ -234,6 +238,7 @@ class _Reader:
             stale_after=self.number(listen, "listen", "stale_after", positive=True),
             web_host=self.text(web, "web", "host"),
             web_port=self.port(web, "web", "port", off=False),
+            web_sessions=sessions,
             trace_url=self.text(top, "", "trace_url"),
             theme=theme,
             export_dir=Path(export_dir).expanduser() if export_dir is not None else None,
@@ -290,7 +295,7 @@ _TOP = (
     "stuck",
 )
 _LISTEN = ("host", "grpc_port", "http_port", "stale_after")
-_WEB = ("host", "port")
+_WEB = ("host", "port", "sessions")
 _PRICE = ("input", "output", "cache", "cache_write")
 _BUDGET = ("tokens", "cost")
 _STUCK = ("factor", "silence")
@@ -322,6 +327,7 @@ _FROM_FILE: dict[str, tuple[Callable[[Config], object], object]] = {
     "stale_after": (lambda c: c.stale_after, 5.0),
     "web_host": (lambda c: c.web_host, "127.0.0.1"),
     "web_port": (lambda c: c.web_port, 8000),
+    "web_sessions": (lambda c: c.web_sessions, 4),
     "trace_url": (lambda c: os.environ.get("PYGENTS_TUI_TRACE_URL") or c.trace_url, None),
 }
 """The arguments a file can set. Their parsers default to ``None`` ("not given"), so

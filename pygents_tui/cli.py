@@ -139,8 +139,11 @@ and show their agents live: queues, running turns against their timeouts, values
 context sizes, events, and each turn's trace. Agents are told apart by service and
 instance, so two processes running the same agent keep two rows.
 
-Read-only: the receiver only accepts data. It runs nothing it receives and cannot
-pause or resume remote agents (pause them in their own process)."""
+The receiver only accepts data: it runs nothing it receives. The dashboard is
+read-only unless --control is given with --redis: then it can pause, resume, cancel,
+retry, drop and drain the pygents.redis mailboxes of that Redis, each confirmed.
+Agents seen only over OTLP are never acted on from here (pause them in their own
+process)."""
 
 REPLAY_DESCRIPTION = """\
 Show a recording in the listen dashboard, at 1x to 100x: a file written with
@@ -293,7 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "web", False):
         argv = sys.argv[1:] if argv is None else argv
-        return serve_web(argv, args.web_host, args.web_port, f"pygents-tui {args.command}")
+        title = f"pygents-tui {args.command}"
+        return serve_web(argv, args.web_host, args.web_port, title, args.web_sessions, args.web_url)
     if args.command == "listen":
         return _listen(args)
     if args.command == "replay":

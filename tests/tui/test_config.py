@@ -102,7 +102,7 @@ def test_the_guides_example_configuration_loads_with_every_key_it_documents() ->
     config = _load_text(example.code)
     assert config.host == "127.0.0.1"
     assert (config.grpc_port, config.http_port, config.stale_after) == (4317, 4318, 10.0)
-    assert (config.web_host, config.web_port) == ("127.0.0.1", 8000)
+    assert (config.web_host, config.web_port, config.web_sessions) == ("127.0.0.1", 8000, 4)
     assert config.trace_url == "http://localhost:16686/trace/{trace_id}"
     assert config.theme == "nord"
     assert config.filter == "planner"
@@ -139,6 +139,8 @@ def test_the_result_is_frozen(tmp_path: Path) -> None:
         ("[listen]\nstale_after = 0\n", "listen.stale_after", "must be a positive number"),
         ("[listen]\nstale_after = nan\n", "listen.stale_after", "must be a positive number"),
         ("[web]\nport = 0\n", "web.port", "must be a port, 1 to 65535"),
+        ("[web]\nsessions = 0\n", "web.sessions", "must be a positive whole number"),
+        ("[web]\nsessions = 65\n", "web.sessions", "must be 1 to 64, got 65"),
         ("[listen]\ngrcp_port = 4317\n", "listen.grcp_port", "unknown key"),
         ("colour = 'red'\n", "colour", "unknown key (known here: listen, web,"),
         ("listen = 3\n", "listen", "must be a table, got 3"),

@@ -10,18 +10,24 @@ terminal's input element, and reach the dashboard over the same socket.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot import dashboard
 from terminal import ANSI, WAIT, free_port
 
+from pygents import Agent, Turn, tool
 from pygents_tui._web import served_command
 from pygents_tui.cli import main
 from system_programs import require
@@ -55,6 +61,45 @@ def test_the_served_command_is_the_same_invocation_without_its_web_flags() -> No
     )
 
 
+def test_the_served_command_leaves_out_the_session_cap_and_the_proxy_address() -> None:
+    argv = ["demo", "--web-sessions", "2", "--web", "--web-url=https://d.example.com", "-h"]
+    assert served_command(argv) == f"{sys.executable} -m pygents_tui demo -h"
+
+
+async def test_an_action_is_logged_with_its_browser_session_and_nothing_in_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], until: Any
+) -> None:
+    gate = asyncio.Event()
+
+    @tool()
+    async def held() -> None:
+        await gate.wait()
+
+    agent = Agent("held", "held", [held])
+
+    async def workload() -> None:
+        await agent.put(Turn(held))
+        async for _ in agent.run():
+            pass
+
+    app = dashboard(workload)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: agent.current_turn is not None)
+        await until(pilot, lambda: app.selected_agent == "held")
+        await pilot.press("p")  # in a terminal: its stderr is the screen
+        await until(pilot, lambda: agent.is_paused)
+        assert capfd.readouterr().err == ""
+        monkeypatch.setenv("PYGENTS_TUI_WEB_SESSION", "1a2b3c4d")  # as the --web server starts it
+        # `p` toggles: the action asked is "pause", the answer says what it did.
+        await pilot.press("p")
+        await until(pilot, lambda: not agent.is_paused)
+        assert capfd.readouterr().err == (
+            "pygents-tui: web session 1a2b3c4d: pause 'held': asked\n"
+            "pygents-tui: web session 1a2b3c4d: answered 'held resumed'\n"
+        )
+    gate.set()
+
+
 def test_a_page_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
@@ -75,21 +120,62 @@ def test_a_page_port_out_of_range_is_refused(port: str, capsys: pytest.CaptureFi
     assert "--web-port" in capsys.readouterr().err
 
 
+@dataclass(frozen=True)
+class Served:
+    """A ``pygents-tui demo --web`` process: the URL it printed (with its token), its
+    origin, and the file its output goes to."""
+
+    url: str
+    origin: str
+    log: Path
+
+    @property
+    def token(self) -> str:
+        return self.url.partition("token=")[2]
+
+    @property
+    def port(self) -> int:
+        return int(self.origin.rpartition(":")[2])
+
+    @property
+    def cookie(self) -> str:
+        """The name of the cookie the page sets (one per port: cookies ignore ports)."""
+        return f"pygents-tui-web-{self.port}"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for(self, text: str) -> str:
+        """The output once it holds ``text`` (bounded by WAIT)."""
+        deadline = time.monotonic() + WAIT
+        while text not in (output := self.output()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"never said {text!r}:\n{output}")
+            time.sleep(0.1)
+        return output
+
+
+Serve = Callable[..., Served]
+
+
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """``pygents-tui demo --web`` on a free port of 127.0.0.1, as a real process;
-    its URL once it answers. Its log goes to a file: a pipe nobody reads would fill
-    up and stop it."""
-    port = free_port()
-    log = tmp_path / "server.log"
-    with log.open("wb") as output:
-        server = subprocess.Popen(
-            [str(SCRIPT), "demo", "--seed", "7", "--web", "--web-port", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    try:
+def serve(tmp_path: Path) -> Iterator[Serve]:
+    """Start ``pygents-tui demo --web`` (and the given options) on a free port of
+    127.0.0.1, as a real process; its `Served` once it answers. Its output goes to a
+    file: a pipe nobody reads would fill up and stop it."""
+    servers: list[subprocess.Popen[bytes]] = []
+
+    def start(*options: str) -> Served:
+        port = free_port()
+        log = tmp_path / f"server-{port}.log"
+        with log.open("wb") as output:
+            server = subprocess.Popen(
+                [str(SCRIPT), "demo", "--seed", "7", "--web", "--web-port", str(port), *options],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        servers.append(server)
         deadline = time.monotonic() + WAIT
         while True:  # bounded: the server binds within a second or two
             try:
@@ -99,10 +185,21 @@ def served(tmp_path: Path) -> Iterator[str]:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(f"never served:\n{log.read_text()}") from None
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/"
+        origin = f"http://127.0.0.1:{port}"
+        printed = re.search(rf"{re.escape(origin)}/\?token=\S+", log.read_text())
+        return Served(printed.group() if printed else f"{origin}/", origin, log)
+
+    try:
+        yield start
     finally:
-        server.terminate()  # textual-serve stops on SIGTERM, and with it each session
-        server.wait(timeout=WAIT)
+        for server in servers:
+            server.terminate()  # textual-serve stops on SIGTERM, and with it each session
+            server.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def served(serve: Serve) -> Served:
+    return serve()
 
 
 @pytest.fixture
@@ -137,12 +234,12 @@ def received(driver: Any) -> int:
 
 
 def test_the_page_shows_the_agents_table_and_a_key_typed_in_it_opens_the_help(
-    served: str, browser: Any
+    served: Served, browser: Any
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.get(served)
+    browser.get(served.url)
     wait = WebDriverWait(browser, WAIT, poll_frequency=0.1)
     # The page hides its terminal until the first bytes arrive, then shows it.
     wait.until(
@@ -160,3 +257,253 @@ def test_the_page_shows_the_agents_table_and_a_key_typed_in_it_opens_the_help(
     browser.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea").send_keys("?")
     wait.until(lambda d: "Everywhere" in screen(d, before))
     assert "this key map" in screen(browser, before)  # the help, listing `?` itself
+
+
+def wait_for_the_terminal(driver: Any) -> None:
+    """Until the page's terminal shows the dashboard's status line."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: "agent(s)" in screen(d))
+
+
+def test_what_a_browser_session_does_is_logged_with_that_session(
+    served: Served, browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(served.url)
+    wait_for_the_terminal(browser)
+    opened = re.search(r"web session (\w+) opened from 127\.0\.0\.1", served.output())
+    assert opened is not None, served.output()
+    session = opened.group(1)
+    assert session not in served.token
+    before = received(browser)
+    browser.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea").send_keys("p")
+    WebDriverWait(browser, WAIT, poll_frequency=0.1).until(
+        lambda d: "will pause before its next turn" in screen(d, before)
+    )
+    # The dashboard's stderr reaches the server's output as its session ends: close
+    # the page's tab (a page navigated away from may be kept, socket and all).
+    page = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.switch_to.window(page)
+    browser.close()
+    output = served.wait_for(f"web session {session} closed")
+    output = served.wait_for(f"web session {session}: pause ")
+    assert f"web session {session}: answered " in output
+
+
+ATTACK = """<!doctype html><script>
+window.__attack = [];
+const socket = new WebSocket("ws://127.0.0.1:%d/ws?width=80&height=24");
+socket.binaryType = "arraybuffer";
+socket.onopen = () => {
+  window.__attack.push("open");
+  socket.send(JSON.stringify(["stdin", "p"]));
+  socket.send(JSON.stringify(["stdin", "y"]));
+};
+socket.onmessage = () => window.__attack.push("message");
+socket.onerror = () => window.__attack.push("error");
+socket.onclose = () => window.__attack.push("close");
+</script>"""
+
+
+@pytest.fixture
+def another_origin() -> Iterator[Callable[[int], str]]:
+    """A page on another origin of this machine (127.0.0.1, another port) whose script
+    opens the dashboard's socket on the given port and types ``p`` ``y`` into it."""
+    page: dict[str, bytes] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page["body"]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def url(port: int) -> str:
+        page["body"] = (ATTACK % port).encode()
+        return f"http://127.0.0.1:{server.server_address[1]}/"
+
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=WAIT)
+
+
+def test_a_page_on_another_origin_cannot_open_the_socket(
+    served: Served, browser: Any, another_origin: Callable[[int], str]
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    port = served.port
+    # The operator's browser has the dashboard open, so it holds the page's cookie:
+    # the other page's socket carries it too (same site), and still must not open.
+    browser.get(served.url)
+    wait_for_the_terminal(browser)
+    browser.get(another_origin(port))
+    WebDriverWait(browser, WAIT, poll_frequency=0.1).until(
+        lambda d: {"close", "message"} & set(d.execute_script("return window.__attack;"))
+    )  # refused, or (the hole) the dashboard drew its screen into the other page
+    assert browser.execute_script("return window.__attack;") == ["error", "close"]
+    assert "refused: a socket from the Origin 'http://127.0.0.1:" in served.output()
+    assert browser.get_cookie(served.cookie) is not None
+
+
+# -- raw HTTP: the page, the socket and the Host, without a browser -------------------------
+
+
+def cookie(served: Served) -> dict[str, str]:
+    return {"Cookie": f"{served.cookie}={served.token}"}
+
+
+async def test_the_page_without_the_token_or_with_a_wrong_one_is_forbidden(
+    served: Served,
+) -> None:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as client:
+        for url in (f"{served.origin}/", f"{served.origin}/?token=wrong", served.url[:-1]):
+            async with client.get(url) as response:
+                assert response.status == 403, url
+                text = await response.text()
+                assert len(text.splitlines()) == 1
+                assert "needs the token" in text
+        async with client.get(served.url) as response:
+            assert response.status == 200
+            assert response.cookies[served.cookie]["httponly"]
+            assert response.cookies[served.cookie]["samesite"] == "Strict"
+
+
+async def test_a_request_naming_another_host_is_refused_and_a_loopback_name_redirected(
+    served: Served,
+) -> None:
+    import aiohttp
+
+    port = served.port
+    async with aiohttp.ClientSession() as client:
+        for host in ("rebind.evil.example", f"rebind.evil.example:{port}", "127.0.0.1:1"):
+            async with client.get(served.url, headers={"Host": host}) as response:
+                assert response.status == 403, host
+                assert "is not 127.0.0.1:" in await response.text()
+        async with client.get(
+            served.url, headers={"Host": f"localhost:{port}"}, allow_redirects=False
+        ) as response:
+            assert response.status == 307
+            assert response.headers["Location"] == served.url
+
+
+async def test_a_socket_without_the_token_or_from_another_origin_is_refused(
+    served: Served,
+) -> None:
+    import aiohttp
+
+    socket_url = f"{served.origin}/ws?width=80&height=24"
+    attempts: list[tuple[dict[str, str], str | None]] = [
+        ({}, served.origin),  # no token
+        (cookie(served), "http://127.0.0.1:1"),  # another origin, with the token
+        (cookie(served), "null"),
+        (cookie(served), None),  # no Origin at all
+    ]
+    async with aiohttp.ClientSession() as client:
+        for headers, origin in attempts:
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await client.ws_connect(socket_url, headers=headers, origin=origin)
+            assert refused.value.status == 403, (headers, origin)
+    assert "opened" not in served.output()
+
+
+async def test_sessions_past_the_cap_are_refused_in_one_line(serve: Serve) -> None:
+    import aiohttp
+
+    served = serve("--web-sessions", "1")
+    socket_url = f"{served.origin}/ws?width=80&height=24"
+    async with aiohttp.ClientSession() as client:
+        first = await client.ws_connect(socket_url, headers=cookie(served), origin=served.origin)
+        assert (await first.receive(timeout=WAIT)).type is aiohttp.WSMsgType.BINARY
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await client.ws_connect(socket_url, headers=cookie(served), origin=served.origin)
+        assert refused.value.status == 503
+        async with client.get(served.url) as response:
+            assert response.status == 503
+            assert (await response.text()).splitlines() == [
+                "pygents-tui: all 1 browser sessions are in use (--web-sessions); "
+                "close a page and reload"
+            ]
+        await first.close()
+        await asyncio.to_thread(served.wait_for, "closed (0 of 1 open)")
+        again = await client.ws_connect(socket_url, headers=cookie(served), origin=served.origin)
+        await again.close()
+    assert served.output().count(" opened from ") == 2
+
+
+def test_a_host_other_than_this_machine_warns_that_the_token_is_all_that_protects_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 192.0.2.1 (TEST-NET-1) is no interface of this machine: the bind fails after the
+    # warning, so nothing is served.
+    assert main(["demo", "--web", "--web-host", "192.0.2.1", "--web-port", "8000"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        "pygents-tui: warning: serving on 192.0.2.1, not this machine only: the token is "
+        "the only protection and it travels in plain HTTP; put TLS in a reverse proxy in "
+        "front (see the dashboard docs, 'In a browser')"
+    )
+    assert lines[-1].startswith("pygents-tui: error: cannot serve the page on 192.0.2.1:8000")
+
+
+async def test_behind_a_reverse_proxy_the_page_and_its_socket_answer_at_the_proxys_address(
+    serve: Serve,
+) -> None:
+    import aiohttp
+
+    served = serve("--web-url", "https://Dash.Example.com:443/")
+    # The URL is printed at the proxy's address, not the served one.
+    printed = re.search(r"https://dash\.example\.com/\?token=(\S+)", served.output())
+    assert printed is not None, served.output()
+    token = printed.group(1)
+    proxied = {"Host": "dash.example.com"}  # nginx: proxy_set_header Host $host
+    async with aiohttp.ClientSession() as client:
+        async with client.get(f"{served.origin}/?token={token}", headers=proxied) as response:
+            assert response.status == 200
+            assert 'data-session-websocket-url="wss://dash.example.com/ws"' in (
+                await response.text()
+            )
+            assert response.cookies[served.cookie]["secure"]
+        socket_url = f"{served.origin}/ws?width=80&height=24"
+        headers = {**proxied, "Cookie": f"{served.cookie}={token}"}
+        for origin in (served.origin, "http://dash.example.com", "https://evil.example.com"):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await client.ws_connect(socket_url, headers=headers, origin=origin)
+            assert refused.value.status == 403, origin
+        opened = await client.ws_connect(
+            socket_url, headers=headers, origin="https://dash.example.com"
+        )
+        assert (await opened.receive(timeout=WAIT)).type is aiohttp.WSMsgType.BINARY
+        await opened.close()
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://dash.example.com", "https://dash.example.com/prefix", "dash.example.com"]
+)
+def test_a_proxy_address_that_is_not_a_bare_http_origin_is_refused(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--web", "--web-url", url])
+    assert exit_info.value.code == 2
+    assert "--web-url: not an http(s)://host[:port] address without a path" in (
+        capsys.readouterr().err
+    )

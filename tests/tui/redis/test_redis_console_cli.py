@@ -37,6 +37,20 @@ def test_the_help_names_the_redis_options_and_says_control_is_opt_in(
     assert "without it the dashboard is read-only" in out
 
 
+def test_the_listen_help_does_not_call_the_dashboard_read_only_when_control_acts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["listen", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cannot pause or resume remote agents" not in out
+    assert "Read-only:" not in out
+    assert (
+        "The dashboard is read-only unless --control is given with --redis: then it can "
+        "pause, resume, cancel, retry, drop and drain the pygents.redis mailboxes"
+    ) in out
+
+
 def test_control_without_redis_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["listen", "--control"]) == 2
     out, err = capsys.readouterr()
