@@ -37,7 +37,8 @@ with isolated_registries():
 
 async def populate(mailboxes: Mailboxes) -> list[Turn]:
     """``desk``: four turns (one delivered to a consumer), a dead letter whose error
-    holds an escape sequence, and a live worker's heartbeat."""
+    holds an escape sequence, and a live worker's heartbeat, which says the worker is
+    the process ``svc``/``i-1`` in its telemetry (``logs_batch``'s default sender)."""
     client, keys = mailboxes.client, mailboxes.keys("desk")
     turns = [Turn(fetch_page, args=[f"page-{n}"], timeout=7) for n in range(4)]
     await mailboxes.put_many("desk", turns, reply=False)
@@ -50,6 +51,7 @@ async def populate(mailboxes: Mailboxes) -> list[Turn]:
          "deliveries": "6", "worker": WORKER, "payload": json.dumps({"turn": turn})},
     )  # fmt: skip
     await client.zadd(keys.workers, {WORKER: int(time.time() * 1000) + 60_000})
+    await client.hset(keys.control, f"identity:{WORKER}", json.dumps(["svc", "i-1"]))
     return turns
 
 
@@ -91,7 +93,7 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
         assert "box pid 4242" in screen  # read from the worker's default name
 
 
-async def test_an_agent_heard_over_otlp_with_a_mailboxs_name_is_served_by_it(
+async def test_an_agent_its_mailboxs_worker_sends_over_otlp_is_served_by_it(
     console: MakeConsole, redis_server: RedisServer
 ) -> None:
     async with Mailboxes(redis_server.url) as mailboxes:
