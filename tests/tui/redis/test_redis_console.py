@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +17,12 @@ from redis_console import MakeConsole, events, settle, toasts
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
+from pygents_tui._visible import visible
 from pygents_tui.listen.fleet import CAPABILITIES
 from pygents_tui.listen.redis_source import READ_ONLY
 from pygents_tui.screens.confirm import ConfirmScreen
+from pygents_tui.widgets import AgentsTable
+from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets.mailbox import MailboxPanel
 
 WORKER = "box-4242-abc123"
@@ -198,3 +202,44 @@ async def test_a_redis_down_at_start_and_mid_run_is_one_line_and_a_count_never_a
         assert any(line.startswith("control: could not pause mailbox desk") for line in events(app))
         assert app.is_running
         assert app.view_error is None
+
+
+async def test_format_characters_in_a_name_are_shown_in_the_table_and_the_confirmation(
+    console: MakeConsole, redis_server: RedisServer, text_of: Callable[[Any], str]
+) -> None:
+    # A zero-width space and a right-to-left override: drawn raw, the first looks
+    # exactly like "billing", the second reads as "payfinal" backwards.
+    lookalike, reversed_ = "billing\u200b", "pay\u202elanif"
+    async with Mailboxes(redis_server.url) as mailboxes:
+        for name in ("billing", lookalike, reversed_):
+            await mailboxes.put(name, Turn(fetch_page, args=["x"]), reply=False)
+    shown = console(control=True)
+    app = shown.app
+    async with app.run_test(size=(130, 40)) as pilot:
+        shown.source.start()
+        await settle(pilot, lambda: len(shown.fleet.agent_rows()) == 3)
+        await settle(pilot, lambda: "redis/billing\\u200b" in text_of(app))
+        screen = text_of(app)
+        assert "redis/pay\\u202elanif" in screen
+        assert not any(unicodedata.category(char) == "Cf" for char in screen)
+        table = app.screen.query_one(AgentsTable)
+        row = next(row for row in shown.fleet.agent_rows() if row.name == lookalike)
+        table.move_cursor(row=table.get_row_index(row.key))
+        await settle(pilot, lambda: app.selected_agent == row.key)
+
+        await pilot.press("p")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = text_of(app)
+        assert "Pause mailbox billing\\u200b? Its 0 workers" in dialog
+        assert not any(unicodedata.category(char) == "Cf" for char in dialog)
+        await pilot.press("n")
+
+
+async def test_a_name_made_longer_by_its_escapes_is_cut_to_its_column_as_drawn() -> None:
+    name = "\u200b" * 12 + "tail"  # 16 characters, drawn in 76 cells
+    assert len(visible(f"svc@i-1/{name}")) == 84
+    cut = fit_label(f"svc@i-1/{name}", name, 30)
+    assert len(cut) == 30  # what is drawn fits the column, not what was sent
+    assert cut.startswith("\\u200b")
+    assert cut.endswith("\\u200btail")
+    assert cut.count("…") == 1
