@@ -106,6 +106,9 @@ class FleetModel(Folding):
         # waiting)``: applied again after every fold, so that a record never
         # overrides it (`hold`). Set by `pygents_tui.listen.redis_store`.
         self.held: dict[str, tuple[bool, int]] = {}
+        # By source: what a source that is failing says (``cannot reach Redis at …``),
+        # shown above the agents table for as long as it fails.
+        self.trouble: dict[str, str] = {}
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -160,6 +163,8 @@ class FleetModel(Folding):
     # -- reading: what only a fleet heard over OTLP adds to the store's --------------------------
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        if panel == "agents" and self.trouble:
+            return "; ".join(self.trouble.values())
         note = super().unavailable(panel, agent)
         if note is not None:
             return note

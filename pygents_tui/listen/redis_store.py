@@ -105,10 +105,21 @@ class StoreAdapter:
         fleet.changed()  # rows may have come or gone
         return served
 
-    def failed(self) -> None:
-        """Count a survey that failed (the status line shows the count)."""
-        self.fleet.counts[ERRORS_COUNTER] += 1
-        self.fleet.changed()
+    def failed(self, line: str) -> None:
+        """A survey failed, for the reason ``line``: counted (the status line shows
+        the count), and said above the agents table until one succeeds (`answered`).
+        The ``redis`` service is not stale meanwhile: it is not a process that stopped
+        sending, and that line says what is wrong."""
+        fleet = self.fleet
+        fleet.counts[ERRORS_COUNTER] += 1
+        fleet.trouble[SERVICE] = line
+        self.service()
+        fleet.changed()
+
+    def answered(self) -> None:
+        """A survey succeeded: the failure line goes."""
+        if self.fleet.trouble.pop(SERVICE, None) is not None:
+            self.fleet.changed()
 
     def note(self, who: str, kind: str, text: str) -> None:
         """An Events line: ``who`` (an agent's label, or ``redis``) did ``text``."""

@@ -11,15 +11,19 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from fake_clock import FakeClock
 from otlp_requests import Event, logs_batch
 from redis_console import MakeConsole, events, settle, toasts
+from terminal import free_port
 
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
 from pygents_tui._visible import visible
+from pygents_tui.listen import FleetModel
 from pygents_tui.listen.fleet import CAPABILITIES
-from pygents_tui.listen.redis_source import READ_ONLY
+from pygents_tui.listen.redis_source import READ_ONLY, RedisSource
+from pygents_tui.listen.serve import listen_app
 from pygents_tui.screens.confirm import ConfirmScreen
 from pygents_tui.widgets import AgentsTable
 from pygents_tui.widgets._fit import fit_label
@@ -243,3 +247,30 @@ async def test_a_name_made_longer_by_its_escapes_is_cut_to_its_column_as_drawn()
     assert cut.startswith("\\u200b")
     assert cut.endswith("\\u200btail")
     assert cut.count("…") == 1
+
+
+async def test_a_redis_that_cannot_be_reached_is_said_on_screen_at_once_and_is_no_stale_service(
+    text_of: Callable[[Any], str],
+) -> None:
+    clock = FakeClock()
+    fleet = FleetModel(clock, stale_after=5.0)
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    source = RedisSource(fleet, url, control=False, interval=0.1, timeout=1.0)
+    fleet.sources.attach(source)
+    app = listen_app(fleet, "127.0.0.1", 4317, None, redis=f"Redis read-only: {url}")
+    try:
+        async with app.run_test(size=(130, 40)) as pilot:
+            source.start()
+            line = f"cannot reach Redis at {url}: ConnectionError: "
+            await settle(pilot, lambda: line in text_of(app))
+            assert f"listen · Redis read-only: {url} · gRPC" in text_of(app)  # the header
+            clock.advance(60)  # far past stale_after, while it keeps failing
+            errors = source.errors
+            await settle(pilot, lambda: source.errors >= errors + 2)
+            screen = text_of(app)
+            assert line in screen  # still said, for as long as it lasts
+            assert "stale" not in screen
+            assert "stale" not in fleet.counters()
+            assert sum(entry.startswith("unavailable:") for entry in events(app)) == 1
+    finally:
+        await source.close()
