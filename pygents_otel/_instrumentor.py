@@ -16,6 +16,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider
 
 from pygents import Scope, Subscriber, Subscription, Turn, __version__, subscribe
+from pygents._identity import IDENTITY
 from pygents_otel import _names as n
 from pygents_otel import _spans as s
 from pygents_otel._live import LiveMode, LiveSubscriber
@@ -215,6 +216,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         if self._subscription is not None:
             self._subscription.close()
         self._subscription = subscribe(subscriber)
+        _identify(settings.tracer_provider or trace.get_tracer_provider())
         if settings.live:  # subscribed after the spans' subscriber: see LiveSubscriber
             logger = get_logger(
                 n.LOGGER_NAME, __version__, settings.logger_provider, schema_url=n.SCHEMA_URL
@@ -239,6 +241,7 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return self._live.subscriber if self._live is not None else None
 
     def _uninstrument(self, **kwargs: Any) -> None:
+        IDENTITY.clear()
         self._close_live()
         if self._subscription is not None:
             self._subscription.close()
@@ -254,6 +257,21 @@ class PygentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             return None
         found = self._subscription.subscriber
         return found if isinstance(found, TelemetrySubscriber) else None
+
+
+def _identify(provider: Any) -> None:
+    """Say who this process is (`pygents._identity`): the ``service.name`` and
+    ``service.instance.id`` of the resource its spans carry, so that a Redis worker
+    can write them beside its heartbeat. A provider without a resource (not the
+    SDK's), or a resource without both, says nothing."""
+    resource = getattr(provider, "resource", None)
+    attributes = getattr(resource, "attributes", None) or {}
+    service = attributes.get(n.SERVICE_NAME)
+    instance = attributes.get(n.SERVICE_INSTANCE)
+    if isinstance(service, str) and isinstance(instance, str) and service and instance:
+        IDENTITY.set(service, instance)
+    else:
+        IDENTITY.clear()
 
 
 def _sdk_installed() -> bool:

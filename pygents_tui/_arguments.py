@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["DEMO_SPEED", "PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged"]
+__all__ = ["DEMO_SPEED", "PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged", "redis_url"]
 
 N = TypeVar("N", int, float)
 
@@ -56,3 +56,20 @@ SECONDS = ranged(
     lambda v: v > 0 and not math.isinf(v),
     "must be a positive number of seconds",
 )
+
+REDIS_SCHEMES = ("redis", "rediss", "redis+cluster", "rediss+cluster", "unix")
+"""What ``pygents.redis.Mailboxes`` connects to (not imported from there: the
+command line must not load the 'redis' extra to read its arguments)."""
+
+
+def redis_url(text: str) -> str:
+    """An argparse ``type`` for ``--redis``: a URL of one of `REDIS_SCHEMES`. Without
+    one (``localhost:6379``), the Redis client fails deep inside the dashboard's
+    start; here it is one line naming the forms it takes."""
+    scheme, found, rest = text.partition("://")
+    if not found or scheme.lower() not in REDIS_SCHEMES or not rest:
+        raise argparse.ArgumentTypeError(
+            f"not a Redis URL: {text[:40]!r}; give redis://HOST:PORT[/DB], rediss://HOST:PORT "
+            "(TLS), redis+cluster://HOST:PORT (a Redis Cluster) or unix://PATH"
+        )
+    return text

@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
-from pygents_tui._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED
+from pygents_tui._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED, redis_url
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listen.add_argument(
         "--redis",
+        type=redis_url,
         default=None,
         metavar="URL",
         help="also read the pygents.redis mailboxes on this Redis (redis://...), once a second",

@@ -28,10 +28,11 @@ HANDED_BACK_IDLE: Final = 10 * 365 * 24 * 3600 * 1000
 so that the next worker's keeper takes it at once; shorter than the time since the
 epoch (Redis ignores an idle time that would put the delivery before it)."""
 
-WORKER_FIELDS: Final = ("drain", "draining", "paused")
+WORKER_FIELDS: Final = ("drain", "draining", "paused", "identity")
 """The control hash's fields about one worker, ``<kind>:<worker>``: a drain request,
-and what the worker says (it drains, it applies the pause). Cleared when it leaves,
-and when a worker of the same name starts (left by one that died)."""
+and what the worker says (it drains, it applies the pause, who it is in its
+telemetry: see `pygents.redis._watch`). Cleared when it leaves, and when a worker of
+the same name starts (left by one that died)."""
 
 # KEYS: mailbox, control, errors. ARGV: group, turn uuid, a message id to try first
 # (or ""), the idle time (ms) from which a pending entry counts as handed back.
@@ -218,7 +219,7 @@ if kind(3, 'zset') then
                            'LIMIT', 0, rows)
 end
 if kind(4, 'hash') then
-  if redis.call('HLEN', KEYS[4]) <= 4 * rows then
+  if redis.call('HLEN', KEYS[4]) <= 5 * rows then
     out.control = redis.call('HGETALL', KEYS[4])
   else
     out.control = {'paused', redis.call('HGET', KEYS[4], 'paused') or ''}

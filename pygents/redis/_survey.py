@@ -48,6 +48,7 @@ __all__ = [
 PREVIEW: Final = 200  # characters of an argument preview or an error
 MAX_AGENTS: Final = 1000  # mailboxes surveyed at most when none are named
 _NAME: Final = re.compile(r"(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]{6}")  # see unique_name
+_IDENTITY: Final = 256  # characters kept of a service name or instance id, as a listener keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,12 @@ class WorkerRow:
     expires_in: float  # seconds until its heartbeat lapses (it renews it on time)
     draining: bool  # draining, as asked: finishing its turns, then leaving
     paused: bool  # it applies the mailbox's pause (takes none of its turns)
+    # Who it is in its telemetry (``service.name``, ``service.instance.id``), as it
+    # says beside its heartbeat when ``pygents_otel`` instruments its process; ``None``
+    # otherwise. What tells a dashboard that the agents it hears from that process
+    # over OTLP are this worker's (see `pygents.redis._watch`).
+    service: str | None = None
+    instance: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,12 +243,29 @@ def _text(value: Any) -> str:
     return cut(value if isinstance(value, str) else "", PREVIEW)
 
 
+def _identity(value: Any) -> tuple[str | None, str | None]:
+    """A worker's ``identity:`` field: ``[service, instance]`` as JSON; anything else
+    (anyone may write the hash) is no identity."""
+    if not isinstance(value, str) or len(value) > 4 * _IDENTITY:
+        return None, None  # not what a worker writes: no need to parse it
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None, None
+    if not (isinstance(found, list) and len(found) == 2 and all(found)):
+        return None, None
+    if not all(isinstance(part, str) for part in found):
+        return None, None
+    return cut(found[0], _IDENTITY), cut(found[1], _IDENTITY)
+
+
 def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, MailboxSurvey]:
     now = int(data["now"])
     flat = _list(data.get("control"))
     control = dict(zip(flat[::2], flat[1::2], strict=False))
     draining = {str(f)[9:] for f in control if str(f).startswith("draining:")}
     pausing = {str(f)[7:] for f in control if str(f).startswith("paused:")}
+    said = {str(f)[9:]: _identity(v) for f, v in control.items() if str(f).startswith("identity:")}
     zset = _list(data.get("workers"))
     workers = []
     for name, score in zip(zset[::2], zset[1::2], strict=False):
@@ -254,6 +278,7 @@ def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, Mailbox
                 max(0.0, (float(score) - now) / 1000),
                 str(name) in draining,
                 str(name) in pausing,
+                *said.get(str(name), (None, None)),
             )
         )
     live = {w.name for w in workers}

@@ -9,12 +9,19 @@ the outcome as ``CANCELLED`` instead of leaving the delivery unfinished.
 
 A worker says in the control hash when it applies a pause (``paused:<worker>``) or
 starts draining (``draining:<worker>``), once per change: surveys show it, and a
-caller can wait for it.
+caller can wait for it. It also says who it is in its telemetry
+(``identity:<worker>``, a JSON pair ``[service.name, service.instance.id]``), when
+``pygents_otel`` instrumented this process (`pygents._identity`): a dashboard that
+hears the process over OTLP then knows its agent rows are this worker's, and that a
+sender merely naming its agent like the mailbox is not. The field is read with the
+rest, and written again whenever it is missing or wrong (the worker of that name
+started again, Redis restarted empty): it costs a write only then.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from redis.asyncio import Redis
 
 from pygents._enums import CANCELLED
+from pygents._identity import IDENTITY
 from pygents._turn import Turn
 from pygents.redis._control import CANCEL_MESSAGE
 from pygents.redis._driver import Sink
@@ -63,15 +71,18 @@ class Controls:
         what it holds, however large a hash grows."""
         pipe = self.client.pipeline(transaction=False)
         asked: list[list[str]] = []
+        said = f"identity:{self.name}"
         for served in self.served.values():
             ids = list(held[served.name])
             asked.append(ids)
-            pipe.hmget(served.keys.control, ["paused", f"drain:{self.name}"] + [
+            pipe.hmget(served.keys.control, ["paused", f"drain:{self.name}", said] + [
                 f"cancel:{message_id}" for message_id in ids
             ])  # fmt: skip
         found = await pipe.execute(raise_on_error=False)
         paused: set[str] = set()
         wanted: set[str] = set()
+        identity = self.identity()
+        unsaid: list[Served] = []
         for served, ids, values in zip(self.served.values(), asked, found, strict=True):
             if not isinstance(values, list):
                 continue  # the key is not a hash: no request can be read from it
@@ -79,12 +90,30 @@ class Controls:
                 paused.add(served.name)
             if values[1]:
                 self.draining = True
-            wanted.update(m for m, v in zip(ids, values[2:], strict=True) if v)
+            if identity is not None and values[2] != identity:
+                unsaid.append(served)
+            wanted.update(m for m, v in zip(ids, values[3:], strict=True) if v)
+        if identity is not None and unsaid:
+            await self._say_identity(unsaid, said, identity)
         self.cancel = wanted
         if paused != self.paused:
             self.paused = frozenset(paused)
             self.changed.set()
         self.cancel_running()
+
+    @staticmethod
+    def identity() -> str | None:
+        """This process's identity as the control hash holds it, if it has one."""
+        found = IDENTITY.current
+        if found is None:
+            return None
+        return json.dumps([found.service, found.instance], separators=(",", ":"))
+
+    async def _say_identity(self, mailboxes: list[Served], field: str, identity: str) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        for served in mailboxes:
+            pipe.hset(served.keys.control, field, identity)
+        await pipe.execute(raise_on_error=False)  # a full Redis: said at a later read
 
     def cancel_running(self) -> None:
         """Cancel the lane task of every running delivery asked to be cancelled. Runs

@@ -101,6 +101,14 @@ class FleetModel(Folding):
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
         self.sources = Sources(OtlpSource(self.agents))
+        # By agent key: what a source of truth that also feeds an OTLP agent's row (a
+        # Redis mailbox served by that agent's process) says of it, ``(paused,
+        # waiting)``: applied again after every fold, so that a record never
+        # overrides it (`hold`). Set by `pygents_tui.listen.redis_store`.
+        self.held: dict[str, tuple[bool, int]] = {}
+        # By source: what a source that is failing says (``cannot reach Redis at …``),
+        # shown above the agents table for as long as it fails.
+        self.trouble: dict[str, str] = {}
 
     # -- the receiver's side: cheap, never raises --------------------------------------------
 
@@ -138,11 +146,25 @@ class FleetModel(Folding):
             self._pending -= batch.size
             self.fold_batch(batch, mono, wall)
         self.arrived.clear()
+        if changed:
+            self.hold()
         return changed
+
+    def hold(self) -> None:
+        """Put back what `held` says over what the records folded since said: a
+        paused mailbox shows paused, and its depth is its waiting turns."""
+        agents = self.agents
+        for key, (paused, waiting) in self.held.items():
+            agent = agents.get(key)
+            if agent is not None:
+                agent.live_phase = "paused" if paused else None
+                agent.queue_depth = waiting
 
     # -- reading: what only a fleet heard over OTLP adds to the store's --------------------------
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        if panel == "agents" and self.trouble:
+            return "; ".join(self.trouble.values())
         note = super().unavailable(panel, agent)
         if note is not None:
             return note

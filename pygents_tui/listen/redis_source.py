@@ -73,8 +73,9 @@ class RedisSource:
     ) -> None:
         # Imported here, when a source is made: ``pygents.redis`` loads the OpenTelemetry
         # SDK, which the listener's modules must not load by being imported.
-        from pygents.redis import Mailboxes
+        from pygents.redis import Mailboxes, MailboxUnavailableError
 
+        self._unavailable = MailboxUnavailableError
         self.mailboxes = Mailboxes(url, prefix=prefix, socket_timeout=timeout)
         self.store = StoreAdapter(fleet, prefix)
         self.control = control
@@ -133,15 +134,17 @@ class RedisSource:
             async with asyncio.timeout(self.timeout):
                 survey = await self.mailboxes.survey(rows=self.rows)
         except Exception as exc:  # whatever Redis does, the dashboard carries on
+            line = self._failure(exc)
             self.errors += 1
-            self.store.failed()
+            self.store.failed(line)
             if self.error is None:
-                self.store.note("redis", "unavailable", self._failure(exc))
-            self.error = self._failure(exc)
+                self.store.note("redis", "unavailable", line)
+            self.error = line
             return False
         if self.error is not None:
             self.store.note("redis", "available", f"{self.mailboxes.where} answers again")
             self.error = None
+        self.store.answered()
         self.show(survey)
         return True
 
@@ -152,9 +155,14 @@ class RedisSource:
         self.surveys += 1
 
     def _failure(self, exc: BaseException) -> str:
+        """One line: ``cannot reach Redis at URL: why`` (the client's own error, not
+        the wrapper's sentence around it), else what else went wrong."""
+        where = self.mailboxes.where
         if isinstance(exc, TimeoutError):
-            return f"{self.mailboxes.where} did not answer within {self.timeout:g}s"
-        return f"cannot read the mailboxes at {self.mailboxes.where}: {summary(exc, 200)}"
+            return f"cannot reach Redis at {where}: no answer within {self.timeout:g}s"
+        if isinstance(exc, self._unavailable) and exc.__cause__ is not None:
+            return f"cannot reach Redis at {where}: {summary(exc.__cause__, 200)}"
+        return f"cannot read the mailboxes at {where}: {summary(exc, 200)}"
 
     def mailbox(self, agent: str) -> MailboxSurvey | None:
         """The latest survey of the mailbox serving ``agent`` (a key), if one does."""

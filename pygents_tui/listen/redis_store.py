@@ -6,10 +6,22 @@ this module re-pointed and nothing else. It uses the fleet's public methods wher
 there are some (``set_contents``, ``note``) and, where there are none yet (an agent
 row for a mailbox no process reports over OTLP), the ones the OTLP folding uses.
 
-Matching: an agent heard over OTLP whose agent name is a mailbox's name is served by
-that mailbox (its row gains the Mailbox column, its queue's turns, and control); a
+Matching: an agent heard over OTLP is served by a mailbox (its row gains the Mailbox
+column, its queue's turns, and control) only when it has the mailbox's name *and*
+its sender is one of the mailbox's live workers: the ``service.name`` and
+``service.instance.id`` of the sender's resource are those the worker wrote beside
+its heartbeat (`pygents.redis.WorkerRow.service` and ``instance``). Any sender may
+name its agent ``billing``; only Redis says which processes serve that mailbox. A
 mailbox with no such agent gets a row of its own, ``redis/<mailbox>``, under a
-service named ``redis`` (with the prefix as its instance when it is not the default).
+service named ``redis`` (with the prefix as its instance when it is not the
+default), and an agent that merely shares its name keeps its own row, unserved.
+
+Redis is the source of truth for what it reports: a served row's pause and depth
+(waiting turns) are Redis's, put back after every fold of OTLP records
+(`FleetModel.held`); its pending turns, workers and dead letters are the Mailbox
+panel's, read from the survey alone. The ``redis`` service's key is reserved, so
+that a sender calling itself ``redis`` gets a service of its own
+(`pygents_tui.listen.services.Services.reserved`).
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ class StoreAdapter:
         self._resource = ResourceInfo(
             SERVICE, "" if prefix == _DEFAULT_PREFIX else prefix, None, None
         )
+        fleet.reserved.add(self._resource.key)
 
     def service(self) -> ServiceState:
         """The ``redis`` service (made again if the user forgot it), seen now."""
@@ -55,10 +68,17 @@ class StoreAdapter:
         fleet = self.fleet
         service = self.service()
         by_name = {mailbox.agent: mailbox for mailbox in survey.mailboxes}
+        workers = {
+            mailbox.agent: {(w.service, w.instance) for w in mailbox.workers if w.service}
+            for mailbox in survey.mailboxes
+        }
         served: dict[str, MailboxSurvey] = {}
         heard: set[str] = set()
         for agent in fleet.agents.values():
-            if agent.service is not service and agent.name in by_name:
+            sender = agent.service
+            if sender is service or agent.name not in by_name:
+                continue
+            if (sender.name, sender.instance) in workers[agent.name]:
                 served[agent.key] = by_name[agent.name]
                 heard.add(agent.name)
         for local in [name for name in service.agents if name not in by_name or name in heard]:
@@ -72,13 +92,34 @@ class StoreAdapter:
         for key, mailbox in served.items():
             _set_queue(fleet, key, mailbox)
         fleet.mailbox_stats = {key: mailbox.stats for key, mailbox in served.items()}
+        for key in fleet.held.keys() - served.keys():  # no longer served: its own again
+            left = fleet.agents.get(key)
+            if left is not None:
+                left.live_phase = None
+        fleet.held = {
+            key: (mailbox.paused, _waiting(mailbox))
+            for key, mailbox in served.items()
+            if fleet.agents[key].service is not service
+        }
+        fleet.hold()
         fleet.changed()  # rows may have come or gone
         return served
 
-    def failed(self) -> None:
-        """Count a survey that failed (the status line shows the count)."""
-        self.fleet.counts[ERRORS_COUNTER] += 1
-        self.fleet.changed()
+    def failed(self, line: str) -> None:
+        """A survey failed, for the reason ``line``: counted (the status line shows
+        the count), and said above the agents table until one succeeds (`answered`).
+        The ``redis`` service is not stale meanwhile: it is not a process that stopped
+        sending, and that line says what is wrong."""
+        fleet = self.fleet
+        fleet.counts[ERRORS_COUNTER] += 1
+        fleet.trouble[SERVICE] = line
+        self.service()
+        fleet.changed()
+
+    def answered(self) -> None:
+        """A survey succeeded: the failure line goes."""
+        if self.fleet.trouble.pop(SERVICE, None) is not None:
+            self.fleet.changed()
 
     def note(self, who: str, kind: str, text: str) -> None:
         """An Events line: ``who`` (an agent's label, or ``redis``) did ``text``."""
@@ -96,12 +137,17 @@ def _own_row(row: AgentEntry, mailbox: MailboxSurvey) -> None:
     """A mailbox's own row: its state, depth and current tool, from the survey."""
     stats = mailbox.stats
     row.phase = "paused" if mailbox.paused else "running" if stats.pending else "idle"
-    row.queue_depth = max(0, stats.depth - stats.pending)
+    row.queue_depth = _waiting(mailbox)
     row.current_tool = mailbox.pending[0].tool if mailbox.pending else None
 
 
+def _waiting(mailbox: MailboxSurvey) -> int:
+    """The turns no worker has taken yet."""
+    return max(0, mailbox.stats.depth - mailbox.stats.pending)
+
+
 def _set_queue(fleet: FleetModel, key: str, mailbox: MailboxSurvey) -> None:
-    waiting = max(0, mailbox.stats.depth - mailbox.stats.pending)
+    waiting = _waiting(mailbox)
     queued = [
         (str(q.position), q.tool, q.arguments, f"{q.timeout:g}s" if q.timeout else "")
         for q in mailbox.queued

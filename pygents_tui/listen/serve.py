@@ -30,13 +30,18 @@ def listen_app(
     grpc_port: int | None,
     http_port: int | None,
     trace_url: str | None = None,
+    redis: str | None = None,
 ) -> Dashboard:
-    """The dashboard showing ``fleet``, titled with where the receiver listens."""
+    """The dashboard showing ``fleet``, titled with where the receiver listens, and
+    ``redis`` (what the Redis source reads) first: the header cuts its end on a
+    narrow screen, and the Redis URL is what a wrong setting is read from."""
     where = [
         f"{name} {host}:{port}"
         for name, port in (("gRPC", grpc_port), ("HTTP", http_port))
         if port is not None
     ]
+    if redis is not None:
+        where.insert(0, redis)
     if grpc_port is not None:
         fleet.send_here = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
     elif http_port is not None:
@@ -142,10 +147,11 @@ async def _serve(
         source = RedisSource(fleet, url, prefix=prefix, control=control)
         fleet.sources.attach(source)
         source.start()  # a Redis that is down is a line in the dashboard, not an exit
-    app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url)
+    reading = None
     if source is not None:
         mode = "control" if source.control else "read-only"
-        app.sub_title = f"{app.sub_title} · Redis {mode}: {source.mailboxes.where}"
+        reading = f"Redis {mode}: {source.mailboxes.where}"
+    app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url, reading)
     if configure is not None:  # the configuration file's settings (`pygents_tui._config`)
         configure(app)
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from pygents_otel import _names as k
 from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
@@ -36,6 +37,7 @@ __all__ = ["PHASES", "Handler", "Services"]
 Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 
 PHASES = frozenset(("idle", "running", "paused"))
+_SENT = " (otlp)"  # what sets a sender apart from a reserved service it names
 
 
 class Services(Store):
@@ -49,6 +51,10 @@ class Services(Store):
         super().__init__(limits, traces, clock, stale_after=stale_after)
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
         self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
+        # The keys of services another feeder writes (the Redis mailboxes' ``redis``):
+        # a sender whose resource names one is given a service of its own, so that
+        # no OTLP record can write into those rows.
+        self.reserved: set[tuple[str, str]] = set()
 
     def local_time(self, service: ServiceState, sent_ns: int, mono: float, wall: int) -> float:
         """A sender's timestamp on the model's clock: the arrival time moved back by
@@ -93,11 +99,15 @@ class Services(Store):
         if last_resource is resource and last_service is not None:
             service = last_service  # a batch's items share one resource object
         else:
-            found = self.services.get(resource.key)
+            sent, key = resource, resource.key
+            if key in self.reserved:
+                key = (key[0], f"{key[1]}{_SENT}")
+                resource = replace(resource, instance=key[1])
+            found = self.services.get(key)
             service = found if found is not None else self._new_service(resource, mono)
             if not self._check_run(service, resource, mono):
                 return None
-            self._last = (resource, service)
+            self._last = (sent, service)
         if mono > service.last_seen:
             service.last_seen = mono
         if service.stale:

@@ -10,6 +10,7 @@ from rich.text import Text
 from pygents_tui._cut import cut
 from pygents_tui._filter import state_words
 from pygents_tui._plain import plain
+from pygents_tui._visible import visible
 from pygents_tui.state import AgentRow, Capacity
 from pygents_tui.widgets._fit import fit_label, split_label
 from pygents_tui.widgets._text import sparkline
@@ -68,14 +69,17 @@ def cells(
 ) -> tuple[str, ...]:
     """The row's cells as text, in the order of ``AgentsTable.COLUMNS``, each cut to
     its column's width (the label so that the agent's own name stays whole).
-    ``sized_cells``: the row's `sized` cells, when the caller has them already."""
+    ``sized_cells``: the row's `sized` cells, when the caller has them already.
+    Names are made visible (`visible`) before they are cut (`fit_label` does it for
+    the label): a format character's escape is several cells wide, and the cut must
+    count them."""
     depth, counts, values, context = sized_cells or sized(row)
     rate = widths["rate"]
     return (
         fit_label(row.label, row.name, widths["agent"]),
         row.state,
         cut(depth, widths["queue"], "head"),
-        cut(row.current_tool or "", widths["current"], "head"),
+        cut(visible(row.current_tool or ""), widths["current"], "head"),
         cut(counts, widths["counts"], "head"),
         cut(values, widths["values"], "head"),
         cut(context, widths["ctx"], "head"),

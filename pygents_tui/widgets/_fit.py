@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from pygents_tui._cut import ELLIPSIS, cut
+from pygents_tui._visible import visible
 
 __all__ = ["fit_label", "fit_widths", "split_label"]
 
@@ -39,7 +40,10 @@ def fit_label(label: str, name: str, width: int) -> str:
     """``label`` in ``width`` characters, cut so that the agent's ``name`` is kept
     whole as long as anything else can go: the instance first (down to the head of
     its id, which still tells two processes apart), then the service, then the
-    instance's head, then the service."""
+    instance's head, then the service. Both are made visible first (`visible`), so
+    that what is cut is what is drawn, a cell a character: the escape of a control
+    or format character is several cells wide."""
+    label, name = visible(label), visible(name)
     if len(label) <= width:
         return label
     service, instance, own = split_label(label, name)

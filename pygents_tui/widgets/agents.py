@@ -21,6 +21,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from pygents_tui._cut import cut
 from pygents_tui._mailboxes import MAILBOX_COLUMN, mailbox_cell
+from pygents_tui._visible import visible
 from pygents_tui.state import AgentRow, DashboardView
 from pygents_tui.widgets._agent_cells import (
     TOKENS_COLUMN,
@@ -184,14 +185,16 @@ class AgentsTable(NavigableTable[Text]):
         the table's width in the order of `GIVE` (Tokens first: the status line has
         the fleet's). Every row counts, shown or not."""
         natural = {key: max(len(label), 3) for key, label, _ in self._columns}
-        natural["agent"] = max([self.agent_width, *(len(row.label) for row in rows)])
+        # Names as they are drawn: a control or format character takes up to 10 cells.
+        natural["agent"] = max([self.agent_width, *(len(visible(row.label)) for row in rows)])
         # Column by column over every row's sized cells: the one pass per agent a
         # tick still makes (a column must not change width as the table scrolls).
         if rows:
             columns = zip(*map(sized, rows), strict=True)
             for key, texts in zip(("queue", "counts", "values", "ctx"), columns, strict=True):
                 natural[key] = max(natural[key], *map(len, texts))
-        self._current = min(max([self._current, *(len(r.current_tool or "") for r in rows)]), 24)
+        tools = (len(visible(r.current_tool or "")) for r in rows)
+        self._current = min(max([self._current, *tools]), 24)
         natural.update(state=7, current=self._current, rate=8)
         if self._with_mailbox:
             natural["mailbox"] = MAILBOX_COLUMN[2]
@@ -199,7 +202,7 @@ class AgentsTable(NavigableTable[Text]):
         if tokens is not None:
             natural["tokens"] = max([natural["tokens"], *map(len, tokens.values())])
             give.insert(0, ("tokens", 0))
-        names = max((len(row.name) for row in rows), default=6)
+        names = max((len(visible(row.name)) for row in rows), default=6)
         give = [(key, names if floor < 0 else floor) for key, floor in give]
         available = (self.size.width or self.app.size.width) - 2  # a vertical scrollbar
         return fit_widths(natural, give, available)

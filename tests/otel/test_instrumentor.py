@@ -20,12 +20,14 @@ from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import pygents_otel
 from pygents import Agent, ContextItem, Turn, tool
+from pygents._identity import IDENTITY, Identity
 from pygents_otel import PygentsInstrumentor
 
 # -- the instrumentor ---------------------------------------------------------------------
@@ -44,6 +46,27 @@ def test_instrumentation_dependencies_name_pygents_and_are_satisfied() -> None:
     assert all(isinstance(d, str) for d in dependencies)
     assert any(d.replace(" ", "").startswith("pygents") for d in dependencies)
     assert get_dependency_conflicts(dependencies) is None
+
+
+def test_instrumenting_says_who_the_process_is_and_uninstrumenting_takes_it_back(
+    meter_provider: MeterProvider,
+) -> None:
+    # What a Redis worker writes beside its heartbeat (pygents._identity): the
+    # resource's service and instance, never a resource that lacks one of them.
+    named = Resource.create({"service.name": "desk-svc", "service.instance.id": "i-7"})
+    for resource, said in (
+        (named, Identity("desk-svc", "i-7")),
+        (Resource({"service.name": "desk-svc"}), None),
+    ):
+        provider = TracerProvider(resource=resource)
+        instrumentor = PygentsInstrumentor()
+        instrumentor.instrument(tracer_provider=provider, meter_provider=meter_provider)
+        try:
+            assert IDENTITY.current == said
+        finally:
+            instrumentor.uninstrument()
+            provider.shutdown()
+        assert IDENTITY.current is None
 
 
 async def test_instrumenting_twice_is_harmless(

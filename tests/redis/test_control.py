@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from desk_tools import DeskTools
 from redis_helpers import Serving, eventually, processes, recorded_outcomes, spawn
 
 from pygents import Agent, StopReason, Turn
+from pygents._identity import IDENTITY
 from pygents.redis import Mailboxes, MailboxNotFoundError, RedisServer, Survey, Worker
 
 
@@ -292,3 +294,33 @@ async def test_a_drain_request_left_for_a_dead_worker_does_not_stop_its_successo
     assert not worker.controls.draining
     assert await mailboxes.drain_worker("clerk-1") == ["desk"]
     await eventually(lambda: worker.controls.draining)
+
+
+async def test_a_worker_says_who_it_is_in_its_telemetry_again_when_lost_and_not_after_leaving(
+    desk_tools: DeskTools, mailboxes: Mailboxes, serving: Serving
+) -> None:
+    control = mailboxes.keys("desk").control
+    field = "identity:clerk-2"
+
+    async def said() -> list[tuple[str, str | None, str | None]]:
+        desk = (await _surveyed(mailboxes))["desk"]
+        return [(w.name, w.service, w.instance) for w in desk.workers]
+
+    IDENTITY.set("desk-svc", "instance-1")  # what pygents_otel sets once it instruments
+    try:
+        agent = Agent("desk", "Works", [desk_tools.work])
+        worker = Worker(mailboxes, agent, name="clerk-2", control_interval=0.01)
+        await serving.start(worker)
+        await eventually(lambda: _is(said, [("clerk-2", "desk-svc", "instance-1")]))
+        await mailboxes.client.hdel(control, field)  # lost (an operator, a restore)
+        await eventually(lambda: mailboxes.client.hexists(control, field))
+        await mailboxes.client.hset(control, field, '["someone", "else"]')  # overwritten
+        await eventually(lambda: _is(said, [("clerk-2", "desk-svc", "instance-1")]))
+        await serving.stop(worker)
+        assert not await mailboxes.client.hexists(control, field)
+    finally:
+        IDENTITY.clear()
+
+
+async def _is(read: Callable[[], Awaitable[object]], expected: object) -> bool:
+    return await read() == expected

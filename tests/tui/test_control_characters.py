@@ -7,6 +7,7 @@ inspector and its trace, in the toasts and the header."""
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from opentelemetry.trace import SpanKind
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard
 from pygents_tui._preview import preview
-from pygents_tui._visible import visible
+from pygents_tui._visible import _ONE_LINE, visible
 from pygents_tui.screens import InspectorScreen
 from pygents_tui.widgets import AgentsTable
 
@@ -157,3 +158,18 @@ async def test_control_characters_in_the_programs_text_are_shown_visible_everywh
         assert text in shown, text
     status = [line for line in seen if "agent(s)" in line and "event(s)" in line]
     assert status  # the status line was read, and had no control character either
+
+
+def test_format_characters_are_shown_as_escapes_and_the_table_stays_bounded() -> None:
+    assert visible("billing\u200b") == "billing\\u200b"
+    assert visible("a\u202eb\u2066c\ufeff\u00ad\U000e0041") == (
+        "a\\u202eb\\u2066c\\ufeff\\u00ad\\U000e0041"
+    )
+    every_format = "".join(chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf")
+    assert visible(every_format).isprintable()
+    assert visible(every_format, lines=True).isprintable()
+    assert visible("漢字 ünï\x1b") == "漢字 ünï␛"  # other characters as they are
+    # A sender cycling through code points never grows the translation table past
+    # its bound (it forgets what it learnt, and starts again).
+    visible("".join(map(chr, range(0x4E00, 0x4E00 + 20_000))) + "\x1b")
+    assert len(_ONE_LINE) <= len(_ONE_LINE.fixed) + 4096

@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from fake_clock import FakeClock
 from otlp_requests import Event, logs_batch
 from redis_console import MakeConsole, events, settle, toasts
+from terminal import free_port
 
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
+from pygents_tui._visible import visible
+from pygents_tui.listen import FleetModel
 from pygents_tui.listen.fleet import CAPABILITIES
-from pygents_tui.listen.redis_source import READ_ONLY
+from pygents_tui.listen.redis_source import READ_ONLY, RedisSource
+from pygents_tui.listen.serve import listen_app
 from pygents_tui.screens.confirm import ConfirmScreen
+from pygents_tui.widgets import AgentsTable
+from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets.mailbox import MailboxPanel
 
 WORKER = "box-4242-abc123"
@@ -37,7 +45,8 @@ with isolated_registries():
 
 async def populate(mailboxes: Mailboxes) -> list[Turn]:
     """``desk``: four turns (one delivered to a consumer), a dead letter whose error
-    holds an escape sequence, and a live worker's heartbeat."""
+    holds an escape sequence, and a live worker's heartbeat, which says the worker is
+    the process ``svc``/``i-1`` in its telemetry (``logs_batch``'s default sender)."""
     client, keys = mailboxes.client, mailboxes.keys("desk")
     turns = [Turn(fetch_page, args=[f"page-{n}"], timeout=7) for n in range(4)]
     await mailboxes.put_many("desk", turns, reply=False)
@@ -50,6 +59,7 @@ async def populate(mailboxes: Mailboxes) -> list[Turn]:
          "deliveries": "6", "worker": WORKER, "payload": json.dumps({"turn": turn})},
     )  # fmt: skip
     await client.zadd(keys.workers, {WORKER: int(time.time() * 1000) + 60_000})
+    await client.hset(keys.control, f"identity:{WORKER}", json.dumps(["svc", "i-1"]))
     return turns
 
 
@@ -91,7 +101,7 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
         assert "box pid 4242" in screen  # read from the worker's default name
 
 
-async def test_an_agent_heard_over_otlp_with_a_mailboxs_name_is_served_by_it(
+async def test_an_agent_its_mailboxs_worker_sends_over_otlp_is_served_by_it(
     console: MakeConsole, redis_server: RedisServer
 ) -> None:
     async with Mailboxes(redis_server.url) as mailboxes:
@@ -196,3 +206,71 @@ async def test_a_redis_down_at_start_and_mid_run_is_one_line_and_a_count_never_a
         assert any(line.startswith("control: could not pause mailbox desk") for line in events(app))
         assert app.is_running
         assert app.view_error is None
+
+
+async def test_format_characters_in_a_name_are_shown_in_the_table_and_the_confirmation(
+    console: MakeConsole, redis_server: RedisServer, text_of: Callable[[Any], str]
+) -> None:
+    # A zero-width space and a right-to-left override: drawn raw, the first looks
+    # exactly like "billing", the second reads as "payfinal" backwards.
+    lookalike, reversed_ = "billing\u200b", "pay\u202elanif"
+    async with Mailboxes(redis_server.url) as mailboxes:
+        for name in ("billing", lookalike, reversed_):
+            await mailboxes.put(name, Turn(fetch_page, args=["x"]), reply=False)
+    shown = console(control=True)
+    app = shown.app
+    async with app.run_test(size=(130, 40)) as pilot:
+        shown.source.start()
+        await settle(pilot, lambda: len(shown.fleet.agent_rows()) == 3)
+        await settle(pilot, lambda: "redis/billing\\u200b" in text_of(app))
+        screen = text_of(app)
+        assert "redis/pay\\u202elanif" in screen
+        assert not any(unicodedata.category(char) == "Cf" for char in screen)
+        table = app.screen.query_one(AgentsTable)
+        row = next(row for row in shown.fleet.agent_rows() if row.name == lookalike)
+        table.move_cursor(row=table.get_row_index(row.key))
+        await settle(pilot, lambda: app.selected_agent == row.key)
+
+        await pilot.press("p")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = text_of(app)
+        assert "Pause mailbox billing\\u200b? Its 0 workers" in dialog
+        assert not any(unicodedata.category(char) == "Cf" for char in dialog)
+        await pilot.press("n")
+
+
+async def test_a_name_made_longer_by_its_escapes_is_cut_to_its_column_as_drawn() -> None:
+    name = "\u200b" * 12 + "tail"  # 16 characters, drawn in 76 cells
+    assert len(visible(f"svc@i-1/{name}")) == 84
+    cut = fit_label(f"svc@i-1/{name}", name, 30)
+    assert len(cut) == 30  # what is drawn fits the column, not what was sent
+    assert cut.startswith("\\u200b")
+    assert cut.endswith("\\u200btail")
+    assert cut.count("…") == 1
+
+
+async def test_a_redis_that_cannot_be_reached_is_said_on_screen_at_once_and_is_no_stale_service(
+    text_of: Callable[[Any], str],
+) -> None:
+    clock = FakeClock()
+    fleet = FleetModel(clock, stale_after=5.0)
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    source = RedisSource(fleet, url, control=False, interval=0.1, timeout=1.0)
+    fleet.sources.attach(source)
+    app = listen_app(fleet, "127.0.0.1", 4317, None, redis=f"Redis read-only: {url}")
+    try:
+        async with app.run_test(size=(130, 40)) as pilot:
+            source.start()
+            line = f"cannot reach Redis at {url}: ConnectionError: "
+            await settle(pilot, lambda: line in text_of(app))
+            assert f"listen · Redis read-only: {url} · gRPC" in text_of(app)  # the header
+            clock.advance(60)  # far past stale_after, while it keeps failing
+            errors = source.errors
+            await settle(pilot, lambda: source.errors >= errors + 2)
+            screen = text_of(app)
+            assert line in screen  # still said, for as long as it lasts
+            assert "stale" not in screen
+            assert "stale" not in fleet.counters()
+            assert sum(entry.startswith("unavailable:") for entry in events(app)) == 1
+    finally:
+        await source.close()

@@ -92,3 +92,18 @@ def test_listen_with_redis_shows_a_mailbox_and_pauses_it_in_a_real_terminal(
         assert asyncio.run(_paused(redis_server.url))
         term.keys("q")
         assert term.wait_for_file(exit_file) == "EXIT:0"
+
+
+@pytest.mark.parametrize("url", ["localhost:6379", "127.0.0.1:6379/0", "http://localhost:6379"])
+def test_a_redis_url_without_a_redis_scheme_is_one_line_and_exit_2(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["listen", "--redis", url])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith(f"pygents-tui listen: error: argument --redis: not a Redis URL: {url!r}")
+    for form in ("redis://", "rediss://", "redis+cluster://", "unix://"):
+        assert form in line
