@@ -45,6 +45,7 @@ __all__ = [
     "Batch",
     "Limits",
     "Malformed",
+    "Reads",
     "ReceivedRecord",
     "ReceivedSpan",
     "ResourceInfo",
@@ -164,8 +165,11 @@ class Batch:
 # -- entry points --------------------------------------------------------------------
 
 
-def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> Batch:
-    """Parse and bound one request body; `Malformed` when it cannot be."""
+def decode(
+    signal: Signal, body: bytes, *, json_body: bool, limits: Limits, reads: Reads | None = None
+) -> Batch:
+    """Parse and bound one request body; `Malformed` when it cannot be. ``reads``:
+    the reading budget to spend, when the caller wants to see what was spent."""
     if len(body) > limits.max_message_bytes:
         raise Malformed(
             f"request of {len(body):,} bytes exceeds the {limits.max_message_bytes:,}-byte limit",
@@ -184,7 +188,9 @@ def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> B
         raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
     _check_count(signal, message, limits.max_items_per_request)
     try:
-        return _BUILDERS[signal](message, limits, Reads(limits.max_reads_per_request))
+        if reads is None:
+            reads = Reads(limits.max_reads_per_request)
+        return _BUILDERS[signal](message, limits, reads)
     except OverBudget:
         raise Malformed(
             f"more than {limits.max_reads_per_request:,} attribute values in one request;"
