@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import grpc
 import pytest
-from hostile_traffic import PROTOBUF, empty_span, export_one_span, post, traces_request
+from hostile_traffic import PROTOBUF, empty_span, eventually, export_one_span, post, traces_request
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.trace.export import SpanExportResult
@@ -58,11 +58,9 @@ async def test_twenty_stalled_grpc_calls_from_one_peer_do_not_keep_other_senders
             result, trace_id = await asyncio.wait_for(
                 asyncio.to_thread(export_one_span, str(receiver.grpc_endpoint)), 60
             )
-            async with asyncio.timeout(10):  # the refusals' answers, all sent by now
-                while fleet.counts["refused"] < 20 - limits.max_calls_per_connection or sum(
-                    call.done() for call in stalled
-                ) < 20 - limits.max_calls_per_connection:
-                    await asyncio.sleep(0.01)
+            refused = 20 - limits.max_calls_per_connection
+            # The refusals' answers, all on their way by now, have arrived.
+            await eventually(lambda: sum(call.done() for call in stalled) >= refused)
         finally:
             await channel.close()
         codes = [await call.code() for call in stalled]
@@ -154,9 +152,7 @@ async def test_a_small_export_is_accepted_while_a_large_json_body_is_still_being
                 return reply.status
 
         sending = asyncio.create_task(large())
-        async with asyncio.timeout(30):
-            while receiver.requests["http traces"] == 0 and not sending.done():
-                await asyncio.sleep(0.001)
+        await eventually(lambda: receiver.requests["http traces"] or sending.done(), within=30)
         small = logs_request()
         async with http.post(
             f"{receiver.http_endpoint}/v1/logs", data=small, headers={"Content-Type": PROTOBUF}
@@ -196,9 +192,7 @@ async def test_a_gzipped_body_that_inflates_past_the_room_left_is_refused_before
         headers = {"Content-Type": PROTOBUF}
         stalled = asyncio.create_task(http.post(url, data=stalls(), headers=headers))
         try:
-            async with asyncio.timeout(10):  # the stalled upload has been admitted
-                while receiver.in_flight_bytes < limit:
-                    await asyncio.sleep(0.01)
+            await eventually(lambda: receiver.in_flight_bytes >= limit)  # the stall admitted
             gzipped = {"Content-Type": JSON, "Content-Encoding": "gzip"}
             async with http.post(url, data=packed, headers=gzipped) as reply:
                 status = reply.status
