@@ -208,3 +208,27 @@ async def test_a_gzipped_body_that_inflates_past_the_room_left_is_refused_before
     assert parsed == 0, "the body was parsed before the budget was checked"
     assert receiver.values_read == 0
     assert fleet.counts["refused"] == 1
+
+
+async def test_an_otlp_json_body_of_more_values_than_its_budget_is_refused_before_it_is_parsed(
+    http: aiohttp.ClientSession, fleet: FleetModel, receiver: Receiver
+) -> None:
+    """300,000 empty spans: under 1 MB, 4 KB gzipped, and seconds of parsing for
+    protobuf's pure-Python JSON parser before the item limit could refuse it. The
+    walk that counts the document's values refuses it first, and says why."""
+    body = b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + b",".join([b"{}"] * 300_000)
+    body += b"]}]}]}"
+    headers = {"Content-Type": JSON, "Content-Encoding": "gzip"}
+    url = f"{receiver.http_endpoint}/v1/traces"
+    async with http.post(url, data=gzip.compress(body), headers=headers) as reply:
+        status = reply.status
+        answer = await reply.json()
+
+    assert status == 413
+    budget = 4 * Limits().max_reads_per_request
+    assert answer["message"] == (
+        f"more than {budget:,} values in one OTLP/JSON request; export smaller batches"
+    )
+    assert fleet.counts["too_large"] == 1
+    assert receiver.values_read == 0
+    assert await post(http, receiver, traces_request([empty_span(9)])) == 200
