@@ -54,6 +54,7 @@ __all__ = [
     "cut",
     "decode",
     "response",
+    "transcode_json",
 ]
 
 Signal = Literal["traces", "logs", "metrics"]
@@ -86,6 +87,11 @@ class Malformed(Exception):
     def __init__(self, message: str, status: Literal["invalid", "too_large"] = "invalid"):
         super().__init__(cut(message, 300))
         self.status = status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Raised in the JSON decoding process (`transcode_json`) and sent back pickled:
+        # its status must survive the trip.
+        return (Malformed, (str(self), self.status))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +176,33 @@ def decode(
 ) -> Batch:
     """Parse and bound one request body; `Malformed` when it cannot be. ``reads``:
     the reading budget to spend, when the caller wants to see what was spent."""
+    message = _parse(signal, body, json_body, limits)
+    try:
+        if reads is None:
+            reads = Reads(limits.max_reads_per_request)
+        return _BUILDERS[signal](message, limits, reads)
+    except OverBudget:
+        raise Malformed(
+            f"more than {limits.max_reads_per_request:,} attribute values in one request;"
+            " export smaller batches",
+            "too_large",
+        ) from None
+
+
+def transcode_json(signal: Signal, body: bytes, limits: Limits) -> bytes:
+    """An OTLP/JSON request as the protobuf request it stands for, checked as `decode`
+    checks it (its size, its values, its items), for `decode` to read as protobuf.
+
+    Why apart: parsing JSON into protobuf messages is protobuf's pure-Python
+    ``json_format``, about a second for a 4 MB body, all of it holding the
+    interpreter. The receiver runs this in a process of its own
+    (`pygents_tui.listen.offload`), so that the dashboard's event loop is not made
+    to share the interpreter with it; what comes back is bytes, cheap to send."""
+    return bytes(_parse(signal, body, True, limits).SerializeToString())
+
+
+def _parse(signal: Signal, body: bytes, json_body: bool, limits: Limits) -> Any:
+    """The request message, its size and item count checked; `Malformed` if not."""
     if len(body) > limits.max_message_bytes:
         raise Malformed(
             f"request of {len(body):,} bytes exceeds the {limits.max_message_bytes:,}-byte limit",
@@ -188,16 +221,7 @@ def decode(
         kind = "OTLP/JSON" if json_body else "protobuf"
         raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
     _check_count(signal, message, limits.max_items_per_request)
-    try:
-        if reads is None:
-            reads = Reads(limits.max_reads_per_request)
-        return _BUILDERS[signal](message, limits, reads)
-    except OverBudget:
-        raise Malformed(
-            f"more than {limits.max_reads_per_request:,} attribute values in one request;"
-            " export smaller batches",
-            "too_large",
-        ) from None
+    return message
 
 
 _PATHS: Final = {

@@ -21,9 +21,10 @@ retry on (HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``)
 counted as ``refused``; a connection past the limit is closed at once, counted
 on HTTP (gRPC refuses those itself, uncounted).
 
-Bodies are inflated and decoded in worker threads (`pygents_tui.listen.offload`),
-never on the event loop the dashboard shares; an inflated body is charged to the
-byte budget before it is parsed.
+Bodies are inflated and decoded in worker threads, OTLP/JSON made protobuf in a
+process of its own (`pygents_tui.listen.offload`), never on the event loop the
+dashboard shares; an inflated body is charged to the byte budget before it is
+parsed.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ class Receiver:
             self.limits.max_in_flight_bytes, self.limits.max_in_flight_bytes_per_connection
         )
         self._calls = Calls(self.limits.max_calls_per_connection)
-        self._offload = Offload(self.limits.max_concurrent_decodes)
+        self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
         self.max_connections = (
             self.limits.max_connections
             if self.limits.max_connections is not None
@@ -139,6 +140,11 @@ class Receiver:
     def in_flight_bytes(self) -> int:
         """The bytes of requests being received or decoded now, charged to the budget."""
         return self._in_flight.used
+
+    @property
+    def json_process_id(self) -> int | None:
+        """The process OTLP/JSON bodies are parsed in, while it runs (diagnostics)."""
+        return self._offload.process_id
 
     @property
     def grpc_endpoint(self) -> str | None:
@@ -172,7 +178,9 @@ class Receiver:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
-        self._offload.close()
+        offload = self._offload
+        self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
+        await offload.close()
         self.grpc_port = self.http_port = None
 
     async def __aenter__(self) -> Self:
@@ -192,14 +200,18 @@ class Receiver:
     async def _accept(
         self, transport: Transport, signal: Signal, body: bytes, json_body: bool
     ) -> Batch:
-        """Decode (in a worker thread) and hand over; `Malformed` (already counted)
-        if it cannot be."""
+        """Decode off the loop (OTLP/JSON first made protobuf in the JSON process,
+        then both in a worker thread) and hand over; `Malformed` (already counted) if
+        it cannot be."""
         self.requests[f"{transport} {signal}"] += 1
         budget = self.limits.max_reads_per_request
         reads = Reads(budget)
         try:
+            message = body
+            if json_body:
+                message = await self._offload.transcode(signal, body)
             batch = await self._offload.run(
-                decode, signal, body, json_body=json_body, limits=self.limits, reads=reads
+                decode, signal, message, json_body=False, limits=self.limits, reads=reads
             )
         except Malformed as exc:
             self._count(transport, signal, exc)

@@ -12,6 +12,8 @@ import asyncio
 import gzip
 import io
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -232,3 +234,29 @@ async def test_an_otlp_json_body_of_more_values_than_its_budget_is_refused_befor
     assert fleet.counts["too_large"] == 1
     assert receiver.values_read == 0
     assert await post(http, receiver, traces_request([empty_span(9)])) == 200
+
+
+async def test_otlp_json_is_parsed_in_a_process_of_its_own_and_one_killed_is_replaced(
+    http: aiohttp.ClientSession, fleet: FleetModel, receiver: Receiver
+) -> None:
+    """The parse runs beside the event loop, not on it or in a thread sharing the
+    interpreter with it; a process killed from outside costs no request: the one it
+    was to parse is parsed in a thread, and the next starts a new process."""
+    url = f"{receiver.http_endpoint}/v1/traces"
+    headers = {"Content-Type": JSON}
+    statuses = []
+    pids = []
+    for number in range(3):
+        async with http.post(url, data=heavy_json_body(number + 1), headers=headers) as reply:
+            statuses.append(reply.status)
+        pids.append(receiver.json_process_id)
+        if number == 0:
+            assert pids[0] is not None
+            os.kill(pids[0], signal.SIGKILL)
+
+    assert statuses == [200, 200, 200]
+    assert None not in (pids[0], pids[2])
+    assert os.getpid() not in pids
+    assert pids[2] != pids[0]
+    fleet.drain()
+    assert fleet.counters()["spans"] == 1 + 2 + 3
