@@ -145,8 +145,8 @@ async def _exchange(process: asyncio.subprocess.Process, signal: Signal, body: b
     payload = await process.stdout.readexactly(size)
     if outcome == _OK:
         return payload
-    status = "too_large" if outcome == _TOO_LARGE else "invalid"
-    raise Malformed(payload.decode(errors="replace"), status)
+    text = payload.decode(errors="replace")
+    raise Malformed(text, "too_large") if outcome == _TOO_LARGE else Malformed(text)
 
 
 def _serve(limits: Limits) -> None:
