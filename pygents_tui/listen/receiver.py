@@ -125,9 +125,9 @@ class Receiver:
         self._grpc: Any = None
         self._runner: web.AppRunner | None = None
         self._http: asyncio.AbstractServer | None = None
-        self._in_flight = InFlight(
-            self.limits.max_in_flight_bytes, self.limits.max_in_flight_bytes_per_connection
-        )
+        # A share below one message would refuse that message on every retry.
+        share = max(self.limits.max_in_flight_bytes_per_connection, self.limits.max_message_bytes)
+        self._in_flight = InFlight(self.limits.max_in_flight_bytes, share)
         self._calls = Calls(self.limits.max_calls_per_connection)
         self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
         self.max_connections = (
@@ -310,7 +310,7 @@ class Receiver:
             if self._in_flight.used + size > self._in_flight.budget:
                 reason = self._busy("grpc", signal)
             else:
-                share = self.limits.max_in_flight_bytes_per_connection
+                share = self._in_flight.share
                 reason = self._busy_peer(signal, f"{share:,} bytes of requests")
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
         try:
