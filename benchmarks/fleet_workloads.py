@@ -23,19 +23,29 @@ Measured, in the same run:
   (``call_after_refresh``) was tried and left out: the callback can queue behind
   the very repaint it should follow and then wait a whole refresh interval more;
 - **memory**: the process's resident size when the load starts and when it ends.
+
+Under attack (``Plan.attack``, W12a): the same, while a real `Receiver` on
+127.0.0.1 feeds the same model and another thread posts it gzipped OTLP/JSON bodies
+of 5,000 spans (3.6 MB inflated: within every per-request bound, about a second of
+parsing each) at the rate that once held a key press 13.5 s (twelve in 20 s).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import json
 import os
 import statistics
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -45,7 +55,7 @@ from textual.widgets import Input, TabbedContent
 
 from pygents_tui import Dashboard
 from pygents_tui._collector import paced_collector
-from pygents_tui.listen import FleetLimits, FleetModel
+from pygents_tui.listen import FleetLimits, FleetModel, Receiver
 from pygents_tui.listen.decode import Batch, Limits, decode
 from pygents_tui.listen.serve import listen_app
 from pygents_tui.widgets import AgentsTable
@@ -99,10 +109,15 @@ class Plan:
     agents: int = 20
     rate: float = 2000.0
     seconds: float = 10.0
+    attack: float = 0.0  # OTLP/JSON bodies a second posted to a receiver (W12a)
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(services=10, agents=20, rate=200.0, seconds=2.0)
+
+    def under_attack(self) -> Plan:
+        """The same load while JSON bodies arrive as in the issue: twelve in 20 s."""
+        return replace(self, attack=12 / 20)
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,8 @@ class FleetRun:
     rss_after_mib: float
     fresh_missed: int  # sampled turns that ended before a refresh showed them running
     dropped: int  # records the model's inbox dropped (expected: none)
+    attack_sent: int = 0  # OTLP/JSON bodies posted (W12a)
+    attack_accepted: int = 0  # of which answered 200
 
 
 def _rss_mib() -> float:
@@ -219,6 +236,56 @@ def _request(
         )
     body = message.SerializeToString()
     return Request(at, decode("logs", body, json_body=False, limits=limits), sample)
+
+
+# -- the attack (W12a) ---------------------------------------------------------------------------
+
+ATTACK_SPANS = 5_000
+
+
+def attack_body() -> bytes:
+    """A gzipped OTLP/JSON traces request of `ATTACK_SPANS` spans, 8 attributes each:
+    185,000 JSON values, under the 200,000 a request may hold."""
+    spans = [
+        {
+            "traceId": f"{n:032x}",
+            "spanId": f"{n:016x}",
+            "name": "x" * 100,
+            "attributes": [{"key": f"k{i}", "value": {"stringValue": "v" * 20}} for i in range(8)],
+        }
+        for n in range(1, ATTACK_SPANS + 1)
+    ]
+    service = [{"key": "service.name", "value": {"stringValue": "attacker"}}]
+    document = {
+        "resourceSpans": [{"resource": {"attributes": service}, "scopeSpans": [{"spans": spans}]}]
+    }
+    return gzip.compress(json.dumps(document).encode())
+
+
+def _post(url: str, body: bytes) -> int:
+    """One attack body, blocking: the answer's status (0 for no answer)."""
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+    except OSError:
+        return 0
+
+
+async def _attack(url: str, body: bytes, rate: float, until: float) -> list[int]:
+    """Post ``body`` ``rate`` times a second until ``until`` (perf counter), each from a
+    thread of its own so that neither the sender's work nor a slow answer is the
+    event loop's or holds the next one back; the answers' statuses."""
+    loop = asyncio.get_running_loop()
+    posts: list[asyncio.Future[int]] = []
+    with ThreadPoolExecutor(32, thread_name_prefix="w12a") as senders:
+        while time.perf_counter() < until:
+            posts.append(loop.run_in_executor(senders, _post, url, body))
+            await asyncio.sleep(1 / rate)
+        return list(await asyncio.gather(*posts))
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -366,7 +433,14 @@ async def w12(plan: Plan | None = None) -> FleetRun:
     )
     app = listen_app(fleet, "127.0.0.1", 4317, None)
     fresh = _Freshness(fleet, app.refresh_view)
-    async with app.run_test(size=SIZE) as pilot, _paced():
+    body = attack_body() if plan.attack else b""
+    statuses: list[int] = []
+    async with contextlib.AsyncExitStack() as stack:
+        pilot = await stack.enter_async_context(app.run_test(size=SIZE))
+        await stack.enter_async_context(_paced())
+        receiver = Receiver(fleet, grpc_port=None, http_port=0)
+        if plan.attack:
+            await stack.enter_async_context(receiver)
         await pilot.pause()
         app.refresh_timer.stop()
         app.refresh_timer = app.set_interval(1 / app.refresh_hz, fresh.refresh_and_watch)
@@ -375,8 +449,14 @@ async def w12(plan: Plan | None = None) -> FleetRun:
         samples = sum(1 for request in requests if request.sample is not None)
         producer = asyncio.create_task(_produce(fleet, requests, fresh, start))
         await asyncio.sleep(min(1.0, plan.seconds / 4))  # the table fills up first
+        attacker = None
+        if plan.attack:
+            url = f"{receiver.http_endpoint}/v1/traces"
+            attacker = asyncio.create_task(_attack(url, body, plan.attack, start + plan.seconds))
         keys = await _press(app, start + plan.seconds)
         late, elapsed = await producer
+        if attacker is not None:
+            statuses = await attacker
         async with asyncio.timeout(10):
             while fresh.ingested or len(fresh.lags) + fresh.missed < samples:  # noqa: ASYNC110 - the screen is the measurement
                 await asyncio.sleep(0.01)
@@ -406,12 +486,16 @@ async def w12(plan: Plan | None = None) -> FleetRun:
         rss_before_mib=rss_before,
         rss_after_mib=rss_after,
         dropped=dropped,
+        attack_sent=len(statuses),
+        attack_accepted=statuses.count(200),
     )
 
 
 def main(argv: list[str]) -> int:
-    """``python -m benchmarks.fleet_workloads [--quick]``: W12 alone."""
-    res = asyncio.run(w12(Plan.quick() if "--quick" in argv else Plan()))
+    """``python -m benchmarks.fleet_workloads [--quick] [--attack]``: W12 alone, or
+    W12a (``--attack``)."""
+    plan = Plan.quick() if "--quick" in argv else Plan()
+    res = asyncio.run(w12(plan.under_attack() if "--attack" in argv else plan))
     for name, value in vars(res).items():
         print(f"{name:<18} {value:,.1f}" if isinstance(value, float) else f"{name:<18} {value}")
     return 0

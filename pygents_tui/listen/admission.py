@@ -3,11 +3,14 @@
 Decoding is bounded per request (`values.Reads`) and what is kept per store; this
 module bounds what many requests at once can take:
 
-* `InFlight`: the bytes of bodies being received at once, across both transports.
-  A request is admitted only if its body (or, when its size is not known yet, the
-  largest body allowed) fits; past that it is refused with a status the OTLP
-  exporters retry on, and counted. Without it, hundreds of connections each holding
-  an almost complete body took gigabytes.
+* `InFlight`: the bytes of bodies being received or decoded at once, across both
+  transports, and each peer's share of them. An HTTP request is admitted only if
+  its body (or, when its size is not known yet, the largest body allowed) fits, and
+  its inflated size is charged before it is parsed; a gRPC message is charged when
+  it has arrived. Past that a request is refused with a status the OTLP exporters
+  retry on, and counted. Without it, hundreds of connections each holding an
+  almost complete body took gigabytes.
+* `Calls`: the gRPC calls each connection holds open, waiting for their message.
 * `connection_limit`: how many connections each transport may hold open, below the
   process's open-files limit with headroom left for everything else (the terminal,
   the output capture's temporary file, gRPC's own descriptors). Past it new
@@ -23,7 +26,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["ACCEPT_BURST", "ConnectionGate", "InFlight", "connection_limit"]
+__all__ = ["ACCEPT_BURST", "Calls", "ConnectionGate", "InFlight", "connection_limit"]
 
 _UNLIMITED_FILES: Final = 65_536  # what an unlimited RLIMIT_NOFILE is taken for
 _MIN_HEADROOM: Final = 96
@@ -33,23 +36,70 @@ ACCEPT_BURST: Final = 32
 
 
 class InFlight:
-    """A byte budget shared by every request being received."""
+    """A byte budget shared by every request being received or decoded, with a
+    share per peer.
 
-    __slots__ = ("budget", "used")
+    Why the shares: without them one peer holding many requests open could take the
+    whole budget and keep every other sender out; with them it takes at most
+    ``share`` bytes, and the others still find room. A peer is whatever the
+    transport tells apart (a gRPC connection: one sender's calls share it); ``None``
+    is charged to the budget alone."""
 
-    def __init__(self, budget: int) -> None:
+    __slots__ = ("budget", "by_peer", "share", "used")
+
+    def __init__(self, budget: int, share: int | None = None) -> None:
         self.budget = budget
+        self.share = budget if share is None else share
         self.used = 0
+        self.by_peer: dict[str, int] = {}
 
-    def reserve(self, size: int) -> bool:
-        """Take ``size`` bytes of the budget if they fit; `release` them after."""
+    def reserve(self, size: int, peer: str | None = None) -> bool:
+        """Take ``size`` bytes of the budget (and of ``peer``'s share) if they fit;
+        `release` them after."""
         if self.used + size > self.budget:
             return False
+        if peer is not None:
+            held = self.by_peer.get(peer, 0)
+            if held + size > self.share:
+                return False
+            self.by_peer[peer] = held + size
         self.used += size
         return True
 
-    def release(self, size: int) -> None:
+    def release(self, size: int, peer: str | None = None) -> None:
         self.used -= size
+        if peer is not None:
+            held = self.by_peer.pop(peer, 0) - size
+            if held > 0:
+                self.by_peer[peer] = held
+
+
+class Calls:
+    """The calls each peer holds open, at most ``per_peer`` each.
+
+    Why: a gRPC call is admitted before its message arrives (so that one that never
+    comes can be ended), and costs nothing until it does. Unbounded, one peer
+    opening calls that never send would fill gRPC's own limit on concurrent calls,
+    and every other sender would be refused; bounded per peer, it holds only its
+    own few, and the calls past them are refused at once."""
+
+    __slots__ = ("open", "per_peer")
+
+    def __init__(self, per_peer: int) -> None:
+        self.per_peer = per_peer
+        self.open: dict[str, int] = {}
+
+    def enter(self, peer: str) -> bool:
+        held = self.open.get(peer, 0)
+        if held >= self.per_peer:
+            return False
+        self.open[peer] = held + 1
+        return True
+
+    def leave(self, peer: str) -> None:
+        held = self.open.pop(peer, 0) - 1
+        if held > 0:
+            self.open[peer] = held
 
 
 def connection_limit() -> int:

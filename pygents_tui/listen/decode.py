@@ -45,6 +45,7 @@ __all__ = [
     "Batch",
     "Limits",
     "Malformed",
+    "Reads",
     "ReceivedRecord",
     "ReceivedSpan",
     "ResourceInfo",
@@ -53,6 +54,7 @@ __all__ = [
     "cut",
     "decode",
     "response",
+    "transcode_json",
 ]
 
 Signal = Literal["traces", "logs", "metrics"]
@@ -85,6 +87,11 @@ class Malformed(Exception):
     def __init__(self, message: str, status: Literal["invalid", "too_large"] = "invalid"):
         super().__init__(cut(message, 300))
         self.status = status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Raised in the JSON decoding process (`transcode_json`) and sent back pickled:
+        # its status must survive the trip.
+        return (Malformed, (str(self), self.status))
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +171,38 @@ class Batch:
 # -- entry points --------------------------------------------------------------------
 
 
-def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> Batch:
-    """Parse and bound one request body; `Malformed` when it cannot be."""
+def decode(
+    signal: Signal, body: bytes, *, json_body: bool, limits: Limits, reads: Reads | None = None
+) -> Batch:
+    """Parse and bound one request body; `Malformed` when it cannot be. ``reads``:
+    the reading budget to spend, when the caller wants to see what was spent."""
+    message = _parse(signal, body, json_body, limits)
+    try:
+        if reads is None:
+            reads = Reads(limits.max_reads_per_request)
+        return _BUILDERS[signal](message, limits, reads)
+    except OverBudget:
+        raise Malformed(
+            f"more than {limits.max_reads_per_request:,} attribute values in one request;"
+            " export smaller batches",
+            "too_large",
+        ) from None
+
+
+def transcode_json(signal: Signal, body: bytes, limits: Limits) -> bytes:
+    """An OTLP/JSON request as the protobuf request it stands for, checked as `decode`
+    checks it (its size, its values, its items), for `decode` to read as protobuf.
+
+    Why apart: parsing JSON into protobuf messages is protobuf's pure-Python
+    ``json_format``, about a second for a 4 MB body, all of it holding the
+    interpreter. The receiver runs this in a process of its own
+    (`pygents_tui.listen.offload`), so that the dashboard's event loop is not made
+    to share the interpreter with it; what comes back is bytes, cheap to send."""
+    return bytes(_parse(signal, body, True, limits).SerializeToString())
+
+
+def _parse(signal: Signal, body: bytes, json_body: bool, limits: Limits) -> Any:
+    """The request message, its size and item count checked; `Malformed` if not."""
     if len(body) > limits.max_message_bytes:
         raise Malformed(
             f"request of {len(body):,} bytes exceeds the {limits.max_message_bytes:,}-byte limit",
@@ -174,23 +211,17 @@ def decode(signal: Signal, body: bytes, *, json_body: bool, limits: Limits) -> B
     message = _REQUESTS[signal]()
     try:
         if json_body:
-            json_format.ParseDict(
-                _hex_ids_to_base64(json.loads(body)), message, ignore_unknown_fields=True
-            )
+            document = _hex_ids_to_base64(json.loads(body), _json_budget(limits))
+            json_format.ParseDict(document, message, ignore_unknown_fields=True)
         else:
             message.ParseFromString(body)
+    except Malformed:
+        raise
     except Exception as exc:  # hostile bytes raise all sorts; each is just "malformed"
         kind = "OTLP/JSON" if json_body else "protobuf"
         raise Malformed(f"not a valid {kind} {signal} request ({type(exc).__name__})") from None
     _check_count(signal, message, limits.max_items_per_request)
-    try:
-        return _BUILDERS[signal](message, limits, Reads(limits.max_reads_per_request))
-    except OverBudget:
-        raise Malformed(
-            f"more than {limits.max_reads_per_request:,} attribute values in one request;"
-            " export smaller batches",
-            "too_large",
-        ) from None
+    return message
 
 
 _PATHS: Final = {
@@ -238,26 +269,45 @@ def response(signal: Signal, rejected: int = 0, reason: str = "") -> Message:
     return metrics_service_pb2.ExportMetricsServiceResponse()
 
 
-def _hex_ids_to_base64(document: Any) -> Any:
+def _json_budget(limits: Limits) -> int:
+    """The JSON values an OTLP/JSON request may hold: what its protobuf form may
+    read, an attribute being about four JSON values (its object's two entries, its
+    value's object and the value itself)."""
+    return _JSON_VALUES_PER_READ * limits.max_reads_per_request
+
+
+_JSON_VALUES_PER_READ: Final = 4
+_JSON_ID_DEPTH: Final = 12  # ids are rewritten no deeper: OTLP puts them at depth 6
+
+
+def _hex_ids_to_base64(document: Any, budget: int) -> Any:
     """OTLP/JSON writes trace and span ids as hex, where protobuf's JSON mapping
-    expects base64: rewrite them in place (depth-bounded; anything odd is left for
-    the parser to reject)."""
-    stack: list[tuple[Any, int]] = [(document, 0)]
+    expects base64: rewrite them in place (anything odd is left for the parser to
+    reject). Every value of the document is counted on the way, and a document of
+    more than ``budget`` is refused as too large before it is parsed: the parser is
+    pure Python, and 4 MB of empty objects took it 23 s. Refused as soon as the
+    count passes the budget, so the walk itself is bounded by it."""
+    stack: list[tuple[Any, int]] = [(document, 0)] if isinstance(document, (dict, list)) else []
+    count = 0
     while stack:
         node, depth = stack.pop()
-        if depth > 12:
-            continue
+        count += len(node)
+        if count > budget:
+            raise Malformed(
+                f"more than {budget:,} values in one OTLP/JSON request; export smaller batches",
+                "too_large",
+            )
         if isinstance(node, list):
             stack.extend((item, depth + 1) for item in node if isinstance(item, (dict, list)))
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                if key in _JSON_IDS and isinstance(value, str):
-                    try:
-                        node[key] = base64.b64encode(bytes.fromhex(value)).decode()
-                    except ValueError:
-                        raise Malformed(f"{cut(key, 20)} is not a hex string") from None
-                elif isinstance(value, (dict, list)):
-                    stack.append((value, depth + 1))
+            continue
+        for key, value in node.items():
+            if isinstance(value, (dict, list)):
+                stack.append((value, depth + 1))
+            elif key in _JSON_IDS and isinstance(value, str) and depth <= _JSON_ID_DEPTH:
+                try:
+                    node[key] = base64.b64encode(bytes.fromhex(value)).decode()
+                except ValueError:
+                    raise Malformed(f"{cut(key, 20)} is not a hex string") from None
     return document
 
 

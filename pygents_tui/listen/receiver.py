@@ -14,11 +14,17 @@ runs nothing it receives, and binds ``127.0.0.1`` unless told otherwise.
 
 What it takes on at once is bounded (`Limits`, `pygents_tui.listen.admission`):
 connections per transport, below the open-files limit; the bytes of bodies being
-received; the time a message or body may take to arrive, and a connection may
-idle. Past a bound a request is refused with a status the exporters retry on
-(HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``) and
+received or decoded, and one gRPC connection's share of them; the gRPC calls one
+connection holds open; the time a message or body may take to arrive, and a
+connection may idle. Past a bound a request is refused with a status the exporters
+retry on (HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``) and
 counted as ``refused``; a connection past the limit is closed at once, counted
 on HTTP (gRPC refuses those itself, uncounted).
+
+Bodies are inflated and decoded in worker threads, OTLP/JSON made protobuf in a
+process of its own (`pygents_tui.listen.offload`), never on the event loop the
+dashboard shares; an inflated body is charged to the byte budget before it is
+parsed.
 """
 
 from __future__ import annotations
@@ -38,11 +44,21 @@ from google.protobuf import json_format  # type: ignore[import-untyped]  # no st
 from pygents_tui.listen import otlp_grpc
 from pygents_tui.listen.admission import (
     ACCEPT_BURST,
+    Calls,
     ConnectionGate,
     InFlight,
     connection_limit,
 )
-from pygents_tui.listen.decode import Batch, Limits, Malformed, Signal, decode, response
+from pygents_tui.listen.decode import (
+    Batch,
+    Limits,
+    Malformed,
+    Reads,
+    Signal,
+    decode,
+    response,
+)
+from pygents_tui.listen.offload import Offload
 from pygents_tui.listen.otlp_http import JSON, PROTOBUF, gunzip, status
 
 __all__ = ["ListenError", "PortInUseError", "Receiver", "Recorder", "Sink"]
@@ -100,18 +116,35 @@ class Receiver:
         self.host = host
         self.limits = limits if limits is not None else Limits()
         self.requests: Counter[str] = Counter()  # by "transport signal"
+        # Attribute entries and nested values the decoder has read, over all requests:
+        # the work it did, bounded per request by `Limits.max_reads_per_request`.
+        self.values_read = 0
         self._ports = {"grpc": grpc_port, "http": http_port}
         self.grpc_port: int | None = None
         self.http_port: int | None = None
         self._grpc: Any = None
         self._runner: web.AppRunner | None = None
         self._http: asyncio.AbstractServer | None = None
-        self._in_flight = InFlight(self.limits.max_in_flight_bytes)
+        # A share below one message would refuse that message on every retry.
+        share = max(self.limits.max_in_flight_bytes_per_connection, self.limits.max_message_bytes)
+        self._in_flight = InFlight(self.limits.max_in_flight_bytes, share)
+        self._calls = Calls(self.limits.max_calls_per_connection)
+        self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
         self.max_connections = (
             self.limits.max_connections
             if self.limits.max_connections is not None
             else connection_limit()
         )
+
+    @property
+    def in_flight_bytes(self) -> int:
+        """The bytes of requests being received or decoded now, charged to the budget."""
+        return self._in_flight.used
+
+    @property
+    def json_process_id(self) -> int | None:
+        """The process OTLP/JSON bodies are parsed in, while it runs (diagnostics)."""
+        return self._offload.process_id
 
     @property
     def grpc_endpoint(self) -> str | None:
@@ -145,6 +178,9 @@ class Receiver:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        offload = self._offload
+        self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
+        await offload.close()
         self.grpc_port = self.http_port = None
 
     async def __aenter__(self) -> Self:
@@ -161,14 +197,27 @@ class Receiver:
 
     # -- the shared path -----------------------------------------------------------------
 
-    def _accept(self, transport: Transport, signal: Signal, body: bytes, json_body: bool) -> Batch:
-        """Decode and hand over; `Malformed` (already counted) if it cannot be."""
+    async def _accept(
+        self, transport: Transport, signal: Signal, body: bytes, json_body: bool
+    ) -> Batch:
+        """Decode off the loop (OTLP/JSON first made protobuf in the JSON process,
+        then both in a worker thread) and hand over; `Malformed` (already counted) if
+        it cannot be."""
         self.requests[f"{transport} {signal}"] += 1
+        budget = self.limits.max_reads_per_request
+        reads = Reads(budget)
         try:
-            batch = decode(signal, body, json_body=json_body, limits=self.limits)
+            message = body
+            if json_body:
+                message = await self._offload.transcode(signal, body)
+            batch = await self._offload.run(
+                decode, signal, message, json_body=False, limits=self.limits, reads=reads
+            )
         except Malformed as exc:
             self._count(transport, signal, exc)
             raise
+        finally:
+            self.values_read += budget - reads.left
         self.sink.ingest(batch)
         if self.recorder is not None and batch.items:
             self.recorder.record(signal, body, json_body=json_body)
@@ -189,6 +238,9 @@ class Receiver:
             transport, signal, f"busy: {budget:,} bytes of requests are being received; retry"
         )
 
+    def _busy_peer(self, signal: Signal, what: str) -> str:
+        return self._refused("grpc", signal, f"busy: {what} on this connection; retry")
+
     def _late(self, transport: Transport, signal: Signal) -> str:
         seconds = self.limits.receive_timeout
         return self._refused(transport, signal, f"the request did not arrive within {seconds:g} s")
@@ -208,7 +260,8 @@ class Receiver:
                 ("grpc.max_allowed_incoming_connections", self.max_connections),
                 ("grpc.max_connection_idle_ms", int(self.limits.idle_timeout * 1000)),
             ],
-            # A backstop only: the byte budget refuses (and counts) calls long before.
+            # A backstop only: the calls per connection and the byte budget refuse (and
+            # count) calls long before, unless many connections each hold their share.
             maximum_concurrent_rpcs=4 * (self.limits.max_in_flight_bytes // limit + 1),
         )
         server.add_generic_rpc_handlers(otlp_grpc.handlers(self))
@@ -225,13 +278,23 @@ class Receiver:
         self, signal: Signal, requests: AsyncIterator[bytes], context: Any
     ) -> Any:
         """One gRPC ``Export`` call, from when it opens: the OTLP response, or the
-        call aborted. Busy (the byte budget spent) is RESOURCE_EXHAUSTED and a
-        message that does not arrive in time DEADLINE_EXCEEDED, both retried by the
-        exporters; a message that cannot be decoded is INVALID_ARGUMENT, too large
-        included, since the same request would only fail again."""
-        size = self.limits.max_message_bytes  # unknown until it has arrived
-        if not self._in_flight.reserve(size):
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._busy("grpc", signal))
+        call aborted. Busy is RESOURCE_EXHAUSTED: the connection already holds its
+        share of open calls, or the message once arrived does not fit its share of
+        the byte budget or the budget itself. A message that does not arrive in time
+        is DEADLINE_EXCEEDED; both are retried by the exporters. A message that
+        cannot be decoded is INVALID_ARGUMENT, too large included, since the same
+        request would only fail again.
+
+        Nothing is charged before the message has arrived (its size is not known
+        before): a call that never sends one holds only one of its connection's
+        calls, so a stalled peer keeps no other sender out."""
+        peer = str(context.peer())
+        if not self._calls.enter(peer):
+            calls = self.limits.max_calls_per_connection
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                self._busy_peer(signal, f"{calls} calls open"),
+            )
         try:
             try:
                 async with asyncio.timeout(self.limits.receive_timeout):
@@ -240,14 +303,25 @@ class Receiver:
                 await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, self._late("grpc", signal))
             except StopAsyncIteration:
                 body = b""  # a call closed without a message: an empty request
+        finally:
+            self._calls.leave(peer)
+        size = len(body)
+        if not self._in_flight.reserve(size, peer):
+            if self._in_flight.used + size > self._in_flight.budget:
+                reason = self._busy("grpc", signal)
+            else:
+                share = self._in_flight.share
+                reason = self._busy_peer(signal, f"{share:,} bytes of requests")
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
+        try:
             try:
-                batch = self._accept("grpc", signal, body, json_body=False)
+                batch = await self._accept("grpc", signal, body, json_body=False)
             except Malformed as exc:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
                 raise AssertionError("unreachable: abort() raises") from None
             return response(signal, batch.rejected, batch.reason)
         finally:
-            self._in_flight.release(size)
+            self._in_flight.release(size, peer)
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -308,10 +382,11 @@ class Receiver:
         size = limit if size is None else size  # chunked: as large as it may be
         if not self._in_flight.reserve(size):
             return status(503, self._busy("http", signal), json_body, retry_after=1)
+        held = [size]  # what this request has charged, grown to its inflated size
         try:
-            return await self._http_receive(signal, request, encoding, json_body)
+            return await self._http_receive(signal, request, encoding, json_body, held)
         finally:
-            self._in_flight.release(size)
+            self._in_flight.release(held[0])
 
     def _too_large(self, signal: Signal, json_body: bool) -> web.Response:
         limit = self.limits.max_message_bytes
@@ -319,8 +394,11 @@ class Receiver:
         return status(413, f"body over the {limit:,}-byte limit", json_body)
 
     async def _http_receive(
-        self, signal: Signal, request: web.Request, encoding: str, json_body: bool
+        self, signal: Signal, request: web.Request, encoding: str, json_body: bool, held: list[int]
     ) -> web.Response:
+        """Read, inflate and decode a body charged ``held[0]`` bytes so far: once
+        inflated (at most to the size limit, a gzip bomb included) it is charged its
+        full size before it is parsed, and refused as busy if that does not fit."""
         limit = self.limits.max_message_bytes
         try:
             async with asyncio.timeout(self.limits.receive_timeout):
@@ -331,12 +409,19 @@ class Receiver:
             return status(408, self._late("http", signal), json_body)
         try:
             if encoding == "gzip":
+                compressed = len(body)
                 try:
-                    body = gunzip(body, limit)
+                    body = await self._offload.run(gunzip, body, limit)
                 except Malformed as exc:
                     self._count("http", signal, exc)
                     raise
-            batch = self._accept("http", signal, body, json_body)
+                # aiohttp keeps the compressed body until the request ends: both count.
+                more = compressed + len(body) - held[0]
+                if more > 0:
+                    if not self._in_flight.reserve(more):
+                        return status(503, self._busy("http", signal), json_body, retry_after=1)
+                    held[0] += more
+            batch = await self._accept("http", signal, body, json_body)
         except Malformed as exc:
             return status(413 if exc.status == "too_large" else 400, str(exc), json_body)
         answer = response(signal, batch.rejected, batch.reason)

@@ -60,14 +60,21 @@ class Limits:
     max_reads_per_request: int = 50_000
     # The receiver's admission (see `pygents_tui.listen.admission`): how long a
     # request's message or body may take to arrive once its call or headers have; how
-    # long a connection may sit idle; the bytes of bodies received at once, across
-    # both transports (each gRPC call reserves max_message_bytes, since its size is
-    # not known before it arrives); connections per transport (None: from the
-    # process's open-files limit).
+    # long a connection may sit idle; the bytes of bodies received or decoded at once,
+    # across both transports (a gRPC message is charged once it has arrived, an HTTP
+    # body from its headers and again at its inflated size), and the share of them one
+    # gRPC connection may hold; the gRPC calls one connection may hold open waiting for
+    # their message; connections per transport (None: from the open-files limit).
     receive_timeout: float = 10.0
     idle_timeout: float = 30.0
     max_in_flight_bytes: int = 64 * 1024 * 1024
+    max_in_flight_bytes_per_connection: int = 16 * 1024 * 1024
+    max_calls_per_connection: int = 8
     max_connections: int | None = None
+    # Requests decoded at once, each in a worker thread off the event loop: a large
+    # OTLP/JSON body takes seconds to parse, and the dashboard must answer keys
+    # meanwhile. More would only compete with the loop for the interpreter.
+    max_concurrent_decodes: int = 2
 
 
 class OverBudget(Exception):

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import time
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 import aiohttp
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -86,28 +84,14 @@ async def post(
         return reply.status
 
 
-async def longest_stall(work: Callable[[], Coroutine[Any, Any, Any]]) -> tuple[Any, float]:
-    """Run ``work`` while a heartbeat ticks on the same loop; its result and the
-    longest the loop went without running the heartbeat."""
-    done = asyncio.Event()
-    longest = 0.0
-
-    async def heartbeat() -> None:
-        nonlocal longest
-        last = time.perf_counter()
-        while not done.is_set():
+async def eventually(check: Callable[[], object], *, within: float = 10.0) -> None:
+    """Wait for ``check()`` to hold, polling (what it watches has no event to wait
+    on); a TimeoutError past ``within`` seconds."""
+    async with asyncio.timeout(within):
+        while True:
+            if check():
+                return
             await asyncio.sleep(0.005)
-            now = time.perf_counter()
-            longest = max(longest, now - last)
-            last = now
-
-    beating = asyncio.create_task(heartbeat())
-    try:
-        result = await work()
-    finally:
-        done.set()
-        await beating
-    return result, longest
 
 
 def export_one_span(endpoint: str) -> tuple[SpanExportResult, str]:

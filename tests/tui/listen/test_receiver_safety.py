@@ -33,7 +33,6 @@ from hostile_traffic import (
     array_of_text,
     empty_span,
     export_one_span,
-    longest_stall,
     post,
     request_of_spans,
     traces_request,
@@ -110,30 +109,33 @@ async def test_two_million_copies_of_one_key_cost_only_the_attributes_a_span_may
     body = request_of_spans([one_span])
     assert len(gzip.compress(body)) < 8 * 1024  # what the sender sends is tiny
 
-    status, stall = await longest_stall(lambda: post(http, receiver, body, gzipped=True))
+    status = await post(http, receiver, body, gzipped=True)
 
     assert status == 200
     fleet.drain()
     [kept] = fleet.traces.spans((7).to_bytes(16, "big").hex())
     assert len(kept.attributes) == 1
     assert kept.dropped_attributes == copies - 1
-    assert stall < 0.5, f"the event loop stalled {stall:.2f} s on one request"
+    # The work done: the span's first 64 entries, none of the other two million.
+    assert receiver.values_read == Limits().max_attributes
 
 
 async def test_a_request_that_reads_more_values_than_its_budget_is_refused_as_too_large(
     http: aiohttp.ClientSession, fleet: FleetModel, receiver: Receiver
 ) -> None:
     """Duplicates spread over many spans, each under the per-span bound: the
-    request's reading budget refuses it, counted, after a bounded amount of work."""
+    request's reading budget refuses it, counted, after a bounded amount of work
+    (at most one span's entries past the budget: 60 here)."""
     spans = [empty_span(n).SerializeToString() + EMPTY_ATTRIBUTE * 60 for n in range(1, 15_001)]
     body = request_of_spans(spans)
 
-    status, stall = await longest_stall(lambda: post(http, receiver, body, gzipped=True))
+    status = await post(http, receiver, body, gzipped=True)
 
     assert status == 413
     assert fleet.counts["too_large"] == 1
     assert "attribute values" in (fleet.last_rejection or "")
-    assert stall < 0.5, f"the event loop stalled {stall:.2f} s on one request"
+    budget = Limits().max_reads_per_request
+    assert budget < receiver.values_read <= budget + 60, receiver.values_read
     good = traces_request([empty_span(99)])
     assert await post(http, receiver, good) == 200
 
@@ -146,6 +148,9 @@ TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 async def test_grpc_calls_that_never_send_their_message_are_ended_and_real_exporters_get_through(
     fleet: FleetModel,
 ) -> None:
+    """The connection holds its share of calls open until the receive timeout ends
+    them, the rest are refused at once; the real exporter gets through meanwhile
+    (within its single export: its own timeout bounds it)."""
     limits = Limits(receive_timeout=1.0)
     async with Receiver(fleet, grpc_port=0, http_port=None, limits=limits) as receiver:
         channel = grpc.aio.insecure_channel(receiver.grpc_endpoint)
@@ -154,20 +159,17 @@ async def test_grpc_calls_that_never_send_their_message_are_ended_and_real_expor
             stalled = [opener() for _ in range(20)]  # each opened, none sends its message
             await asyncio.wait_for(asyncio.gather(*(c.wait_for_connection() for c in stalled)), 10)
 
-            started = time.monotonic()
             result, trace_id = await asyncio.wait_for(
                 asyncio.to_thread(export_one_span, str(receiver.grpc_endpoint)), 30
             )
-            took = time.monotonic() - started
             codes = await asyncio.wait_for(asyncio.gather(*(c.code() for c in stalled)), 10)
         finally:
             await channel.close()
 
-    assert result is SpanExportResult.SUCCESS, f"the real exporter failed after {took:.1f} s"
-    assert took < 10
-    busy = limits.max_in_flight_bytes // limits.max_message_bytes
-    assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) == busy
-    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - busy
+    assert result is SpanExportResult.SUCCESS
+    held = limits.max_calls_per_connection
+    assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) == held
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - held
     assert fleet.counts["refused"] >= 20
     fleet.drain()
     assert [span.name for span in fleet.traces.spans(trace_id)] == ["after the stall"]
@@ -185,16 +187,14 @@ async def test_an_http_body_that_stops_arriving_is_answered_408_within_the_recei
     limits = Limits(receive_timeout=1.0)
     async with Receiver(fleet, grpc_port=None, http_port=0, limits=limits) as receiver:
         url = f"{receiver.http_endpoint}/v1/traces"
-        started = time.monotonic()
         headers = {"Content-Type": PROTOBUF}
+        # The sender never goes on: only the receiver's timeout can answer it.
         async with asyncio.timeout(10):
             async with http.post(url, data=stalls(), headers=headers) as reply:
                 status = reply.status
-        took = time.monotonic() - started
         assert await post(http, receiver, traces_request([empty_span(6)])) == 200
 
     assert status == 408
-    assert took < 5
     assert fleet.counts["refused"] == 1
     assert "did not arrive within 1 s" in (fleet.last_rejection or "")
 
@@ -258,16 +258,16 @@ async def test_connections_past_the_limit_are_closed_counted_and_shown(
 ) -> None:
     """Four connections allowed: six more are closed at once and counted; the four
     idle ones are closed after the idle timeout, and a sender gets in again."""
-    limits = Limits(max_connections=4, idle_timeout=1.0)
+    limits = Limits(max_connections=4, idle_timeout=2.0)
     async with Receiver(fleet, grpc_port=None, http_port=0, limits=limits) as receiver:
         assert receiver.http_port is not None
         idle = [await asyncio.open_connection("127.0.0.1", receiver.http_port) for _ in range(10)]
         try:
             async with asyncio.timeout(10):
                 refused_ends = [await reader.read(1) for reader, _ in idle[4:]]
-                started = time.monotonic()
+                # The refused ones are closed at once, the idle ones only at their timeout.
+                open_then = [not reader.at_eof() for reader, _ in idle[:4]]
                 idle_ends = [await reader.read(1) for reader, _ in idle[:4]]
-                idle_for = time.monotonic() - started
         finally:
             for _, writer in idle:
                 writer.close()
@@ -275,7 +275,7 @@ async def test_connections_past_the_limit_are_closed_counted_and_shown(
 
     assert refused_ends == [b""] * 6  # closed by the receiver without a byte
     assert idle_ends == [b""] * 4
-    assert 0.5 < idle_for < 5
+    assert open_then == [True] * 4
     assert fleet.counts["refused"] == 6
     counts = fleet.counters()
     assert "6 refused (receiver busy or sender too slow)" in status_line(fleet, [], counts, False)
