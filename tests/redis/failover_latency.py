@@ -15,6 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Run as a script, its path holds only this folder: the helpers it imports need
+# tests/ too (system_programs), as under pytest.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+
 from sentinel_helpers import Replicated
 
 from pygents import Agent, Turn, tool

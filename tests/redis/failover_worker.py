@@ -16,6 +16,10 @@ import signal
 import sys
 from pathlib import Path
 
+# Run as a script, its path holds only this folder: the helpers it imports need
+# tests/ too (system_programs), as under pytest.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+
 from failover_helpers import AGENT, mailboxes_for
 
 from pygents import Agent, tool

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -76,18 +75,13 @@ async def recorded_outcomes(mailboxes: Mailboxes) -> list[Outcome]:
 
 
 def spawn(script: str, logs: Path, *args: str) -> subprocess.Popen[bytes]:
-    """``python tests/redis/<script> ARGS...``, its output in ``logs/<args[1]>.log``.
-
-    The script imports the test helpers as the tests do: ``tests/`` (where
-    ``system_programs`` lives) is on its path as well as its own folder."""
-    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    """``python tests/redis/<script> ARGS...``, its output in ``logs/<args[1]>.log``."""
     with (logs / f"{args[1]}.log").open("wb") as log:
         return subprocess.Popen(
             [sys.executable, str(HERE / script), *args],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=os.environ | {"PYTHONPATH": path},
         )
 
 
