@@ -81,6 +81,9 @@ class Dashboard(Acting):
         ),
         Binding("question_mark", "help", "Help", tooltip="this key map"),
         Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
+        # ``p`` where no source pauses agents (listen mode, --read-only): out of the
+        # footer, yet the key still answers with the line saying why (`check_action`).
+        Binding("p", "pause_not_offered", show=False),
         Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
         Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else agents)"),
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
@@ -281,11 +284,30 @@ class Dashboard(Acting):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that have nothing to act on are left out of the footer."""
+        if action in ("toggle_pause", "pause_not_offered"):
+            return self.key_applies("toggle_pause") == (action == "toggle_pause")
         if action == "show_error":
             return self.workload_error is not None
         if action == "clear_finished":
             return self._has_finished()
         return True
+
+    def key_applies(self, action: str) -> bool:
+        """Also: ``e`` (the workload's error) only where there is a workload."""
+        if action == "show_error":
+            return self.workload is not None
+        return super().key_applies(action)
+
+    def key_tooltip(self, action: str, tooltip: str) -> str:
+        """What the help says of a key: without a workload, ``q`` has no failure to
+        report in its exit status."""
+        if action == "quit" and self.workload is None:
+            return "exit status 0"
+        return tooltip
+
+    def action_pause_not_offered(self) -> None:
+        """``p`` where no source pauses agents: the line saying why."""
+        self._act("pause")
 
     def _has_finished(self) -> bool:
         """Whether agents that are gone are listed (a source without such agents
