@@ -36,7 +36,14 @@ from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
 from pygents_tui.model import DashboardModel
-from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
+from pygents_tui.screens import (
+    DetailScreen,
+    ErrorScreen,
+    HelpScreen,
+    InspectorScreen,
+    MainScreen,
+    TextScreen,
+)
 from pygents_tui.screens.main import TABS
 from pygents_tui.state import DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
@@ -326,6 +333,11 @@ class Dashboard(Acting):
     @on(MailboxPanel.Act)
     def _act_on_row(self, event: MailboxPanel.Act) -> None:
         self._act(event.action, event.target, event.hint)
+
+    @on(MailboxPanel.Read)
+    def _read_row(self, event: MailboxPanel.Read) -> None:
+        if not isinstance(self.screen, TextScreen):
+            self.push_screen(DetailScreen(event.title, event.lines))
 
     def action_save_screen(self) -> None:
         folder = str(self.export_dir or Path.cwd())
