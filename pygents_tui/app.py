@@ -138,6 +138,9 @@ class Dashboard(Acting):
         self.workload_done = asyncio.Event()
         self.output = ProgramOutput()  # what the program prints; replayed on exit
         self._main = MainScreen(view, self.output, agent_width=view.label_width)
+        # The turns of Redis-served agents that were running when the dashboard ended,
+        # by agent: they stay pending in their mailbox (the CLI says so on exit).
+        self.left_pending: dict[str, int] = {}
         self._had_finished = False
         self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
 
@@ -197,7 +200,21 @@ class Dashboard(Acting):
             self.notify("the workload finished; press q to quit", timeout=10, markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
+        self._note_left_pending()
         self.exit(return_code=1 if self.workload_error is not None else 0)
+
+    def _note_left_pending(self) -> None:
+        """Count the running turns of agents served by ``pygents.redis`` workers in this
+        process (`left_pending`): ending the dashboard ends the workload, and with it
+        the workers, whose running turns no public call hands back. They stay pending in
+        their mailbox until another worker takes them over."""
+        mailboxes = self.view.mailboxes()
+        if not mailboxes:
+            return
+        for turn in self.view.running_turns():
+            if turn.agent is not None and turn.agent in mailboxes:
+                name = mailboxes[turn.agent].agent
+                self.left_pending[name] = self.left_pending.get(name, 0) + 1
 
     def action_interrupt(self) -> None:
         """Ctrl-C: end the dashboard (and the workload) as an interrupted program."""
@@ -206,6 +223,7 @@ class Dashboard(Acting):
     def _end(self, status: int, reason: str) -> None:
         """Exit with ``status`` once the screen is up: a workload may end before the
         first paint, and exiting while the screen still mounts breaks Textual's header."""
+        self._note_left_pending()
         self.exit_reason = reason
         self.call_after_refresh(self.exit, return_code=status)
 

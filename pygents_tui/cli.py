@@ -19,6 +19,7 @@ from pygents_tui._arguments import PORT_OR_OFF, SECONDS, SPEED
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
+from pygents_tui._plural import counted
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
 from pygents_tui._visible import visible
@@ -341,7 +342,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     farewell = last_words(app)
     if farewell is not None:
         print(farewell, file=sys.stderr)
+    for line in pending_words(app):
+        print(line, file=sys.stderr)
     return app.return_code or 0
+
+
+def pending_words(app: Dashboard) -> list[str]:
+    """One line per Redis mailbox whose turns were running here when the dashboard
+    ended (`Dashboard.left_pending`): they are not lost, but wait for a worker."""
+    return [
+        f"pygents-tui: {counted(count, 'turn')} of {_one_line(agent)} "
+        f"{'was' if count == 1 else 'were'} running when you quit: "
+        f"{'it stays' if count == 1 else 'they stay'} pending in its Redis mailbox until "
+        f"a worker takes {'it' if count == 1 else 'them'} over (after the visibility timeout)"
+        for agent, count in sorted(app.left_pending.items())
+    ]
 
 
 def last_words(app: Dashboard) -> str | None:
