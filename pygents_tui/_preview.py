@@ -206,7 +206,7 @@ def preview(value: Any, width: int = 80) -> str:
     except Exception as exc:
         text = f"<{type(value).__name__}: preview failed ({type(exc).__name__})>"
     if not text.isprintable():
-        text = visible(text)  # control characters shown as ␛, ⏎, \x9b...
+        text = visible(text)  # control characters shown visibly (ESC, ⏎, \x9b...)
         if not text.isprintable():  # the other unprintables (a bidi override): a dot
             text = "".join(ch if ch.isprintable() else "·" for ch in text)
     return cut(text, width, "head")

@@ -42,6 +42,8 @@ def cell(column: str, value: str, finished: bool) -> Text:
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
         return plain(label, style="dim" if finished else style)
+    if column == "rate":  # coloured: in a browser, white blocks read as a rendering fault
+        return plain(value, style="dim" if finished else "cyan")
     return plain(value, style="dim" if finished else "")
 
 
