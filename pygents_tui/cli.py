@@ -351,10 +351,9 @@ def pending_words(app: Dashboard) -> list[str]:
     """One line per Redis mailbox whose turns were running here when the dashboard
     ended (`Dashboard.left_pending`): they are not lost, but wait for a worker."""
     return [
-        f"pygents-tui: {counted(count, 'turn')} of {_one_line(agent)} "
-        f"{'was' if count == 1 else 'were'} running when you quit: "
-        f"{'it stays' if count == 1 else 'they stay'} pending in its Redis mailbox until "
-        f"a worker takes {'it' if count == 1 else 'them'} over (after the visibility timeout)"
+        f"pygents-tui: {counted(count, 'turn')} of {_one_line(agent)} running when you quit: "
+        "a turn its worker did not finish stays pending in the Redis mailbox until a "
+        "worker takes it over (after the visibility timeout)"
         for agent, count in sorted(app.left_pending.items())
     ]
 
