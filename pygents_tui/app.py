@@ -36,7 +36,14 @@ from pygents_tui._output import ProgramOutput
 from pygents_tui._preview import preview
 from pygents_tui._visible import visible
 from pygents_tui.model import DashboardModel
-from pygents_tui.screens import ErrorScreen, HelpScreen, InspectorScreen, MainScreen, TextScreen
+from pygents_tui.screens import (
+    DetailScreen,
+    ErrorScreen,
+    HelpScreen,
+    InspectorScreen,
+    MainScreen,
+    TextScreen,
+)
 from pygents_tui.screens.main import TABS
 from pygents_tui.state import DashboardView
 from pygents_tui.widgets import AgentsTable, TimelineTable
@@ -81,6 +88,9 @@ class Dashboard(Acting):
         ),
         Binding("question_mark", "help", "Help", tooltip="this key map"),
         Binding("p", "toggle_pause", "Pause", tooltip="pause or resume the selected agent"),
+        # ``p`` where no source pauses agents (listen mode, --read-only): out of the
+        # footer, yet the key still answers with the line saying why (`check_action`).
+        Binding("p", "pause_not_offered", show=False),
         Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
         Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else agents)"),
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
@@ -128,6 +138,9 @@ class Dashboard(Acting):
         self.workload_done = asyncio.Event()
         self.output = ProgramOutput()  # what the program prints; replayed on exit
         self._main = MainScreen(view, self.output, agent_width=view.label_width)
+        # The turns of Redis-served agents that were running when the dashboard ended,
+        # by agent: they stay pending in their mailbox (the CLI says so on exit).
+        self.left_pending: dict[str, int] = {}
         self._had_finished = False
         self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
 
@@ -187,7 +200,21 @@ class Dashboard(Acting):
             self.notify("the workload finished; press q to quit", timeout=10, markup=False)
 
     def action_quit(self) -> None:  # type: ignore[override]
+        self._note_left_pending()
         self.exit(return_code=1 if self.workload_error is not None else 0)
+
+    def _note_left_pending(self) -> None:
+        """Count the running turns of agents served by ``pygents.redis`` workers in this
+        process (`left_pending`): ending the dashboard ends the workload, and with it
+        the workers, whose running turns no public call hands back. They stay pending in
+        their mailbox until another worker takes them over."""
+        mailboxes = self.view.mailboxes()
+        if not mailboxes:
+            return
+        for turn in self.view.running_turns():
+            if turn.agent is not None and turn.agent in mailboxes:
+                name = mailboxes[turn.agent].agent
+                self.left_pending[name] = self.left_pending.get(name, 0) + 1
 
     def action_interrupt(self) -> None:
         """Ctrl-C: end the dashboard (and the workload) as an interrupted program."""
@@ -196,6 +223,7 @@ class Dashboard(Acting):
     def _end(self, status: int, reason: str) -> None:
         """Exit with ``status`` once the screen is up: a workload may end before the
         first paint, and exiting while the screen still mounts breaks Textual's header."""
+        self._note_left_pending()
         self.exit_reason = reason
         self.call_after_refresh(self.exit, return_code=status)
 
@@ -281,11 +309,30 @@ class Dashboard(Acting):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that have nothing to act on are left out of the footer."""
+        if action in ("toggle_pause", "pause_not_offered"):
+            return self.key_applies("toggle_pause") == (action == "toggle_pause")
         if action == "show_error":
             return self.workload_error is not None
         if action == "clear_finished":
             return self._has_finished()
         return True
+
+    def key_applies(self, action: str) -> bool:
+        """Also: ``e`` (the workload's error) only where there is a workload."""
+        if action == "show_error":
+            return self.workload is not None
+        return super().key_applies(action)
+
+    def key_tooltip(self, action: str, tooltip: str) -> str:
+        """What the help says of a key: without a workload, ``q`` has no failure to
+        report in its exit status."""
+        if action == "quit" and self.workload is None:
+            return "exit status 0"
+        return tooltip
+
+    def action_pause_not_offered(self) -> None:
+        """``p`` where no source pauses agents: the line saying why."""
+        self._act("pause")
 
     def _has_finished(self) -> bool:
         """Whether agents that are gone are listed (a source without such agents
@@ -304,6 +351,11 @@ class Dashboard(Acting):
     @on(MailboxPanel.Act)
     def _act_on_row(self, event: MailboxPanel.Act) -> None:
         self._act(event.action, event.target, event.hint)
+
+    @on(MailboxPanel.Read)
+    def _read_row(self, event: MailboxPanel.Read) -> None:
+        if not isinstance(self.screen, TextScreen):
+            self.push_screen(DetailScreen(event.title, event.lines))
 
     def action_save_screen(self) -> None:
         folder = str(self.export_dir or Path.cwd())

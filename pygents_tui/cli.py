@@ -19,6 +19,7 @@ from pygents_tui._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED, redi
 from pygents_tui._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui._entry import VERSION
 from pygents_tui._errors import summary
+from pygents_tui._plural import counted
 from pygents_tui._sdk_logs import HeldLogs
 from pygents_tui._target import TargetError, load_target
 from pygents_tui._terminal import refuse_without_terminal
@@ -356,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     farewell = last_words(app)
     if farewell is not None:
         print(farewell, file=sys.stderr)
+    for line in pending_words(app):
+        print(line, file=sys.stderr)
     return app.return_code or 0
 
 
@@ -368,6 +371,17 @@ def _shut_down(telemetry: Any, held: HeldLogs) -> None:
     line = held.line(unsent)
     if line is not None:
         print(line, file=sys.stderr)
+
+
+def pending_words(app: Dashboard) -> list[str]:
+    """One line per Redis mailbox whose turns were running here when the dashboard
+    ended (`Dashboard.left_pending`): they are not lost, but wait for a worker."""
+    return [
+        f"pygents-tui: {counted(count, 'turn')} of {_one_line(agent)} running when you quit: "
+        "a turn its worker did not finish stays pending in the Redis mailbox until a "
+        "worker takes it over (after the visibility timeout)"
+        for agent, count in sorted(app.left_pending.items())
+    ]
 
 
 def last_words(app: Dashboard) -> str | None:

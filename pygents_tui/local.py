@@ -19,7 +19,7 @@ import importlib
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from pathlib import Path
 from types import ModuleType
@@ -211,6 +211,7 @@ class LiveProcess(Store):
         """Give every registered agent a row with its live state, and mark those that
         left the registry finished. True if the list of agents changed."""
         changed = False
+        detached = _detached_turns(self.running.values())
         for found in AgentRegistry.all():
             entry = self.agents.get(found.name)
             if entry is None:
@@ -222,6 +223,13 @@ class LiveProcess(Store):
             entry.queue_depth = found.queue_depth
             entry.current_tool = current.tool.name if current is not None else None
             entry.current_turn = current.uuid if current is not None else None
+            running = detached.get(entry.key) if current is None else None
+            if running:  # turns run outside its run() loop: a pygents.redis Worker's
+                oldest = running[0]
+                more = f" +{len(running) - 1}" if len(running) > 1 else ""
+                entry.current_tool, entry.current_turn = oldest.tool + more, oldest.uuid
+                if entry.live_phase != "paused":
+                    entry.live_phase = "running"
             entry.context_queue = Capacity(len(queue), queue.limit)
             entry.context_pool = Capacity(len(pool), pool.limit)
         if self.finished.follow(self, AgentRegistry.__contains__, now):
@@ -326,6 +334,20 @@ def _phase(agent: Agent, seen: str) -> str:
     if agent.is_running:
         return "running"
     return seen if seen != "running" else "idle"
+
+
+def _detached_turns(running: Iterable[TurnEntry]) -> dict[str, list[TurnEntry]]:
+    """The running turns by agent key, oldest first. An agent's own ``run()`` runs
+    one turn at a time, its ``current_turn``; a ``pygents.redis`` Worker runs many
+    of its turns at once, each in an agent run of its own that never takes the agent
+    (``is_running`` stays false): these say what it is doing then."""
+    found: dict[str, list[TurnEntry]] = {}
+    for turn in running:
+        if turn.agent is not None:
+            found.setdefault(turn.agent, []).append(turn)
+    for turns in found.values():
+        turns.sort(key=lambda turn: turn.started)
+    return found
 
 
 def _arguments(turn: Turn[Any]) -> str:

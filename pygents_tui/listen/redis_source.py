@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pygents._errors import cut
 from pygents_tui._errors import summary
+from pygents_tui._plural import counted
 from pygents_tui.listen.fleet import CAPABILITIES, FleetModel
 from pygents_tui.listen.redis_store import StoreAdapter
 from pygents_tui.state import Action, Capabilities, Reply
@@ -181,21 +182,20 @@ class RedisSource:
         found = self._served.get(agent)
         if found is None or action != "pause":
             return Reply(f"{self.store.label(agent)} has no mailbox to {action} now", True)
-        name, workers = found.agent, len(found.workers)
+        name, workers = found.agent, counted(len(found.workers), "worker")
         if found.paused:
             return self._ask(
                 f"Resume mailbox {name}? Its workers take its turns again.",
                 agent,
                 lambda: self.mailboxes.resume(name),
-                f"resumed mailbox {name} ({workers} workers)",
+                f"resumed mailbox {name} ({workers})",
                 f"resume mailbox {name}",
             )
         return self._ask(
-            f"Pause mailbox {name}? Its {workers} workers take no more of its turns "
-            "(running ones finish).",
+            f"Pause mailbox {name}? Its {workers} take no more of its turns (running ones finish).",
             agent,
             lambda: self.mailboxes.pause(name),
-            f"paused mailbox {name} ({workers} workers)",
+            f"paused mailbox {name} ({workers})",
             f"pause mailbox {name}",
         )
 

@@ -26,6 +26,7 @@ that a sender calling itself ``redis`` gets a service of its own
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Final
 
 from pygents_tui.listen.decode import ResourceInfo
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from pygents.redis import MailboxSurvey, Survey
     from pygents_tui.state import AgentEntry, ServiceState
 
-__all__ = ["ERRORS_COUNTER", "SERVICE", "StoreAdapter"]
+__all__ = ["ERRORS_COUNTER", "SERVICE", "StoreAdapter", "arguments"]
 
 SERVICE: Final = "redis"  # the service of the rows of mailboxes heard of only in Redis
 ERRORS_COUNTER: Final = "redis_errors"  # the status line's count of failed surveys
@@ -136,6 +137,7 @@ class StoreAdapter:
 def _own_row(row: AgentEntry, mailbox: MailboxSurvey) -> None:
     """A mailbox's own row: its state, depth and current tool, from the survey."""
     stats = mailbox.stats
+    row.turns_unseen = True  # only its mailbox is read: no turn of it is reported
     row.phase = "paused" if mailbox.paused else "running" if stats.pending else "idle"
     row.queue_depth = _waiting(mailbox)
     row.current_tool = mailbox.pending[0].tool if mailbox.pending else None
@@ -146,10 +148,36 @@ def _waiting(mailbox: MailboxSurvey) -> int:
     return max(0, mailbox.stats.depth - mailbox.stats.pending)
 
 
+def arguments(survey: str) -> str:
+    """A queued turn's arguments as the in-process queue panel writes them
+    (``8, x=1``), from the survey's preview: a JSON array of the args list (``{}``
+    when empty: Lua cannot tell an empty list from an empty object) and, if any, the
+    kwargs object (``[[8],{"x":1}]``). A preview cut short, or not of that shape, is
+    shown as it came (cut, with its ``…``)."""
+    try:
+        found = json.loads(survey)
+    except ValueError:
+        return survey
+    if not isinstance(found, list) or len(found) not in (1, 2):
+        return survey
+    args, kwargs = found[0], found[1] if len(found) == 2 else {}
+    if args == {}:
+        args = []
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        return survey
+    shown = [_json(value) for value in args]
+    shown += [f"{name}={_json(value)}" for name, value in kwargs.items()]
+    return ", ".join(shown)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _set_queue(fleet: FleetModel, key: str, mailbox: MailboxSurvey) -> None:
     waiting = _waiting(mailbox)
     queued = [
-        (str(q.position), q.tool, q.arguments, f"{q.timeout:g}s" if q.timeout else "")
+        (str(q.position), q.tool, arguments(q.arguments), f"{q.timeout:g}s" if q.timeout else "")
         for q in mailbox.queued
     ]
     fleet.set_contents(key, queued, more=max(0, waiting - len(queued)))

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from rich.cells import cell_len
 
 from pygents_tui.state import AgentRow, DashboardView
+from pygents_tui.widgets._agent_cells import unseen_turns
 from pygents_tui.widgets._attention import attention_parts
 
 __all__ = ["GIVE_UP", "SHOWN_COUNTERS", "arrived", "status_line"]
@@ -69,8 +70,16 @@ def status_line(
         parts[-1] = (kind, f"{text} ({counts['finished_dropped']} older dropped)")
     events, _ = model.event_log()
     done = counts.get("completed") or sum(row.completed for row in rows)
+    running = f"{len(model.running_turns())} turn(s) running"
+    mailboxes = model.mailboxes()
+    # Agents heard of only in Redis report no turn: what their workers hold is said apart.
+    held = sum(
+        mailboxes[row.key].pending for row in rows if unseen_turns(row) and row.key in mailboxes
+    )
+    if held:
+        running += f" (+{held} delivered from Redis mailboxes)"
     parts += [
-        ("running", f"{len(model.running_turns())} turn(s) running"),
+        ("running", running),
         ("done", f"{done} done"),
         ("events", f"{events} event(s)"),
     ]

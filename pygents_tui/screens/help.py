@@ -58,6 +58,13 @@ def _applies(app: App[object], action: str) -> bool:
     return applies is None or bool(applies(action))
 
 
+def _tooltip(app: App[object], action: str, tooltip: str) -> str:
+    """What the help says of ``action``'s key: its binding's tooltip, as the app's
+    ``key_tooltip`` puts it for what it runs (no workload: no failure to report)."""
+    say = getattr(app, "key_tooltip", None)
+    return tooltip if say is None else str(say(action, tooltip))
+
+
 def _lines(
     app: App[object], node: DOMNode, listed: set[str]
 ) -> Iterator[tuple[str, str, str, bool]]:
@@ -81,7 +88,8 @@ def _lines(
         described = [b.description for b in reversed(by_action.values()) if b.description]
         first = bindings[0]
         description = ", ".join(dict.fromkeys(described)) or parse(first.action)[1]
-        yield keys, description, first.tooltip, _available(node, first)
+        tooltip = _tooltip(app, parse(first.action)[1], first.tooltip)
+        yield keys, description, tooltip, _available(node, first)
 
 
 def _title(node: DOMNode) -> str:

@@ -232,3 +232,21 @@ class ErrorScreen(TextScreen):
         for line in self.traceback.lines():
             lines.add(value=line, indent="  ")
         return lines.text
+
+
+class DetailScreen(TextScreen):
+    """Something a panel's row cuts, shown whole: ``lines`` of ``(label, value)``
+    under ``title`` (a dead letter's error, from the Mailbox panel)."""
+
+    def __init__(self, title: str, lines: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = lines
+
+    def body(self) -> Text:
+        lines = _Lines()
+        lines.add(value=self.title_text)
+        lines.add()
+        for label, value in self.lines:
+            lines.add(label, value)
+        return lines.text

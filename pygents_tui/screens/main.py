@@ -9,7 +9,7 @@ repaint; the screen repaints the status line, the agents table and the one visib
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from rich.text import Text
 from textual import events, on
@@ -42,6 +42,11 @@ from pygents_tui.widgets._fit import fit_label
 from pygents_tui.widgets._panel import find_row
 from pygents_tui.widgets._rows import Filterable
 from pygents_tui.widgets.mailbox import MailboxPanel, MailboxReader
+
+HEADER_ICON: Final = "○"
+"""The header's icon (it opens the command palette): Textual's, U+2B58, is in no font
+Debian's Chromium has, so ``--web`` drew it as an empty box; this one is in DejaVu
+Sans Mono, the browser's monospace font there (tests/tui/test_web_glyphs.py)."""
 
 TABS: tuple[tuple[ViewPanel, str], ...] = (
     ("queue", "Queue"),
@@ -135,7 +140,7 @@ class MainScreen(Screen[None]):
             select_on_focus=False,  # ``/`` again goes on editing the filter in force
             id="filter",
         )
-        yield Header(show_clock=False)
+        yield Header(show_clock=False, icon=HEADER_ICON)
         yield self._status
         yield self._agents_note
         yield self._agents_title
@@ -296,7 +301,7 @@ class MainScreen(Screen[None]):
         if self._shown_notes.get(panel, "") == line:
             return
         self._shown_notes[panel] = line
-        note.update(plain(f"ⓘ {line}" if line else ""), layout=False)
+        note.update(plain(f"• {line}" if line else ""), layout=False)
         note.display = line is not None
 
     def watch_selected(self) -> None:

@@ -152,6 +152,9 @@ class AgentEntry(AgentTotals):
     # process: paused or running, as the agent says), over what its records left in
     # ``phase``; ``None``: not read live.
     live_phase: str | None = None
+    # Its turns are not reported to this dashboard (a mailbox heard of only in Redis):
+    # its counts are unknown, not zero (`unseen_turns`).
+    turns_unseen: bool = False
 
     @property
     def state(self) -> str:

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 RUN_STARTED: Final = "run started"
-PAUSED: Final = "⏸ paused"
+PAUSED: Final = "‖ paused"
 RESUMED: Final = "▶ resumed"
 
 

@@ -85,7 +85,7 @@ class AgentTotals:
             return "turn", f"✔ {tool} {at - turn.started:.2f}s"
         if reason is StopReason.TIMEOUT:
             self.timed_out += 1
-            return "timeout", f"⏱ {tool} timed out after {turn.timeout:g}s"
+            return "timeout", f"◷ {tool} timed out after {turn.timeout:g}s"
         if reason is StopReason.ERROR:
             self.failed += 1
             self.last_error = turn.error

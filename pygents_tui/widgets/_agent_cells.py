@@ -15,7 +15,15 @@ from pygents_tui.state import AgentRow, Capacity
 from pygents_tui.widgets._fit import fit_label, split_label
 from pygents_tui.widgets._text import sparkline
 
-__all__ = ["TOKENS_COLUMN", "agent_fields", "agent_sort_key", "cell", "cells", "sized"]
+__all__ = [
+    "TOKENS_COLUMN",
+    "agent_fields",
+    "agent_sort_key",
+    "cell",
+    "cells",
+    "sized",
+    "unseen_turns",
+]
 
 _STATE_STYLE = {
     "running": ("running", "green"),
@@ -35,6 +43,8 @@ def cell(column: str, value: str, finished: bool) -> Text:
     if column == "state":
         label, style = _STATE_STYLE.get(value, (value, ""))
         return plain(label, style="dim" if finished else style)
+    if column == "rate":  # coloured: in a browser, white blocks read as a rendering fault
+        return plain(value, style="dim" if finished else "cyan")
     return plain(value, style="dim" if finished else "")
 
 
@@ -44,10 +54,18 @@ def _capacity(capacity: Capacity | None) -> str:
     return f"{capacity.size}/{capacity.limit or '∞'}"
 
 
+def unseen_turns(row: AgentRow) -> bool:
+    """Whether none of ``row``'s turns is reported here (a mailbox heard of only in
+    Redis): its counts and values are unknown, shown ``?``, not ``0``."""
+    return bool(getattr(row, "turns_unseen", False))
+
+
 def _counts(row: AgentRow) -> str:
     """Completed / failed / timed out, then ``⊘n`` once a turn was cancelled (a sibling
     failing under a task group cancels the others' turns: without it those turns would
     be counted nowhere, and the agent would look as if it never ran)."""
+    if unseen_turns(row):
+        return "?/?/?"
     counts = f"{row.completed}/{row.failed}/{row.timed_out}"
     return f"{counts} ⊘{row.cancelled}" if row.cancelled else counts
 
@@ -61,7 +79,8 @@ def sized(row: AgentRow) -> tuple[str, str, str, str]:
     else:
         depth = str(row.queue_depth) if row.queue_depth is not None else "?"
         context = f"{_capacity(row.context_queue)} {_capacity(row.context_pool)}"
-    return depth, _counts(row), str(row.values), context
+    values = "?" if unseen_turns(row) else str(row.values)
+    return depth, _counts(row), values, context
 
 
 def cells(

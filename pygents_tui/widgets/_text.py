@@ -6,7 +6,10 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-_BLOCKS = " ▁▂▃▄▅▆▇█"
+_BLOCKS = " ▁▂▃▄▅▆▇"
+"""The sparkline's levels, up to ``▇``: a browser's terminal (xterm.js, ``--web``)
+draws block elements to the cell's full height, so full blocks in rows one above
+the other merged into large blocks; the top eighth left empty keeps rows apart."""
 
 
 def sparkline(values: Sequence[int], width: int) -> str:
@@ -15,7 +18,8 @@ def sparkline(values: Sequence[int], width: int) -> str:
     top = max(tail, default=0)
     if top <= 0:
         return "▁" * len(tail)
-    return "".join(_BLOCKS[max(1, round(v / top * 8))] if v else "▁" for v in tail)
+    levels = len(_BLOCKS) - 1
+    return "".join(_BLOCKS[max(1, round(v / top * levels))] if v else "▁" for v in tail)
 
 
 def bar(fraction: float, width: int) -> str:

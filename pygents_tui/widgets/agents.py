@@ -60,13 +60,13 @@ class AgentsTable(NavigableTable[Text]):
         ("state", "State", 7),
         ("queue", "Queue", 5),
         ("current", "Current", 9),
-        ("counts", "✔/✖/⏱", 9),
+        ("counts", "✔/✖/◷", 9),
         ("values", "Values", 6),
         ("ctx", "Ctx q p", 9),
         ("rate", "Rate", 8),
     )
     LEGEND: ClassVar[Legend] = (
-        ("✔/✖/⏱", "turns completed / failed / timed out; ⊘n: n turns cancelled"),
+        ("✔/✖/◷", "turns completed / failed / timed out; ⊘n: n turns cancelled"),
         ("Values", "values streamed or returned"),
         ("Ctx q p", "context queue size/limit, context pool size/limit (∞: unbounded)"),
         ("Tokens", "model tokens of the agent's turns (and their cost, when priced)"),

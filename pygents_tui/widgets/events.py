@@ -45,8 +45,8 @@ class EventsPanel(Vertical):
 
     LEGEND: ClassVar[Legend] = (
         ("▶ ✔ ✖", "a turn started, completed, failed"),
-        ("⏱ ⊘", "a turn timed out, was cancelled"),
-        ("← ⏸", "a turn was queued; an agent paused"),
+        ("◷ ⊘", "a turn timed out, was cancelled"),
+        ("← ‖", "a turn was queued; an agent paused"),
         ("+ ♻", "context added; context evicted"),
     )
     """What the log's symbols mean: shown in the help screen and as the tooltip."""

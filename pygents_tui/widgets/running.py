@@ -17,7 +17,7 @@ from pygents_tui.widgets._panel import ModelPanel
 from pygents_tui.widgets._rows import RowChoice, agent_names, turn_fields, turn_name, turn_sort_key
 from pygents_tui.widgets._text import bar, seconds
 
-_TIME = 22  # "  6.5s   3.5s left", "⏱ timed out at 10s", "stale: no news"
+_TIME = 22  # "  6.5s   3.5s left", "◷ timed out at 10s", "stale: no news"
 _SHOWN = 40  # running turns drawn at most; the panel is a glance, not a list
 
 
@@ -102,7 +102,7 @@ class RunningPanel(ModelPanel):
         if record.stop_reason is StopReason.TIMEOUT:
             return (
                 Text(bar(1.0, width), style="red dim"),
-                Text(f"⏱ timed out at {record.timeout:g}s", style="bold red"),
+                Text(f"◷ timed out at {record.timeout:g}s", style="bold red"),
             )
         elapsed = record.elapsed_at(now)
         fraction = elapsed / record.timeout if record.timeout else 0.0

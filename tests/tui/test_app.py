@@ -310,7 +310,7 @@ async def test_running_panel_bars_remaining_time_and_timeouts(until: Any, clock:
         assert str(times[0].style) == "green"
         assert bars[0].plain.count("█") > 0
         assert bars[0].plain.count("░") > bars[0].plain.count("█")
-        assert times[1].plain == "⏱ timed out at 0.05s"  # marked, in red
+        assert times[1].plain == "◷ timed out at 0.05s"  # marked, in red
         assert "red" in str(times[1].style)
 
         clock.now = 1007.5  # 75 %: yellow
@@ -706,7 +706,7 @@ def help_text(app: Dashboard) -> str:
 
 
 async def test_help_lists_every_key(until: Any, text_of: Any) -> None:
-    app = dashboard()
+    app = dashboard(asyncio.Event().wait)  # a workload: without one, e (its error) is unlisted
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)

@@ -92,7 +92,7 @@ async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> No
     log = log_texts(model, "counter")
     assert log.count("✔ ok 0.00s") == 3  # the fake clock does not move
     assert "✖ broken: ValueError('bad input')" in log
-    assert "⏱ blocks timed out after 0.02s" in log
+    assert "◷ blocks timed out after 0.02s" in log
     assert log.count("run started") == 3
     assert "run ended: error" in log
     assert [r.stop_reason for r in model.recent] == [
@@ -132,7 +132,7 @@ async def test_phases_follow_the_agent(model: DashboardModel) -> None:
     task = asyncio.create_task(run_all(agent))
     await settle(lambda: model.drain() and model.agent("phased").phase == "paused")
     assert model.phase(agent) == "paused"
-    assert "⏸ paused" in log_texts(model, "phased")
+    assert "‖ paused" in log_texts(model, "phased")
     assert agent.queue_depth == 1  # paused before taking the turn
 
     agent.resume()
@@ -375,7 +375,7 @@ async def test_event_log_puts_pauses_and_evictions(model: DashboardModel) -> Non
     log = log_texts(model, "keeper")
     assert log.count("← remember queued") == 2
     assert log.count("← jot queued") == 2
-    assert "⏸ paused" in log
+    assert "‖ paused" in log
     assert "▶ resumed" in log
     assert "+ pool id-first" in log
     assert "♻ pool evicted id-first" in log  # pool evictions name the item id

@@ -92,4 +92,4 @@ async def test_the_symbol_headers_have_a_legend_as_the_tables_tooltip() -> None:
             assert f"{label}" in tooltip.plain
             assert meaning in tooltip.plain
         headers = {label for _key, label, _width in AgentsTable.COLUMNS}
-        assert {"✔/✖/⏱", "Ctx q p"} <= {label for label, _ in AgentsTable.LEGEND} & headers
+        assert {"✔/✖/◷", "Ctx q p"} <= {label for label, _ in AgentsTable.LEGEND} & headers

@@ -101,3 +101,27 @@ async def test_a_listening_dashboard_with_nothing_yet_says_how_to_send_it_some(
         endpoint = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{receiver.grpc_port}"
         await until(pilot, lambda: endpoint in text_of(app))
         assert "pygents_otel.configure(live=True)" in text_of(app)
+
+
+async def test_a_listening_dashboard_neither_offers_pause_in_its_footer_nor_a_workload_error(
+    fleet: FleetModel, until: Any, text_of: TextOf
+) -> None:
+    app = Dashboard(view=fleet)
+    async with app.run_test(size=(120, 80)) as pilot:
+        await pilot.pause()
+        footer = [b.binding.key for b in app.screen.active_bindings.values() if b.binding.show]
+        assert "q" in footer
+        assert "p" not in footer  # read-only: nothing to pause from here
+
+        await pilot.press("p")  # the key still says why
+        line = "it cannot pause or resume remote agents"
+        await until(pilot, lambda: any(line in toast.message for toast in app._notifications))
+
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_text = key_map(app.screen.over).plain
+        keys = [line.split()[0] for line in help_text.splitlines() if line]
+        assert "e" not in keys  # no workload here: it cannot fail
+        (quit_line,) = [line for line in help_text.splitlines() if line.startswith("q ")]
+        assert quit_line.endswith("Quit — exit status 0")  # never 1: no workload to fail
+        assert "exit status 130" in help_text  # ctrl+c still says its status

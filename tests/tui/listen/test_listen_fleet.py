@@ -158,7 +158,7 @@ def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(
     assert (agent.state, agent.queue_depth, agent.evictions) == ("paused", 4, 1)
     assert agent.context_pool == Capacity(7, 8)
     texts = [entry.text for entry in fleet.event_log()[1]]
-    assert texts[-3:] == ["← x queued", "⏸ paused", "♻ pool evicted doc-3"]
+    assert texts[-3:] == ["← x queued", "‖ paused", "♻ pool evicted doc-3"]
 
     fleet.ingest(logs_batch([Event("pygents.agent.on_resume", AGENT), end("cur")]))
     fleet.ingest(

@@ -94,7 +94,7 @@ def turn_ends(log: Iterable[LogEntry]) -> list[tuple[str, str]]:
     return [
         (entry.kind, re.sub(r"^(✔ .*) \d+\.\d\ds$", r"\1 …s", entry.text).split(":")[0])
         for entry in log
-        if entry.text[:1] in "✔⏱✖⊘"
+        if entry.text[:1] in "✔◷✖⊘"
     ]
 
 
@@ -151,7 +151,7 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
         ("turn", "✔ ok …s"),
         ("turn", "✔ ok …s"),
         ("failed", "✖ broken"),
-        ("timeout", "⏱ blocks timed out after 0.02s"),
+        ("timeout", "◷ blocks timed out after 0.02s"),
     ]
 
 

@@ -92,7 +92,7 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
 
         await pilot.press("8")
         panel = app.screen.query_one(MailboxPanel)
-        await settle(pilot, lambda: panel.row_count == 4)
+        await settle(pilot, lambda: panel.row_count == 5)  # with the keys row
         screen = text_of(app)
         assert "read-only" in screen
         assert f"on {WORKER} · turn {turns[0].uuid[:8]}" in screen
@@ -143,7 +143,7 @@ async def test_without_control_every_action_answers_the_read_only_line(
         await pilot.press("p")
         await pilot.press("8")
         panel = app.screen.query_one(MailboxPanel)
-        await settle(pilot, lambda: panel.row_count == 4)
+        await settle(pilot, lambda: panel.row_count == 5)  # with the keys row
         for key in ("x", "r", "d", "D"):
             await pilot.press(key)
         await settle(pilot, lambda: len(toasts(app)) == 5)

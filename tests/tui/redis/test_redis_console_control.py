@@ -75,8 +75,8 @@ async def test_pause_stops_the_workers_taking_turns_until_resume(
             async with asyncio.timeout(10):
                 assert await handle.result() == 7
     lines = events(app)
-    assert "control: paused mailbox desk (1 workers)" in lines
-    assert "control: resumed mailbox desk (1 workers)" in lines
+    assert "control: paused mailbox desk (1 worker)" in lines
+    assert "control: resumed mailbox desk (1 worker)" in lines
 
 
 async def test_cancel_ends_the_producers_handle_cancelled_once(
@@ -94,7 +94,7 @@ async def test_cancel_ends_the_producers_handle_cancelled_once(
             await settle(pilot, lambda: len(shown.source.mailbox(key).pending) == 1)  # type: ignore[union-attr]
             await pilot.press("8")
             panel = app.screen.query_one(MailboxPanel)
-            await settle(pilot, lambda: panel.row_count == 3)
+            await settle(pilot, lambda: panel.row_count == 4)  # with the keys row
             assert await select_row(pilot, panel, "p") == handle.message_id
             question = await confirm(pilot, app, "x")
             assert handle.turn_uuid in question
@@ -197,7 +197,7 @@ async def test_a_drained_worker_process_exits(
             await _ready(shown, pilot)
             await pilot.press("8")
             panel = app.screen.query_one(MailboxPanel)
-            await settle(pilot, lambda: panel.row_count == 2)
+            await settle(pilot, lambda: panel.row_count == 3)  # with the keys row
             assert await select_row(pilot, panel, "w") == "w-drained"
             assert (await confirm(pilot, app, "D")).startswith("Drain worker w-drained?")
             assert await asyncio.to_thread(worker.wait, 30) == 0
