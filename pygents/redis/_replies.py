@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ResponseError
 
-from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
+from pygents.redis._cluster import CONNECTION_ERRORS, connection_lost, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -266,7 +266,9 @@ class Replies:
                     pipe.xread({self.key: self._last}, count=256, block=block)
                     self.reads += 1
                     found = (await pipe.execute())[-1]
-                except CONNECTION_ERRORS as exc:
+                except Exception as exc:
+                    if not connection_lost(exc):
+                        raise
                     if self._gone():  # `close` broke the connection: no warning, no retry
                         return
                     self._check_at = 0.0  # Redis may come back empty: check when it answers
