@@ -46,6 +46,8 @@ from pygents.redis._mailbox_types import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from pygents.redis._outage import Outage
+
 
 __all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle", "closed_message"]
 
@@ -110,20 +112,28 @@ class _Verdict:
 class Backoff:
     """Exponential delays between reconnection attempts: never a busy loop."""
 
-    __slots__ = ("delay", "failures", "initial", "maximum", "on_failure")
+    __slots__ = ("delay", "failures", "initial", "maximum", "on_failure", "outage")
 
     def __init__(
-        self, initial: float, maximum: float, on_failure: Callable[[float], None] | None = None
+        self,
+        initial: float,
+        maximum: float,
+        on_failure: Callable[[float], None] | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self.initial = initial
         self.maximum = maximum
         self.delay = initial
         self.failures = 0
         self.on_failure = on_failure
+        # A worker's loops share one: it speaks for all of them (see `_outage`).
+        self.outage = outage
 
     async def wait(self, what: str, exc: BaseException) -> None:
         """Sleep after a failure; the next failure sleeps twice as long (up to the cap)."""
-        if self.failures == 0:
+        if self.outage is not None:
+            self.outage.failed(self, what, exc)
+        elif self.failures == 0:
             _log.warning(
                 "pygents.redis: %s failed (%s: %s); retrying with backoff",
                 what,
@@ -139,7 +149,10 @@ class Backoff:
 
     def succeeded(self, what: str) -> None:
         if self.failures:
-            _log.warning("pygents.redis: %s works again", what)
+            if self.outage is not None:
+                self.outage.succeeded(self)
+            else:
+                _log.warning("pygents.redis: %s works again", what)
         self.failures = 0
         self.delay = self.initial
 

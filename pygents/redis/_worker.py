@@ -51,6 +51,7 @@ from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
 from pygents.redis._mailbox_types import (
     unique_name,
 )
+from pygents.redis._outage import Outage
 from pygents.redis._reading import tool_names
 from pygents.redis._replies import Backoff
 from pygents.redis._slot_reads import Reads
@@ -148,6 +149,7 @@ class Worker(Delivering):
         self._ready_once = False
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
+        self._outage = Outage(self.name, mailboxes.where)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
         self._reads = Reads(mailboxes.client, self.name, clustered=mailboxes.clustered)
         self._waiting = mailboxes.client.register_script(READ)
@@ -165,7 +167,7 @@ class Worker(Delivering):
         return f"<Worker {self.name!r} serving {sorted(self.served)}>"
 
     def _new_backoff(self) -> Backoff:
-        return Backoff(*self._backoff, on_failure=self._failed)
+        return Backoff(*self._backoff, on_failure=self._failed, outage=self._outage)
 
     def _unreplicated(self) -> None:
         self.counters.unreplicated += 1
