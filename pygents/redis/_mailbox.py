@@ -141,7 +141,7 @@ class Mailboxes(Control, Surveying, Reading):
                 self.client,
                 key,
                 Backoff(0.05, 5.0),
-                lambda agent: self.keys(agent).mailbox,
+                self.keys,
                 maxlen=self.reply_maxlen,
                 check_interval=check_interval,
             )
