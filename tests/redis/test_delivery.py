@@ -241,3 +241,33 @@ async def test_a_worker_given_a_wrong_url_says_where_once_then_at_intervals_and_
     assert 2 <= len(reminders) < failures // 3, (len(reminders), failures)
     # No per-loop line besides: the worker's one voice speaks for its five loops.
     assert not any("retrying with backoff" in m and "cannot use" not in m for m in said)
+
+
+@pytest.mark.single_server  # it stops and restarts its one server
+async def test_a_worker_says_once_that_redis_went_away_and_once_that_it_works_again(
+    redis_server: RedisServer, serving: Serving, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pygents.redis")
+    async with Mailboxes(redis_server.url) as mailboxes:
+        worker = await serving.start(
+            Worker(
+                mailboxes,
+                Gate().agent(),
+                visibility_timeout=2.0,  # the keeper retries every 0.5 s
+                reconnect_delay=0.01,
+                max_reconnect_delay=0.05,
+            )
+        )
+        redis_server.stop()
+        await eventually(lambda: worker.counters.connection_failures >= 10)
+        redis_server.start()
+        await eventually(lambda: any("again" in r.getMessage() for r in caplog.records))
+        handle = await mailboxes.put("clerk", Turn("echo", args=["after"]))
+        assert await handle.result() == "after"
+        await serving.stop(worker)
+    where = f"redis://127.0.0.1:{redis_server.port}/0"
+    said = [r.getMessage() for r in caplog.records if r.name == "pygents.redis"]
+    went = [m for m in said if f"{worker.name} cannot use Redis at {where}" in m]
+    back = [m for m in said if f"{worker.name} uses Redis at {where} again" in m]
+    assert (len(went), len(back)) == (1, 1), said  # ten failures and more, five loops
+    assert "failures" in back[0]
