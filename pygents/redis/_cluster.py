@@ -16,7 +16,7 @@ from typing import Any, Final, cast
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import ClusterDownError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ClusterDownError, ResponseError, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -25,6 +25,7 @@ __all__ = [
     "CONNECTION_ERRORS",
     "clustered",
     "connect",
+    "connection_lost",
     "disconnect",
     "queue_script",
     "queue_time",
@@ -42,6 +43,35 @@ CONNECTION_ERRORS = (
     SlotNotCoveredError,
 )
 """What a lost or refused connection to Redis raises (retried with a backoff)."""
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` means the connection to Redis was lost: retry it with a backoff.
+
+    `CONNECTION_ERRORS`, and anything else redis-py's own code raises but a server's
+    reply (``ResponseError``: a missing group, a full Redis, a wrong key type — each
+    handled where it can happen). redis-py's cluster client, refreshing its slot map
+    after one command's connection failed, can close the connection under a concurrent
+    command of the same client, which then fails inside redis-py with whatever that
+    code trips on (``AttributeError: 'NoneType' object has no attribute
+    'writelines'``), or cannot reach any node for a moment
+    (``RedisClusterException``). Ten workers on one `Mailboxes` died of it at set-up;
+    the command is lost with its connection, exactly as on a ``ConnectionError``.
+
+    Cancellation (and any other non-``Exception``) is never a lost connection.
+    """
+    if isinstance(exc, CONNECTION_ERRORS):
+        return True
+    if not isinstance(exc, Exception) or isinstance(exc, ResponseError):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:  # bounded by the depth of the stack it was raised through
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module == "redis" or (isinstance(module, str) and module.startswith("redis.")):
+            return True
+        tb = tb.tb_next
+    return False
+
 
 CLUSTER_SCHEMES: Final = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes of a Redis Cluster, and the plain scheme its client is given."""

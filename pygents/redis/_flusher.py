@@ -24,13 +24,13 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError, ResponseError
 
-from pygents.redis._cluster import queue_script
+from pygents.redis._cluster import connection_lost, queue_script
 from pygents.redis._durability import NodeCommand
 from pygents.redis._entries import ReplyTo
 from pygents.redis._intake import FULL
 from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
 from pygents.redis._mailbox_types import Outcome, bounded
-from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._replies import Backoff
 
 if TYPE_CHECKING:
     from pygents.redis._entries import DeadEntry, Served
@@ -42,7 +42,12 @@ _log = logging.getLogger("pygents.redis")
 _BATCH: Final = 512  # records per script call
 _ROOM: Final = 8192  # buffered values beyond which a streaming turn waits
 
-_RETRY: Final = (*CONNECTION_ERRORS, *FULL)  # nothing was written: write it all again
+
+def _retried(exc: BaseException) -> bool:
+    """A write failed with nothing written (Redis full, or the connection lost: see
+    `connection_lost`): write it all again, after a backoff."""
+    return isinstance(exc, FULL) or connection_lost(exc)
+
 
 # (keys of the turn's mailbox or None, message id, agent, reply key or "", deliveries,
 # record)
@@ -112,7 +117,9 @@ class Flusher:
             while (self._records or self._errors) and not self._closed:
                 try:
                     await self._write()
-                except _RETRY as exc:
+                except Exception as exc:
+                    if not _retried(exc):
+                        raise
                     await self.backoff.wait("recording outcomes", exc)
                 else:
                     self.backoff.succeeded("recording outcomes")
@@ -130,7 +137,9 @@ class Flusher:
                 while self._records or self._errors:
                     await self._write()
                 return
-            except _RETRY as exc:
+            except Exception as exc:
+                if not _retried(exc):
+                    raise
                 await self.backoff.wait("recording outcomes at shutdown", exc)
         _log.error(
             "pygents.redis: %d outcomes could not be recorded before stopping; their turns "
@@ -170,7 +179,7 @@ class Flusher:
                 if isinstance(result, NoScriptError):  # Redis restarted, or scripts flushed
                     await self.mailboxes.client.script_load(RECORD)
                     break  # this call wrote nothing: it and the rest are written again
-                if isinstance(result, _RETRY):
+                if isinstance(result, Exception) and _retried(result):
                     raise result  # this call wrote nothing: it and the rest are kept
                 if isinstance(result, Exception):  # it wrote nothing: its turns come again
                     _log.error(
@@ -320,11 +329,13 @@ class Flusher:
                     self.unreplicated()
                     self.mailboxes.replication.warn_outcomes(1, replicated)
                 break
-            except _RETRY as exc:
+            except Exception as exc:
+                if not _retried(exc):
+                    if not isinstance(exc, ResponseError):
+                        raise
+                    moved = f"error: {exc}"
+                    break
                 await self.backoff.wait("dead-lettering", exc)
-            except ResponseError as exc:
-                moved = f"error: {exc}"
-                break
         self.backoff.succeeded("dead-lettering")
         self.recorded(served.name, message_id)
         if moved == 1:

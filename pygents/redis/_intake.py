@@ -25,9 +25,9 @@ from redis.asyncio import Redis
 from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
+from pygents.redis._cluster import connection_lost
 from pygents.redis._control_lua import HANDED_BACK_IDLE, WORKER_FIELDS
 from pygents.redis._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
-from pygents.redis._replies import CONNECTION_ERRORS
 
 __all__ = [
     "FULL",
@@ -186,7 +186,9 @@ async def leave(
             said = (f"{kind}:{consumer}" for kind in WORKER_FIELDS)
             pipe.hdel(keys.control, *said)
             await pipe.execute()
-    except (*CONNECTION_ERRORS, ResponseError) as exc:
+    except Exception as exc:
+        if not (isinstance(exc, ResponseError) or connection_lost(exc)):
+            raise
         # Redis away, or the group gone: the turns are taken over after the visibility
         # timeout instead, and the heartbeat expires by itself.
         _log.warning("pygents.redis: %s could not hand back its turns: %s", consumer, exc)

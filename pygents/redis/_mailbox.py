@@ -21,7 +21,7 @@ from redis.exceptions import OutOfMemoryError
 from pygents._errors import UnregisteredToolError, brief
 from pygents._routing import ROUTES
 from pygents._turn import Turn
-from pygents.redis._cluster import queue_script
+from pygents.redis._cluster import connection_lost, queue_script
 from pygents.redis._connecting import DEFAULT_URL, connect
 from pygents.redis._control import Control
 from pygents.redis._durability import Replication
@@ -37,7 +37,7 @@ from pygents.redis._mailbox_types import (
     unique_name,
 )
 from pygents.redis._reading import Reading
-from pygents.redis._replies import CONNECTION_ERRORS, Backoff, Replies
+from pygents.redis._replies import Backoff, Replies
 from pygents.redis._reply_streams import ReplyStreams
 from pygents.redis._survey import Surveying
 
@@ -141,7 +141,7 @@ class Mailboxes(Control, Surveying, Reading):
                 self.client,
                 key,
                 Backoff(0.05, 5.0),
-                lambda agent: self.keys(agent).mailbox,
+                self.keys,
                 maxlen=self.reply_maxlen,
                 check_interval=check_interval,
             )
@@ -254,12 +254,7 @@ class Mailboxes(Control, Surveying, Reading):
         except BaseException as exc:
             for handle in handles:
                 self.replies.forget(handle)
-            if isinstance(exc, CONNECTION_ERRORS) or (
-                # redis-py's cluster client, refreshing its slot map after a failover,
-                # can close a connection under a concurrent command, which then fails
-                # with AttributeError: the connection was lost, and the put with it.
-                self.clustered and isinstance(exc, AttributeError)
-            ):
+            if connection_lost(exc):  # the put went with the connection (see there)
                 raise self.unavailable(f"put a turn for agent {bounded(agent)!r}", exc) from exc
             if isinstance(exc, OutOfMemoryError):
                 raise RedisFullError(

@@ -28,13 +28,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ResponseError
 
-from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
+from pygents.redis import _outage
+from pygents.redis._cluster import CONNECTION_ERRORS, connection_lost, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -46,6 +48,9 @@ from pygents.redis._mailbox_types import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._outage import Outage
+
 
 __all__ = ["CHECK", "CONNECTION_ERRORS", "Backoff", "Replies", "TurnHandle", "closed_message"]
 
@@ -55,12 +60,14 @@ _END: Final = (2**64, 0)  # after every stream id
 _CLOSE_GRACE: Final = 0.05  # seconds a cancelled reader gets before its socket is closed
 _CLOSE_LIMIT: Final = 5.0  # seconds `close` keeps cancelling and disconnecting, at most
 
-# KEYS: the reply stream, then mailboxes. ARGV: the reader's position in the reply
-# stream, then pairs (index into KEYS, message id). First trims, exactly, what the
-# reader has read (so every entry left but one at its position is unread). Returns
-# {the stream's last id, its first entry's id, entries ever added to it, its length,
-# 1 if an entry at the position is left else 0, {positions of the pairs whose entry is
-# no longer in its mailbox}}; ids "0-0" and counts 0 for a stream that does not exist.
+# KEYS: the reply stream, then each mailbox followed by its workers' sorted set. ARGV:
+# the reader's position in the reply stream, then pairs (index into KEYS of a mailbox,
+# message id). First trims, exactly, what the reader has read (so every entry left but
+# one at its position is unread). Returns {the stream's last id, its first entry's id,
+# entries ever added to it, its length, 1 if an entry at the position is left else 0,
+# {positions of the pairs whose entry is no longer in its mailbox}, {indexes into KEYS
+# of the mailboxes without a live worker (no heartbeat expiring later than now)}}; ids
+# "0-0" and counts 0 for a stream that does not exist.
 CHECK: Final = """
 local last, first, added, length, at = '0-0', '0-0', 0, 0, 0
 if ARGV[1] ~= '0-0' and redis.call('EXISTS', KEYS[1]) == 1 then
@@ -84,7 +91,15 @@ for i = 2, #ARGV, 2 do
     gone[#gone + 1] = i / 2
   end
 end
-return {last, first, added, length, at, gone}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local unserved = {}
+for i = 2, #KEYS, 2 do
+  if redis.call('ZCOUNT', KEYS[i + 1], '(' .. now, '+inf') == 0 then
+    unserved[#unserved + 1] = i
+  end
+end
+return {last, first, added, length, at, gone, unserved}
 """
 
 
@@ -110,20 +125,28 @@ class _Verdict:
 class Backoff:
     """Exponential delays between reconnection attempts: never a busy loop."""
 
-    __slots__ = ("delay", "failures", "initial", "maximum", "on_failure")
+    __slots__ = ("delay", "failures", "initial", "maximum", "on_failure", "outage")
 
     def __init__(
-        self, initial: float, maximum: float, on_failure: Callable[[float], None] | None = None
+        self,
+        initial: float,
+        maximum: float,
+        on_failure: Callable[[float], None] | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self.initial = initial
         self.maximum = maximum
         self.delay = initial
         self.failures = 0
         self.on_failure = on_failure
+        # A worker's loops share one: it speaks for all of them (see `_outage`).
+        self.outage = outage
 
     async def wait(self, what: str, exc: BaseException) -> None:
         """Sleep after a failure; the next failure sleeps twice as long (up to the cap)."""
-        if self.failures == 0:
+        if self.outage is not None:
+            self.outage.failed(self, what, exc)
+        elif self.failures == 0:
             _log.warning(
                 "pygents.redis: %s failed (%s: %s); retrying with backoff",
                 what,
@@ -139,7 +162,10 @@ class Backoff:
 
     def succeeded(self, what: str) -> None:
         if self.failures:
-            _log.warning("pygents.redis: %s works again", what)
+            if self.outage is not None:
+                self.outage.succeeded(self)
+            else:
+                _log.warning("pygents.redis: %s works again", what)
         self.failures = 0
         self.delay = self.initial
 
@@ -156,12 +182,13 @@ class Replies:
         "_handles",
         "_last",
         "_task",
+        "_unserved",
         "_verdict",
         "check_interval",
         "checks",
         "client",
         "key",
-        "mailbox_of",
+        "keys_of",
         "maxlen",
         "reads",
     )
@@ -171,14 +198,16 @@ class Replies:
         client: Redis,
         key: str,
         backoff: Backoff,
-        mailbox_of: Callable[[str], str],
+        keys_of: Callable[[str], Keys],
         *,
         maxlen: int,
         check_interval: float,
     ) -> None:
         self.client = client
         self.key = key
-        self.mailbox_of = mailbox_of  # agent name -> its mailbox key
+        self.keys_of = keys_of  # agent name -> its mailbox's keys
+        # Mailboxes found without a live worker at the last check: (first seen, last said).
+        self._unserved: dict[str, tuple[float, float | None]] = {}
         self.maxlen = maxlen
         self.check_interval = check_interval
         self.checks = 0  # checks run (for tests and curious callers)
@@ -266,7 +295,9 @@ class Replies:
                     pipe.xread({self.key: self._last}, count=256, block=block)
                     self.reads += 1
                     found = (await pipe.execute())[-1]
-                except CONNECTION_ERRORS as exc:
+                except Exception as exc:
+                    if not connection_lost(exc):
+                        raise
                     if self._gone():  # `close` broke the connection: no warning, no retry
                         return
                     self._check_at = 0.0  # Redis may come back empty: check when it answers
@@ -300,23 +331,29 @@ class Replies:
         position = (0, 0)
         trimmed_before: tuple[int, int] | None = None
         gone: list[TurnHandle] = []
+        unserved: dict[str, list[TurnHandle]] = {}  # mailbox key -> its waiting handles
         for start in range(0, len(waiting), _CHECK_BATCH):
             chunk = waiting[start : start + _CHECK_BATCH]
             keys = [self.key]
             slots: dict[str, int] = {}
             args: list[str | int] = [self._last]
+            waiting_on: dict[int, list[TurnHandle]] = {}  # mailbox's index in KEYS
             for handle in chunk:
-                mailbox = self.mailbox_of(handle.agent)
-                slot = slots.get(mailbox)
+                mailbox = self.keys_of(handle.agent)
+                slot = slots.get(mailbox.mailbox)
                 if slot is None:
-                    keys.append(mailbox)
-                    slot = slots[mailbox] = len(keys)
+                    keys += [mailbox.mailbox, mailbox.workers]
+                    slot = slots[mailbox.mailbox] = len(keys) - 1
+                waiting_on.setdefault(slot, []).append(handle)
                 args += [slot, handle.message_id]
             try:
-                last, first, added, length, at, found = await self._check(keys=keys, args=args)
+                checked = await self._check(keys=keys, args=args)
+                last, first, added, length, at, found, idle = checked
             except ResponseError as exc:  # a key of another type under our prefix
                 _log.error("pygents.redis: checking waiting turns failed: %s", bounded(str(exc)))
                 return None
+            for index in idle:
+                unserved[keys[int(index) - 1]] = waiting_on[int(index)]
             position = max(position, stream_id(last))
             # Every entry ever added was read by this reader, is still there unread,
             # or was trimmed unread; trimming takes the oldest, so outcomes older than
@@ -326,7 +363,38 @@ class Replies:
             if int(added) - entries_read - unread > 0:
                 trimmed_before = stream_id(first) if int(length) else _END
             gone += [chunk[int(i) - 1] for i in found]
+        self._say_unserved(unserved)
         return _Verdict(position, trimmed_before, gone) if gone else None
+
+    def _say_unserved(self, unserved: dict[str, list[TurnHandle]]) -> None:
+        """Warn of the mailboxes this client waits on that no live worker serves.
+
+        Said at the second check in a row that finds one so (a mailbox found empty of
+        heartbeats once may be a worker just starting, or Redis just restarted), then
+        every ``REMIND_EVERY`` seconds while it lasts. The wait goes on: a worker may
+        come; bound it with ``asyncio.timeout`` if it must end."""
+        now = time.monotonic()
+        for mailbox in [m for m in self._unserved if m not in unserved]:
+            del self._unserved[mailbox]  # served again, or nobody waits on it now
+        for mailbox, handles in unserved.items():
+            seen = self._unserved.get(mailbox)
+            if seen is None:
+                self._unserved[mailbox] = (now, None)  # the first sighting
+                continue
+            since, said = seen
+            if said is not None and now - said < _outage.REMIND_EVERY:
+                continue
+            self._unserved[mailbox] = (since, now)
+            _log.warning(
+                "pygents.redis: no worker has heartbeated on mailbox %s (agent %r) for "
+                "%.0f s or more; this client's %d waiting turns stay queued there until a "
+                "worker serves agent %r",
+                mailbox,
+                bounded(handles[0].agent),
+                now - since,
+                len(handles),
+                bounded(handles[0].agent),
+            )
 
     def _judge(self, verdict: _Verdict) -> None:
         """Fail the handles of a verdict whose outcome did not come after all."""

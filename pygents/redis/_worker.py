@@ -39,6 +39,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from pygents._agent import Agent
 from pygents._routing import ROUTES
+from pygents.redis._cluster import connection_lost
 from pygents.redis._control_lua import WORKER_FIELDS
 from pygents.redis._delivering import Delivering
 from pygents.redis._entries import Served
@@ -50,8 +51,9 @@ from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
 from pygents.redis._mailbox_types import (
     unique_name,
 )
+from pygents.redis._outage import Outage
 from pygents.redis._reading import tool_names
-from pygents.redis._replies import CONNECTION_ERRORS, Backoff
+from pygents.redis._replies import Backoff
 from pygents.redis._slot_reads import Reads
 from pygents.redis._stats import SERVED, WorkerCounters, setting
 from pygents.redis._watch import Controls
@@ -147,6 +149,7 @@ class Worker(Delivering):
         self._ready_once = False
         self._cursors = dict.fromkeys(self.served, "0-0")
         self._backoff = (delay, cap)
+        self._outage = Outage(self.name, mailboxes.where)
         self._heartbeat = mailboxes.client.register_script(HEARTBEAT)
         self._reads = Reads(mailboxes.client, self.name, clustered=mailboxes.clustered)
         self._waiting = mailboxes.client.register_script(READ)
@@ -164,7 +167,7 @@ class Worker(Delivering):
         return f"<Worker {self.name!r} serving {sorted(self.served)}>"
 
     def _new_backoff(self) -> Backoff:
-        return Backoff(*self._backoff, on_failure=self._failed)
+        return Backoff(*self._backoff, on_failure=self._failed, outage=self._outage)
 
     def _unreplicated(self) -> None:
         self.counters.unreplicated += 1
@@ -284,10 +287,6 @@ class Worker(Delivering):
             if not self._ready.is_set():
                 await self._setup()
             await step()
-        except CONNECTION_ERRORS as exc:
-            self._ready.clear()
-            await backoff.wait(what, exc)
-            return
         except FULL as exc:
             await backoff.wait(f"{what} (Redis is full)", exc)
             return
@@ -296,6 +295,14 @@ class Worker(Delivering):
                 raise
             _log.warning("pygents.redis: %s found no consumer group; re-creating it", what)
             self._ready.clear()
+            return
+        except Exception as exc:
+            # The set-up included: one step's lost connection can fail another's
+            # command in redis-py (`connection_lost`), and no such loss may stop a worker.
+            if not connection_lost(exc):
+                raise
+            self._ready.clear()
+            await backoff.wait(what, exc)
             return
         backoff.succeeded(what)
 

@@ -188,3 +188,40 @@ async def test_a_single_server_keeps_its_key_names_and_one_reply_stream_per_clie
         keys = single.keys("a{b}")
         assert (keys.mailbox, keys.dead) == ("pygents:mailbox:a{b}", "pygents:dead:a{b}")
         assert single.replies.key_for("a{b}") == single.replies.key_for("c") == "pygents:replies:me"
+
+
+@pytest.mark.parametrize("shape", ["ten workers of one agent", "one worker of ten agents"])
+async def test_workers_sharing_one_mailboxes_survive_set_up_and_serve_all_300_turns(
+    mailboxes: Mailboxes, note: Tool, shape: str
+) -> None:
+    """Ten workers on one `Mailboxes` (one cluster client) set up at once: a connection
+    one of them loses fails the others' commands inside redis-py (``AttributeError``
+    from a closed writer) — a lost connection, retried, never a dead worker."""
+    agents = [Agent(f"shared-{n}", "Takes notes", [note]) for n in range(10)]
+    if shape == "ten workers of one agent":
+        workers = [Worker(mailboxes, agent, concurrency=4) for agent in agents]
+    else:
+        workers = [Worker(mailboxes, agents, concurrency=40)]
+    runs = [asyncio.create_task(worker.run()) for worker in workers]
+    try:
+
+        def settled() -> bool:
+            return all(w.ready for w in workers) or any(run.done() for run in runs)
+
+        await eventually(settled, within=60)
+        died = [repr(run.exception()) for run in runs if run.done()]
+        assert not died, f"{len(died)} of {len(runs)} workers died at set-up: {died[0]}"
+
+        handles = []
+        for agent in agents:
+            turns = [Turn(note, args=[f"{agent.name}/{n}"]) for n in range(30)]
+            handles += await mailboxes.put_many(agent.name, turns)
+        async with asyncio.timeout(60):
+            results = await asyncio.gather(*(h.result() for h in handles))
+        expected = [[f"{a.name}/{n}", str(len(f"{a.name}/{n}"))] for a in agents for n in range(30)]
+        assert results == expected  # 300 of 300
+        assert not any(run.done() for run in runs)
+    finally:
+        for worker in workers:
+            worker.stop()
+        await asyncio.gather(*runs, return_exceptions=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 
 import pytest
@@ -17,8 +18,10 @@ from pygents.redis import (
     RedisServer,
     RemoteTurnError,
     Worker,
+    _outage,
     current_delivery,
 )
+from pygents.redis._redis_server import free_port
 
 
 class Gate:
@@ -197,3 +200,74 @@ async def test_put_raises_a_clear_error_while_redis_is_away_and_workers_come_bac
         assert await handle.result() == "after"
         assert (await handle.outcome()).stop_reason is StopReason.COMPLETED
         await serving.stop(worker)
+
+
+@pytest.mark.parametrize("scheme", ["redis", "redis+cluster"])
+async def test_a_worker_given_a_wrong_url_says_where_once_then_at_intervals_and_keeps_trying(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    """Nothing listens at the URL: the worker's set-up fails in every loop, for as long
+    as it runs. Its log says so in one line naming the URL (not its password) and the
+    reason, then once per interval (shortened here), not once per retry; the worker
+    neither dies (on a cluster URL redis-py raises RedisClusterException, not a
+    ConnectionError) nor goes quiet."""
+    monkeypatch.setattr(_outage, "REMIND_EVERY", 0.5)
+    caplog.set_level(logging.WARNING, logger="pygents.redis")
+    port = free_port()
+    url = f"{scheme}://someone:s3cret@127.0.0.1:{port}" + ("/0" if scheme == "redis" else "")
+    async with Mailboxes(url) as mailboxes:
+        worker = Worker(mailboxes, Gate().agent(), reconnect_delay=0.001, max_reconnect_delay=0.01)
+        run = asyncio.create_task(worker.run())
+        try:
+
+            def reminded_twice_or_died() -> bool:
+                said = [r.getMessage() for r in caplog.records]
+                return run.done() or sum("still cannot use Redis" in m for m in said) >= 2
+
+            await eventually(reminded_twice_or_died, within=30)
+            assert not run.done(), f"the worker died: {run.exception()!r}"
+            failures = worker.counters.connection_failures
+        finally:
+            worker.stop()
+            await asyncio.gather(run, return_exceptions=True)
+    said = [r.getMessage() for r in caplog.records if r.name == "pygents.redis"]
+    assert not any("s3cret" in m for m in said)
+    where = f"{scheme}://127.0.0.1:{port}"
+    first = [m for m in said if f"cannot use Redis at {where}" in m and "still" not in m]
+    assert len(first) == 1, said
+    assert "failed (" in first[0]
+    assert "Error 111" in first[0] or "refused" in first[0], first[0]
+    reminders = [m for m in said if f"still cannot use Redis at {where}" in m]
+    assert 2 <= len(reminders) < failures // 3, (len(reminders), failures)
+    # No per-loop line besides: the worker's one voice speaks for its five loops.
+    assert not any("retrying with backoff" in m and "cannot use" not in m for m in said)
+
+
+@pytest.mark.single_server  # it stops and restarts its one server
+async def test_a_worker_says_once_that_redis_went_away_and_once_that_it_works_again(
+    redis_server: RedisServer, serving: Serving, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pygents.redis")
+    async with Mailboxes(redis_server.url) as mailboxes:
+        worker = await serving.start(
+            Worker(
+                mailboxes,
+                Gate().agent(),
+                visibility_timeout=2.0,  # the keeper retries every 0.5 s
+                reconnect_delay=0.01,
+                max_reconnect_delay=0.05,
+            )
+        )
+        redis_server.stop()
+        await eventually(lambda: worker.counters.connection_failures >= 10)
+        redis_server.start()
+        await eventually(lambda: any("again" in r.getMessage() for r in caplog.records))
+        handle = await mailboxes.put("clerk", Turn("echo", args=["after"]))
+        assert await handle.result() == "after"
+        await serving.stop(worker)
+    where = f"redis://127.0.0.1:{redis_server.port}/0"
+    said = [r.getMessage() for r in caplog.records if r.name == "pygents.redis"]
+    went = [m for m in said if f"{worker.name} cannot use Redis at {where}" in m]
+    back = [m for m in said if f"{worker.name} uses Redis at {where} again" in m]
+    assert (len(went), len(back)) == (1, 1), said  # ten failures and more, five loops
+    assert "failures" in back[0]

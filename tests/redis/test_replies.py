@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from pygents.redis import (
     TurnLostError,
     TurnRerunError,
     Worker,
+    _outage,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -378,3 +380,59 @@ async def test_malformed_reply_records_are_skipped_and_the_handle_still_resolves
 
         assert await handle.result() == "fine"
     assert caplog.text.count("a malformed reply record") == 6
+
+
+# -- no worker --------------------------------------------------------------------------
+
+
+async def test_a_producer_waiting_on_a_mailbox_no_worker_serves_says_so_then_at_intervals(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody heartbeats on the mailbox: the reader's checks say so in one line (at the
+    second check in a row, not the first: a worker may be starting), then once per
+    interval — not once per check — and the handle goes on waiting until a worker
+    comes and serves it."""
+    monkeypatch.setattr(_outage, "REMIND_EVERY", 3600.0)
+    caplog.set_level(logging.WARNING, logger="pygents.redis")
+    echo = echo_tool()
+
+    def lines() -> list[str]:
+        return [
+            r.getMessage() for r in caplog.records if "no worker has heartbeated" in r.getMessage()
+        ]
+
+    async with (
+        Mailboxes(redis_server.url, reply_check_interval=0.05) as mailboxes,
+        Serving() as serving,
+    ):
+        handles = await mailboxes.put_many("echoer", [Turn(echo, args=["late"]) for _ in range(2)])
+        waiting = [asyncio.create_task(h.result()) for h in handles]
+        await eventually(lambda: mailboxes.replies.checks >= 4, within=30)
+        assert not any(w.done() for w in waiting)  # it still waits
+        (said,) = lines()  # four checks, one line
+        mailbox = mailboxes.keys("echoer").mailbox
+        assert f"on mailbox {mailbox} (agent 'echoer')" in said
+        assert "this client's 2 waiting turns stay queued" in said
+
+        monkeypatch.setattr(_outage, "REMIND_EVERY", 0.0)  # every check may say it now
+        await eventually(lambda: len(lines()) >= 2, within=30)
+
+        gate = asyncio.Event()
+
+        @tool()
+        async def held(text: str) -> str:
+            """Waits for the test."""
+            await gate.wait()
+            return text
+
+        await serving.start(Worker(mailboxes, Agent("echoer", "Echoes", [echo, held])))
+        assert await settle(waiting, within=10) == ["late", "late"]
+        heard = len(lines())
+        handle = await mailboxes.put("echoer", Turn(held, args=["served"]))
+        served = asyncio.create_task(handle.result())
+        checks = mailboxes.replies.checks
+        # Checks while a live worker runs the turn: each would say it, were it unserved.
+        await eventually(lambda: mailboxes.replies.checks >= checks + 3, within=30)
+        gate.set()
+        assert await settle([served], within=10) == ["served"]
+    assert len(lines()) == heard
