@@ -206,7 +206,7 @@ def preview(value: Any, width: int = 80) -> str:
     except Exception as exc:
         text = f"<{type(value).__name__}: preview failed ({type(exc).__name__})>"
     if not text.isprintable():
-        text = visible(text)  # control and format characters shown as ␛, ⏎, \x9b, \u200b
+        text = visible(text)  # control and format characters made visible (_visible)
         if not text.isprintable():  # the other unprintables (U+2028, private use): a dot
             text = "".join(ch if ch.isprintable() else "·" for ch in text)
     return cut(text, width, "head")
