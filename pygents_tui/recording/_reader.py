@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,10 @@ _SKIP_CHUNK: Final = 64 * 1024
 _BISECT_SPAN: Final = 64 * 1024  # bisection stops within this many bytes
 _PROBE_LINES: Final = 16  # lines read after a probe offset, looking for a time
 _TAIL_BYTES: Final = (64 * 1024, 1024 * 1024, 8 * 1024 * 1024)
+_HEAD_BYTES: Final = 4 * MAX_LINE
+"""How far into the file opening looks for the first request with a time: a file
+with no newline in its first bytes (a disk image, ``/dev/zero`` copied out) is not a
+recording, and must not be read to its end to find that out."""
 
 
 class RecordingError(Exception):
@@ -61,15 +66,23 @@ class Recording:
         index_seconds: float = 5.0,
     ) -> None:
         self.path = Path(path)
+        # A recording is a regular file: seeking and reading its tail need one. Checked
+        # before opening, which blocks on a FIFO until something writes to it; a
+        # device (a link to /dev/zero) would be read for ever.
         try:
+            _regular(os.stat(self.path).st_mode, self.path)
             self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115  # closed by close()
         except OSError as exc:
             raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         try:
-            self.size = os.fstat(self._file.fileno()).st_size
+            status = os.fstat(self._file.fileno())
+            _regular(status.st_mode, self.path)  # (it may have been replaced since)
+            self.size = status.st_size
             self._file.read(0)  # a directory opens on some systems, and fails here
-        except OSError as exc:
+        except (OSError, RecordingError) as exc:
             self._file.close()
+            if isinstance(exc, RecordingError):
+                raise
             raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         self.max_line = max_line
         self.drops: Counter[str] = Counter()
@@ -116,10 +129,11 @@ class Recording:
             self._note(offset, time_ns)
             return Line(offset, time_ns, signal, data)
 
-    def _raw_line(self) -> bytes | None:
-        """The next line's bytes (empty: skipped as too long), ``None`` at the end.
-        Reads at most ``max_line`` bytes of a line; the rest of a longer one is read
-        through in small chunks and dropped."""
+    def _raw_line(self, until: int | None = None) -> bytes | None:
+        """The next line's bytes (empty: skipped as too long), ``None`` at the end
+        (or, with ``until``, once reading passes that offset). Reads at most
+        ``max_line`` bytes of a line; the rest of a longer one is read through in
+        small chunks and dropped."""
         data = self._file.readline(self.max_line + 1)
         if not data:
             return None
@@ -127,6 +141,8 @@ class Recording:
         if len(data) <= self.max_line or data.endswith(b"\n"):
             return data
         while True:
+            if until is not None and self._offset > until:
+                return None
             rest = self._file.readline(_SKIP_CHUNK)
             self._offset += len(rest)
             if not rest or rest.endswith(b"\n"):
@@ -227,7 +243,9 @@ class Recording:
         """The time of the first request that has one (within the first lines)."""
         self._goto(0, 0, known=False)
         for _ in range(1000):
-            data = self._raw_line()
+            if self._offset > _HEAD_BYTES:
+                break
+            data = self._raw_line(until=_HEAD_BYTES)
             if data is None:
                 break
             time_ns = time_of(data) if data and signal_of(data) else 0
@@ -251,3 +269,11 @@ class Recording:
             if not start:
                 break
         return self.first_ns
+
+
+def _regular(mode: int, path: Path) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else kind
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else kind
+        raise RecordingError(f"cannot read {path}: {kind}; a recording is a file")
