@@ -108,7 +108,7 @@ def test_a_file_a_replay_cannot_seek_or_index_is_one_line_and_exit_2(
         path.symlink_to("/dev/zero")
     else:
         with path.open("wb") as file:
-            file.truncate(1 << 30)  # a sparse gibibyte of zeros: no disk used
+            file.truncate(1 << 40)  # a sparse tebibyte of zeros: no disk used
     result = replay_command(path)
     assert result.returncode == 2
     assert result.stdout == ""
