@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, Self
 
+from pygents_tui.recording._clock import AHEAD, plausible
 from pygents_tui.recording._format import Signal, signal_of, time_of
 
 __all__ = ["Line", "Recording", "RecordingError"]
@@ -167,8 +168,6 @@ class Recording:
                 self._since_point = 0
         if time_ns > self._newest:
             self._newest = time_ns
-        if time_ns > self.last_ns:
-            self.last_ns = time_ns
 
     # -- moving ------------------------------------------------------------------------
 
@@ -240,18 +239,23 @@ class Recording:
     # -- the ends, read once on opening --------------------------------------------------
 
     def _first_time(self) -> int:
-        """The time of the first request that has one (within the first lines)."""
+        """The time of the first request that has a plausible one (within the first
+        lines): not one whose sender's clock is ahead of the requests after it
+        (`pygents_tui.recording._clock`)."""
         self._goto(0, 0, known=False)
+        times: list[int] = []
+        drops = self.drops.copy()  # what reading counts, it counts when it gets there
         for _ in range(1000):
-            if self._offset > _HEAD_BYTES:
+            if self._offset > _HEAD_BYTES or len(times) > AHEAD:
                 break
             data = self._raw_line(until=_HEAD_BYTES)
             if data is None:
                 break
             time_ns = time_of(data) if data and signal_of(data) else 0
             if time_ns:
-                return time_ns
-        return 0
+                times.append(time_ns)
+        self.drops = drops
+        return next((t for i, t in enumerate(times) if plausible(t, times[i + 1 :])), 0)
 
     def _last_time(self) -> int:
         """The newest time among the last complete lines, reading the tail only (a
@@ -263,9 +267,9 @@ class Recording:
             lines = tail.split(b"\n")
             if start:
                 lines = lines[1:]  # the first piece may be a line's end
-            times = [time_of(line) for line in lines if signal_of(line)]
-            if any(times):
-                return max(times)
+            times = [t for t in (time_of(line) for line in lines if signal_of(line)) if t]
+            if times:  # the latest plausible one (`pygents_tui.recording._clock`)
+                return max(t for i, t in enumerate(times) if plausible(t, times[i + 1 :]))
             if not start:
                 break
         return self.first_ns
