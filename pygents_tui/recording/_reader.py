@@ -258,8 +258,9 @@ class Recording:
         return next((t for i, t in enumerate(times) if plausible(t, times[i + 1 :])), 0)
 
     def _last_time(self) -> int:
-        """The newest time among the last complete lines, reading the tail only (a
-        larger tail if the last lines have none)."""
+        """The newest plausible time among the last complete lines (not one whose
+        sender's clock is ahead of the next requests': `pygents_tui.recording._clock`),
+        reading the tail only (a larger tail if the last lines have none)."""
         for size in _TAIL_BYTES:
             start = max(self.size - size, 0)
             self._file.seek(start)
@@ -268,8 +269,9 @@ class Recording:
             if start:
                 lines = lines[1:]  # the first piece may be a line's end
             times = [t for t in (time_of(line) for line in lines if signal_of(line)) if t]
-            if times:  # the latest plausible one (`pygents_tui.recording._clock`)
-                return max(t for i, t in enumerate(times) if plausible(t, times[i + 1 :]))
+            if times:
+                later = AHEAD + 1
+                return max(t for i, t in enumerate(times) if plausible(t, times[i + 1 : i + later]))
             if not start:
                 break
         return self.first_ns
