@@ -162,7 +162,8 @@ class Replay:
                 target = arrived
             line = ahead.popleft()
             self._now_ns = max(self._now_ns, arrived)
-            self._arrived_ns = arrived
+            # (a sender whose clock is behind plays at once, and starts no idle stretch)
+            self._arrived_ns = max(self._arrived_ns, arrived)
             self._latest_ns = max(self._latest_ns, arrived)
             self._ingest(line)
             played += 1

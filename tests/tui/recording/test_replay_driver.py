@@ -290,3 +290,25 @@ def test_a_gap_shorter_than_the_idle_bound_is_played_in_real_time(
         clock.advance(21.0)
         view.drain()
         assert ended_turns(view) == 2
+
+
+def test_a_sender_whose_clock_is_behind_plays_at_once_and_starts_no_idle_skip(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    lines: list[str] = []
+    for second in range(20):
+        start = T0 + second * SECOND
+        lines += turn_lines("svc", "planner", uuid(second + 1), start, start + SECOND // 2)
+        if second == 5:
+            late = start - 600 * SECOND  # ten minutes behind
+            lines += turn_lines("late", "laggard", uuid(999), late, None, tool="lag")
+    with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
+        clock.advance(5.75)  # played: the late request; due next: the turn at 6 s
+        view.drain()
+        assert seconds_in(view) == 5.75
+        assert "skipped" not in view.status()
+        assert {turn.tool for turn in view.running_turns()} == {"lag"}
+        clock.advance(15.0)
+        view.drain()
+        assert view.replay.ended
+        assert view.replay.requests == len(lines)
