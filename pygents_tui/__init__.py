@@ -21,8 +21,9 @@ from pygents_tui.model import DashboardModel
 if TYPE_CHECKING:
     from pygents_tui.app import Dashboard, Workload
 
-# The top-level modules the 'tui' extra installs (Textual brings Rich).
-TUI_PROVIDES = ("textual", "rich")
+# The top-level modules the 'tui' extra installs (Textual brings Rich; google-re2 is re2,
+# the filter's regular-expression engine).
+TUI_PROVIDES = ("textual", "rich", "re2")
 
 
 def dashboard_module() -> ModuleType:

@@ -155,6 +155,11 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"config {where}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config {where}: not valid TOML: {error}") from None
+    except RecursionError:
+        # tomllib parses arrays and inline tables recursively: a few hundred levels of
+        # ``[[[…`` (a few hundred bytes) exhaust the interpreter's stack. No
+        # configuration nests more than two deep, so this is not one.
+        raise ConfigError(f"config {where}: nested too deeply; not a configuration") from None
     return _Reader(where).config(document)
 
 

@@ -11,7 +11,9 @@ alone still give ended turns, attributed to their agent when the agent-run span
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from itertools import groupby
+from typing import TypeVar
 
 from pygents_otel import _names as k
 from pygents_tui.listen import contents
@@ -39,6 +41,15 @@ from pygents_tui.state import (
 )
 
 __all__ = ["Folding"]
+
+_Item = TypeVar("_Item", ReceivedSpan, ReceivedRecord)
+
+
+def _by_resource(items: Sequence[_Item]) -> Iterator[list[_Item]]:
+    """A request's items in runs of one resource (decoding keeps a resource group's
+    items together, sharing one `ResourceInfo` object)."""
+    for _, run in groupby(items, key=lambda item: id(item.resource)):
+        yield list(run)
 
 
 class Folding(Services):
@@ -72,12 +83,20 @@ class Folding(Services):
     # -- entry points -------------------------------------------------------------------------
 
     def fold_batch(self, batch: Batch, mono: float, wall: int) -> None:
-        """Fold one received request, which arrived at ``mono`` (``wall``)."""
-        self.observe_clocks(batch, mono, wall)
-        for span in batch.spans:
-            self.fold_span(span, mono, wall)
-        for record in batch.records:
-            self.fold_record(record, mono, wall)
+        """Fold one received request, which arrived at ``mono`` (``wall``), one
+        resource's items at a time: each sender's clock is fed with all of its items'
+        times first (`observe_clocks`), then they are folded. Resolving a service
+        for the clock and then again for folding created every service a request
+        named over the bound twice (the first ones were evicted by the last before
+        being folded), so each counted two evictions."""
+        for spans in _by_resource(batch.spans):
+            self.observe_clocks(spans, mono, wall)
+            for span in spans:
+                self.fold_span(span, mono, wall)
+        for records in _by_resource(batch.records):
+            self.observe_clocks(records, mono, wall)
+            for record in records:
+                self.fold_record(record, mono, wall)
         for resource, points in batch.points:
             service = self.service(resource, mono)
             if service is None:

@@ -11,12 +11,12 @@ two rows. Both are bounded; the least recently heard of is evicted first, counte
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from pygents_otel import _names as k
 from pygents_tui.listen.coerce import as_capacity, as_int, as_text, run_of, stop_reason, tool_of
-from pygents_tui.listen.decode import Batch, ReceivedRecord, ResourceInfo, Value, cut
+from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan, ResourceInfo, Value, cut
 from pygents_tui.listen.traces import TraceStore
 from pygents_tui.state import (
     PAUSED,
@@ -73,16 +73,16 @@ class Services(Store):
             lag -= offset
         return mono - min(max(lag, 0.0), self.limits.clock_lag)
 
-    def observe_clocks(self, batch: Batch, mono: float, wall: int) -> None:
-        """Feed each sender's `SenderClock` with a batch's newest times (a record's,
-        a span's end) before any of the batch is folded, so that its first items
-        are placed with what the whole batch says about the clock."""
-        for record in batch.records:
-            if record.time_ns:
-                self._observe(record.resource, record.time_ns, mono, wall)
-        for span in batch.spans:
-            if span.end_ns:
-                self._observe(span.resource, span.end_ns, mono, wall)
+    def observe_clocks(
+        self, items: Sequence[ReceivedRecord | ReceivedSpan], mono: float, wall: int
+    ) -> None:
+        """Feed each sender's `SenderClock` with the newest times (a record's, a
+        span's end) of a request's items before any of them is folded, so that the
+        first items are placed with what all of them say about the clock."""
+        for item in items:
+            sent = item.time_ns if isinstance(item, ReceivedRecord) else item.end_ns
+            if sent:
+                self._observe(item.resource, sent, mono, wall)
 
     def _observe(self, resource: ResourceInfo, sent_ns: int, mono: float, wall: int) -> None:
         service = self.service(resource, mono)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Final, Self
 
+from pygents_tui.recording._clock import AHEAD, plausible
 from pygents_tui.recording._format import Signal, signal_of, time_of
 
 __all__ = ["Line", "Recording", "RecordingError"]
@@ -31,6 +33,10 @@ _SKIP_CHUNK: Final = 64 * 1024
 _BISECT_SPAN: Final = 64 * 1024  # bisection stops within this many bytes
 _PROBE_LINES: Final = 16  # lines read after a probe offset, looking for a time
 _TAIL_BYTES: Final = (64 * 1024, 1024 * 1024, 8 * 1024 * 1024)
+_HEAD_BYTES: Final = 4 * MAX_LINE
+"""How far into the file opening looks for the first request with a time: a file
+with no newline in its first bytes (a disk image, ``/dev/zero`` copied out) is not a
+recording, and must not be read to its end to find that out."""
 
 
 class RecordingError(Exception):
@@ -61,15 +67,23 @@ class Recording:
         index_seconds: float = 5.0,
     ) -> None:
         self.path = Path(path)
+        # A recording is a regular file: seeking and reading its tail need one. Checked
+        # before opening, which blocks on a FIFO until something writes to it; a
+        # device (a link to /dev/zero) would be read for ever.
         try:
+            _regular(os.stat(self.path).st_mode, self.path)
             self._file: BinaryIO = open(self.path, "rb")  # noqa: SIM115  # closed by close()
         except OSError as exc:
             raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         try:
-            self.size = os.fstat(self._file.fileno()).st_size
+            status = os.fstat(self._file.fileno())
+            _regular(status.st_mode, self.path)  # (it may have been replaced since)
+            self.size = status.st_size
             self._file.read(0)  # a directory opens on some systems, and fails here
-        except OSError as exc:
+        except (OSError, RecordingError) as exc:
             self._file.close()
+            if isinstance(exc, RecordingError):
+                raise
             raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         self.max_line = max_line
         self.drops: Counter[str] = Counter()
@@ -116,10 +130,11 @@ class Recording:
             self._note(offset, time_ns)
             return Line(offset, time_ns, signal, data)
 
-    def _raw_line(self) -> bytes | None:
-        """The next line's bytes (empty: skipped as too long), ``None`` at the end.
-        Reads at most ``max_line`` bytes of a line; the rest of a longer one is read
-        through in small chunks and dropped."""
+    def _raw_line(self, until: int | None = None) -> bytes | None:
+        """The next line's bytes (empty: skipped as too long), ``None`` at the end
+        (or, with ``until``, once reading passes that offset). Reads at most
+        ``max_line`` bytes of a line; the rest of a longer one is read through in
+        small chunks and dropped."""
         data = self._file.readline(self.max_line + 1)
         if not data:
             return None
@@ -127,6 +142,8 @@ class Recording:
         if len(data) <= self.max_line or data.endswith(b"\n"):
             return data
         while True:
+            if until is not None and self._offset > until:
+                return None
             rest = self._file.readline(_SKIP_CHUNK)
             self._offset += len(rest)
             if not rest or rest.endswith(b"\n"):
@@ -151,8 +168,6 @@ class Recording:
                 self._since_point = 0
         if time_ns > self._newest:
             self._newest = time_ns
-        if time_ns > self.last_ns:
-            self.last_ns = time_ns
 
     # -- moving ------------------------------------------------------------------------
 
@@ -224,20 +239,28 @@ class Recording:
     # -- the ends, read once on opening --------------------------------------------------
 
     def _first_time(self) -> int:
-        """The time of the first request that has one (within the first lines)."""
+        """The time of the first request that has a plausible one (within the first
+        lines): not one whose sender's clock is ahead of the requests after it
+        (`pygents_tui.recording._clock`)."""
         self._goto(0, 0, known=False)
+        times: list[int] = []
+        drops = self.drops.copy()  # what reading counts, it counts when it gets there
         for _ in range(1000):
-            data = self._raw_line()
+            if self._offset > _HEAD_BYTES or len(times) > AHEAD:
+                break
+            data = self._raw_line(until=_HEAD_BYTES)
             if data is None:
                 break
             time_ns = time_of(data) if data and signal_of(data) else 0
             if time_ns:
-                return time_ns
-        return 0
+                times.append(time_ns)
+        self.drops = drops
+        return next((t for i, t in enumerate(times) if plausible(t, times[i + 1 :])), 0)
 
     def _last_time(self) -> int:
-        """The newest time among the last complete lines, reading the tail only (a
-        larger tail if the last lines have none)."""
+        """The newest plausible time among the last complete lines (not one whose
+        sender's clock is ahead of the next requests': `pygents_tui.recording._clock`),
+        reading the tail only (a larger tail if the last lines have none)."""
         for size in _TAIL_BYTES:
             start = max(self.size - size, 0)
             self._file.seek(start)
@@ -245,9 +268,18 @@ class Recording:
             lines = tail.split(b"\n")
             if start:
                 lines = lines[1:]  # the first piece may be a line's end
-            times = [time_of(line) for line in lines if signal_of(line)]
-            if any(times):
-                return max(times)
+            times = [t for t in (time_of(line) for line in lines if signal_of(line)) if t]
+            if times:
+                later = AHEAD + 1
+                return max(t for i, t in enumerate(times) if plausible(t, times[i + 1 : i + later]))
             if not start:
                 break
         return self.first_ns
+
+
+def _regular(mode: int, path: Path) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else kind
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else kind
+        raise RecordingError(f"cannot read {path}: {kind}; a recording is a file")

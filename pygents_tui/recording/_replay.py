@@ -23,17 +23,24 @@ replayed: a turn started earlier shows once its next record, snapshot or span
 arrives. Replaying from the start of the file instead would make a seek an hour
 in cost the whole hour; the byte bound keeps a seek's cost the same for a busy
 fleet as for a quiet one. A short jump forward (within the warm-up) reads on.
+
+A request plays when it arrived (`pygents_tui.recording._clock`): its own time,
+unless the requests recorded after it say its sender's clock is ahead, when it
+plays in its place at once. A stretch of more than `IDLE_GAP` seconds with no
+request is skipped while playing (not while seeking, which plays no time), and
+`last_skip` says how long it was, for the status line.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Final, Protocol
 
 from pygents_tui.listen.decode import Batch, Limits, Malformed, decode
+from pygents_tui.recording._clock import AHEAD, IDLE_GAP_NS, plausible
 from pygents_tui.recording._reader import Line, Recording
 
 __all__ = ["MAX_SPEED", "SPEEDS", "Model", "ModelFactory", "Replay"]
@@ -87,7 +94,10 @@ class Replay:
         self._now_ns = recording.first_ns  # the model's "now": the replay's position
         self._anchor_ns = self._now_ns  # the position at _anchor_clock
         self._anchor_clock = clock()
-        self._pending: Line | None = None  # read but not yet due
+        self._ahead: deque[Line] = deque()  # read, not yet played: the next, then AHEAD more
+        self._arrived_ns = self._now_ns  # when the last request played arrived
+        self._latest_ns = self._now_ns  # the latest of those
+        self.last_skip: tuple[int, int] | None = None  # (where, how long) of the last idle skip
         self.model = self._fresh()
 
     # -- the model's clocks --------------------------------------------------------------
@@ -108,7 +118,7 @@ class Replay:
 
     @property
     def end_ns(self) -> int:
-        return max(self.recording.last_ns, self.recording.first_ns)
+        return max(self.recording.last_ns, self.recording.first_ns, self._latest_ns)
 
     # -- playing -------------------------------------------------------------------------
 
@@ -122,7 +132,10 @@ class Replay:
     def advance(self) -> int:
         """Play what is due now (at most ``budget`` requests); how many were played."""
         target = self.target_ns()
-        played = self._play_until(target, self.budget)
+        skips = self.last_skip
+        played = self._play_until(target, self.budget, skip_idle=True)
+        if self.last_skip is not skips:
+            target = self._anchor_ns  # it skipped an idle stretch: on from its end
         if self.ended:
             self._anchor(self._now_ns)
         elif played >= self.budget:
@@ -131,21 +144,39 @@ class Replay:
             self._now_ns = max(self._now_ns, target)
         return played
 
-    def _play_until(self, target: int, budget: int | None) -> int:
+    def _play_until(self, target: int, budget: int | None, *, skip_idle: bool = False) -> int:
         played = 0
+        ahead = self._ahead
         while budget is None or played < budget:
-            line = self._pending if self._pending is not None else self.recording.read()
-            self._pending = None
-            if line is None:
+            while len(ahead) <= AHEAD and (read := self.recording.read()) is not None:
+                ahead.append(read)
+            if not ahead:
                 self.ended = True
                 break
-            if line.time_ns > target:
-                self._pending = line
-                break
-            self._now_ns = max(self._now_ns, line.time_ns)
+            arrived = self._arrival(ahead)
+            if arrived > target:
+                if not (skip_idle and arrived - self._arrived_ns > IDLE_GAP_NS):
+                    break
+                self.last_skip = (arrived, arrived - max(self._now_ns, self._arrived_ns))
+                self._anchor(arrived)
+                target = arrived
+            line = ahead.popleft()
+            self._now_ns = max(self._now_ns, arrived)
+            # (a sender whose clock is behind plays at once, and starts no idle stretch)
+            self._arrived_ns = max(self._arrived_ns, arrived)
+            self._latest_ns = max(self._latest_ns, arrived)
             self._ingest(line)
             played += 1
         return played
+
+    def _arrival(self, ahead: deque[Line]) -> int:
+        """When the next request arrived (`pygents_tui.recording._clock`): its own
+        time, or now (the replay's position) when it has none or the requests
+        after it say its sender's clock is ahead."""
+        own = ahead[0].time_ns
+        if not own or not plausible(own, [line.time_ns for line in list(ahead)[1:]]):
+            return self._now_ns
+        return own
 
     def _ingest(self, line: Line) -> None:
         """The receiver's path for one request: decode, then ingest (or count)."""
@@ -197,8 +228,9 @@ class Replay:
             recording.seek_time(begin)
             if end_offset - recording.offset > self.warmup_bytes:
                 recording.seek_offset(end_offset - self.warmup_bytes)
-            self._pending = None
-            self._now_ns = begin
+            self._ahead.clear()
+            self._now_ns = self._arrived_ns = begin
+            self.last_skip = None
             self._skip_before(begin)
         self._play_until(target, None)
         self._now_ns = max(self._now_ns, target)
@@ -211,8 +243,10 @@ class Replay:
         """Read past the requests older than ``begin`` without decoding them."""
         while True:
             line = self.recording.read()
-            if line is None or line.time_ns >= begin:
-                self._pending = line
+            if line is None:
+                return
+            if line.time_ns >= begin:
+                self._ahead.append(line)
                 return
 
     def _anchor(self, position_ns: int) -> None:

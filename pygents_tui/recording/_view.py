@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from pygents_tui.listen.fleet import FleetModel
+from pygents_tui.recording._clock import idle_text
 from pygents_tui.recording._reader import Recording
 from pygents_tui.recording._replay import Replay
 from pygents_tui.state import (
@@ -68,7 +69,7 @@ class ReplayView:
         )
         self.sources = Sources(_Replayed(self))
         self._version: int = 0
-        self._seen: tuple[int, int, int, bool, bool, float] | None = None
+        self._seen: tuple[int, int, int, bool, bool, float, tuple[int, int] | None] | None = None
 
     def _new_fleet(self, clock: Callable[[], float], wall: Callable[[], int]) -> FleetModel:
         self.fleet = FleetModel(clock, wall, stale_after=self._stale_after)
@@ -99,6 +100,7 @@ class ReplayView:
             replay.paused,
             replay.ended,
             replay.speed,
+            replay.last_skip,
         )
         if state != self._seen:
             self._seen = state
@@ -118,6 +120,9 @@ class ReplayView:
             state = "paused"
         else:
             state = "playing"
+        skipped = replay.last_skip
+        if skipped is not None:
+            state += f" · skipped {idle_text(skipped[1])} idle"
         return f"replay {position} / {length} · {replay.speed:g}× · {state}"
 
     # -- DashboardView: the current fleet model's, with the replay's clock ---------------

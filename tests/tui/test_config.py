@@ -188,6 +188,23 @@ def test_a_huge_file_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
         load_config(path)
 
 
+@pytest.mark.parametrize(
+    "nested",
+    ["x = " + "[" * 100_000, "x = " + "{a = " * 50_000],
+    ids=["arrays", "inline tables"],
+)
+def test_a_deeply_nested_file_is_one_line_and_exits_2(
+    tmp_path: Path, nested: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, nested + "\n")
+    assert path.stat().st_size <= 400_000
+    assert main(["demo", "--config", str(path)]) == 2
+    assert (
+        error_line(capsys)
+        == f"pygents-tui: error: config {path}: nested too deeply; not a configuration"
+    )
+
+
 def test_a_folder_named_as_the_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot be read"):
         load_config(tmp_path)

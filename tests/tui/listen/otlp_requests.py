@@ -18,7 +18,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from pygents_tui.listen.decode import Batch, Limits, decode
 
-__all__ = ["Event", "SpanSpec", "logs_batch", "new_id", "spans_batch", "value"]
+__all__ = ["Event", "SpanSpec", "logs_batch", "logs_batch_of", "new_id", "spans_batch", "value"]
 
 _counter = itertools.count(1)
 
@@ -79,21 +79,29 @@ def logs_batch(
     instance: str | None = "i-1",
     limits: Limits | None = None,
 ) -> Batch:
+    return logs_batch_of([(service, instance, events)], limits)
+
+
+def logs_batch_of(
+    groups: Sequence[tuple[str, str | None, Sequence[Event]]], limits: Limits | None = None
+) -> Batch:
+    """One logs request of several resource groups: (service, instance, events) each."""
     request = logs_service_pb2.ExportLogsServiceRequest()
-    group = request.resource_logs.add()
-    group.resource.attributes.extend(_attributes(_resource(service, instance)))
-    records = group.scope_logs.add()
-    records.scope.name = "pygents_otel.live"
-    for event in events:
-        records.log_records.append(
-            LogRecord(
-                time_unix_nano=event.time_ns,
-                event_name=event.name,
-                attributes=_attributes(event.attributes),
-                trace_id=event.trace_id,
-                span_id=event.span_id,
+    for service, instance, events in groups:
+        group = request.resource_logs.add()
+        group.resource.attributes.extend(_attributes(_resource(service, instance)))
+        records = group.scope_logs.add()
+        records.scope.name = "pygents_otel.live"
+        for event in events:
+            records.log_records.append(
+                LogRecord(
+                    time_unix_nano=event.time_ns,
+                    event_name=event.name,
+                    attributes=_attributes(event.attributes),
+                    trace_id=event.trace_id,
+                    span_id=event.span_id,
+                )
             )
-        )
     body = request.SerializeToString()
     return decode("logs", body, json_body=False, limits=limits or Limits())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fake_clock import FakeClock
-from otlp_requests import Event, SpanSpec, logs_batch, new_id, spans_batch
+from otlp_requests import Event, SpanSpec, logs_batch, logs_batch_of, new_id, spans_batch
 
 from pygents_tui.listen import FleetLimits, FleetModel
 from pygents_tui.listen.view import Capacity
@@ -216,6 +216,33 @@ def test_the_services_bound_evicts_the_least_recently_heard_of_and_counts_it(
     assert fleet.counters()["services_evicted"] == 1
     assert {t.service.name for t in fleet.running_turns()} == {"b", "c"}
     assert fleet.find_turn("a-turn") is None
+
+
+def test_a_request_naming_more_services_than_the_bound_evicts_and_counts_each_once(
+    clock: FakeClock,
+) -> None:
+    fleet = make(clock, limits=FleetLimits(services=256))
+    names = [f"svc-{n}" for n in range(300)]
+    beat = [Event("pygents.process.heartbeat", {}, WALL)]
+    fleet.ingest(logs_batch_of([(name, "i-1", beat) for name in names]))
+    fleet.drain()
+
+    assert fleet.counters()["services_evicted"] == 300 - 256
+    assert sorted(s.name for s in fleet.service_rows()) == sorted(names[44:])
+    assert sum(1 for entry in fleet.log if entry.text == "new service") == 300
+
+
+def test_the_eviction_count_equals_the_names_evicted_across_requests(clock: FakeClock) -> None:
+    fleet = make(clock, limits=FleetLimits(services=256))
+    beat = [Event("pygents.process.heartbeat", {}, WALL)]
+    for first in range(0, 3000, 500):
+        groups = [(f"new-{n}", "i-1", beat) for n in range(first, first + 500)]
+        clock.advance(1)
+        fleet.ingest(logs_batch_of(groups))
+    fleet.drain()
+
+    assert fleet.counters()["services_evicted"] == 3000 - 256
+    assert len(fleet.service_rows()) == 256
 
 
 def test_the_agents_bound_evicts_the_least_recently_heard_of_and_counts_it(

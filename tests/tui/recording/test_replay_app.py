@@ -3,6 +3,9 @@ file that is not a recording (one line, exit 2)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,6 +82,42 @@ def test_a_directory_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "cannot read" in err
+
+
+def replay_command(path: Path) -> subprocess.CompletedProcess[str]:
+    """The real command, in its own process: a file that hangs or spins it fails
+    the test by the timeout instead of hanging the suite."""
+    return subprocess.run(
+        [sys.executable, "-m", "pygents_tui", "replay", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "huge file with no newline"])
+def test_a_file_a_replay_cannot_seek_or_index_is_one_line_and_exit_2(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "r.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)  # nothing ever writes to it: opening it would block for ever
+    elif kind == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with path.open("wb") as file:
+            file.truncate(1 << 40)  # a sparse tebibyte of zeros: no disk used
+    result = replay_command(path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    said = (
+        f"pygents-tui replay: error: {path} ",
+        f"pygents-tui replay: error: cannot read {path}: ",
+    )
+    assert line.startswith(said)
 
 
 def test_a_speed_outside_one_to_a_hundred_is_refused(

@@ -221,3 +221,94 @@ def test_a_seek_forward_over_more_bytes_than_the_warm_up_rebuilds_instead_of_rea
         assert seconds_in(view) == 20.0
         assert view.replay.requests < 20 * 3  # only the last 8 KiB were replayed
         assert rows(view) == [("svc@svc-1/planner", "running")]
+
+
+THIRTY_YEARS = 30 * 365 * 24 * 3600 * SECOND
+
+
+def test_one_request_stamped_thirty_years_ahead_plays_in_its_place_and_the_rest_follow(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # One sender's clock is 30 years ahead for one request, among a planner's turns:
+    # the recording's order says when it arrived, and the model corrects that
+    # sender's clock as listen does. Nothing waits for year 2056.
+    lines: list[str] = []
+    for second in range(20):
+        start = T0 + second * SECOND
+        lines += turn_lines("svc", "planner", uuid(second + 1), start, start + SECOND // 2)
+        if second == 5:
+            skewed = start + THIRTY_YEARS
+            lines += turn_lines("skewed", "drifter", uuid(999), skewed, None, tool="drift")
+    with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
+        assert "replay 0:00:00 / 0:00:19 · 1× · playing" in view.status()
+        view.replay.set_speed(100)
+        clock.advance(1.0)  # 100 s of recording at 100x: the whole of it
+        view.drain()
+
+        assert view.replay.ended
+        assert view.replay.requests == len(lines)
+        assert ended_turns(view) == 20
+        assert "replay 0:00:19 / 0:00:19" in view.status()
+        assert "skipped" not in view.status()
+        (drifter,) = view.running_turns()
+        assert drifter.tool == "drift"
+
+
+def test_an_idle_night_is_skipped_and_the_status_says_so(tmp_path: Path, clock: FakeClock) -> None:
+    night = 8 * 3600 * SECOND + 10 * SECOND  # from the evening's first turn: 8 h idle
+    lines: list[str] = []
+    for second in range(10):
+        start = T0 + second * SECOND
+        lines += turn_lines("svc", "planner", uuid(second + 1), start, start + SECOND // 2)
+    for second in range(10):
+        start = T0 + night + second * SECOND
+        lines += turn_lines("svc", "planner", uuid(second + 100), start, start + SECOND // 2)
+    with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
+        clock.advance(10.0)
+        view.drain()  # the evening's ten turns, then the night: skipped at once
+        assert ended_turns(view) == 10
+        assert "· playing · skipped 8h00m idle" in view.status()
+        assert (view.replay.position_ns - T0) // SECOND == 8 * 3600 + 10
+        clock.advance(10.0)  # ten more seconds of clock: the morning's turns
+        view.drain()
+        assert ended_turns(view) == 20
+        assert view.replay.ended
+        assert view.replay.requests == len(lines)
+
+
+def test_a_gap_shorter_than_the_idle_bound_is_played_in_real_time(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    lines = turn_lines("svc", "planner", uuid(1), T0, T0 + SECOND)
+    lines += turn_lines("svc", "planner", uuid(2), T0 + 50 * SECOND, T0 + 51 * SECOND)
+    with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
+        clock.advance(30.0)
+        view.drain()
+        assert ended_turns(view) == 1
+        assert seconds_in(view) == 30.0
+        assert "skipped" not in view.status()
+        clock.advance(21.0)
+        view.drain()
+        assert ended_turns(view) == 2
+
+
+def test_a_sender_whose_clock_is_behind_plays_at_once_and_starts_no_idle_skip(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    lines: list[str] = []
+    for second in range(20):
+        start = T0 + second * SECOND
+        lines += turn_lines("svc", "planner", uuid(second + 1), start, start + SECOND // 2)
+        if second == 5:
+            late = start - 600 * SECOND  # ten minutes behind
+            lines += turn_lines("late", "laggard", uuid(999), late, None, tool="lag")
+    with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
+        clock.advance(5.75)  # played: the late request; due next: the turn at 6 s
+        view.drain()
+        assert seconds_in(view) == 5.75
+        assert "skipped" not in view.status()
+        assert {turn.tool for turn in view.running_turns()} == {"lag"}
+        clock.advance(15.0)
+        view.drain()
+        assert view.replay.ended
+        assert view.replay.requests == len(lines)
