@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 from redis.exceptions import ResponseError
 
 from pygents.redis import _outage
-from pygents.redis._cluster import CONNECTION_ERRORS, connection_lost, disconnect
+from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -296,8 +296,12 @@ class Replies:
                     self.reads += 1
                     found = (await pipe.execute())[-1]
                 except Exception as exc:
-                    if not connection_lost(exc):
-                        raise
+                    # Anything a read or a check raises counts as a lost connection
+                    # (backed off, retried), not only what `connection_lost` says: this
+                    # task alone resolves the handles waiting on it, and if it died they
+                    # would wait for good. A server's reply is retried too: a reply key
+                    # of another type (WRONGTYPE) until it is deleted, a cluster's
+                    # refusal mid-failover until a primary serves the slot again.
                     if self._gone():  # `close` broke the connection: no warning, no retry
                         return
                     self._check_at = 0.0  # Redis may come back empty: check when it answers
