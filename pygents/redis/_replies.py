@@ -21,6 +21,10 @@ added in the same step that removed it), so once the reader has read the stream 
 to where it stood at the check, a handle still without an outcome will never get
 one. It fails with `RepliesLostError` if entries the reader never read were trimmed
 (and the turn is older than what is left), and `TurnLostError` otherwise.
+
+The reader is the only thing that resolves a waiting handle, so it never ends on an
+error while handles wait: whatever a read or a check raises is taken for a lost
+connection — backed off, retried, and checked again once Redis answers.
 """
 
 from __future__ import annotations
