@@ -333,13 +333,12 @@ async def test_a_handle_whose_turn_is_still_queued_keeps_waiting_through_checks(
         assert await settle([waiting], within=10) == ["later"]
 
 
-async def test_a_reply_reader_that_meets_an_error_redis_py_did_not_class_as_lost_carries_on(
+async def test_a_reply_reader_that_meets_a_server_error_reads_again_and_its_handle_resolves(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The reader alone resolves the handles that wait on it: an error other than a
-    lost connection (here WRONGTYPE: the reply key made a string; on a cluster, redis-py
-    failing a read with AttributeError when a node failed under another command) must
-    back off and read again, never end the reader and leave the handle waiting."""
+    """The reader alone resolves the handles that wait on it: an error that is not a
+    lost connection (here WRONGTYPE: the reply key made a string) must back off and
+    read again, never end the reader and leave the handle waiting for good."""
     echo = echo_tool()
     async with Mailboxes(redis_server.url) as mailboxes, Serving() as serving:
         key = mailboxes.replies.key_for("echoer")
