@@ -252,11 +252,14 @@ async def run_load(
                         await asyncio.sleep(0.02)
                         continue
                     try:
-                        result = await within(
-                            30,
-                            f"the live caller's {handle!r} (put {handle.message_id})",
-                            handle.result(),
-                        )
+                        try:
+                            result = await within(
+                                30,
+                                f"the live caller's {handle!r} (put {handle.message_id})",
+                                handle.result(),
+                            )
+                        except AssertionError as exc:  # say why: a worker died, maybe
+                            raise AssertionError(f"{exc}{_exited(started, logs)}") from None
                         assert result == 2 * n
                     except MailboxError:
                         counts.awaited_lost += 1
@@ -311,6 +314,17 @@ async def run_load(
     counts.ran_twice = sum(1 for times in ran.values() if times > 1)
     counts.never_ran = sum(1 for uuid in acknowledged if ran[uuid] == 0)
     return counts
+
+
+def _exited(started: Sequence[subprocess.Popen[bytes]], logs: Path) -> str:
+    """The workers that exited, each with the last line of its log ("" if none did):
+    a turn nobody serves is waited for in vain, and the wait should say why."""
+    said = []
+    for n, process in enumerate(started):
+        if process.poll() is not None:
+            lines = (logs / f"w{n}.log").read_text(errors="replace").strip().splitlines()
+            said.append(f"worker w{n} exited ({process.returncode}): {lines[-1] if lines else ''}")
+    return "; " + "; ".join(said) if said else ""
 
 
 async def _settled(tails: list[_Tail], tasks: list[asyncio.Task[Any]]) -> None:
