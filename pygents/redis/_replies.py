@@ -357,6 +357,10 @@ class Replies:
             try:
                 checked = await self._check(keys=keys, args=args)
                 last, first, added, length, at, found, idle = checked
+            except CONNECTION_ERRORS:
+                # A cluster mid-failover replies CLUSTERDOWN or TRYAGAIN (ResponseErrors
+                # too): the reader backs off and checks again as soon as Redis answers.
+                raise
             except ResponseError as exc:  # a key of another type under our prefix
                 _log.error("pygents.redis: checking waiting turns failed: %s", bounded(str(exc)))
                 return None

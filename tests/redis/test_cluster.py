@@ -275,6 +275,37 @@ async def test_a_worker_outlives_a_cluster_that_is_down_and_serves_again_once_it
             assert not running.done()
 
 
+@pytest.mark.slow
+async def test_a_waiting_callers_check_on_a_cluster_that_is_down_backs_off_without_an_error(
+    note: Tool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """CLUSTERDOWN is a lost connection for the reply reader's checks too: no ERROR
+    (they are not "failed checks" of a bad key), a back-off, and a check again at once
+    when Redis answers — not only one interval later."""
+    require("redis-server", "redis-cli")
+    with LocalCluster(replicas=0, node_timeout=0.5) as cluster:
+        async with Mailboxes(cluster.url, reply_check_interval=0.1) as mailboxes:
+            node = (await shards(mailboxes, ["nobody"]))["nobody"]
+            victim = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" != node)
+            alive = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" == node)
+            handle = await mailboxes.put("nobody", Turn(note, args=["x"]))  # nobody serves it
+            waiting = asyncio.create_task(handle.result())
+            await eventually(lambda: mailboxes.replies.checks >= 1)
+            process = victim.process
+            assert process is not None
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            victim.process = None
+            await eventually(lambda: _cluster_state(alive.port) == "fail", within=30)
+            checks = mailboxes.replies.checks
+
+            await eventually(lambda: mailboxes.replies.checks >= checks + 2, within=30)
+            assert "checking waiting turns failed" not in caplog.text
+            assert "reading replies failed (ClusterDownError" in caplog.text
+            assert not waiting.done()  # the turn is still queued: it waits on
+            waiting.cancel()
+
+
 def _cluster_state(port: int) -> str:
     """What the node on ``port`` says of the cluster: "ok" or "fail"."""
     with SyncRedis(port=port, decode_responses=True) as client:
