@@ -21,6 +21,10 @@ added in the same step that removed it), so once the reader has read the stream 
 to where it stood at the check, a handle still without an outcome will never get
 one. It fails with `RepliesLostError` if entries the reader never read were trimmed
 (and the turn is older than what is left), and `TurnLostError` otherwise.
+
+The reader is the only thing that resolves a waiting handle, so it never ends on an
+error while handles wait: whatever a read or a check raises is taken for a lost
+connection — backed off, retried, and checked again once Redis answers.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from redis.exceptions import ResponseError
 
 from pygents.redis import _outage
-from pygents.redis._cluster import CONNECTION_ERRORS, connection_lost, disconnect
+from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
@@ -296,8 +300,12 @@ class Replies:
                     self.reads += 1
                     found = (await pipe.execute())[-1]
                 except Exception as exc:
-                    if not connection_lost(exc):
-                        raise
+                    # Anything a read or a check raises counts as a lost connection
+                    # (backed off, retried), not only what `connection_lost` says: this
+                    # task alone resolves the handles waiting on it, and if it died they
+                    # would wait for good. A server's reply is retried too: a reply key
+                    # of another type (WRONGTYPE) until it is deleted, a cluster's
+                    # refusal mid-failover until a primary serves the slot again.
                     if self._gone():  # `close` broke the connection: no warning, no retry
                         return
                     self._check_at = 0.0  # Redis may come back empty: check when it answers
@@ -349,6 +357,10 @@ class Replies:
             try:
                 checked = await self._check(keys=keys, args=args)
                 last, first, added, length, at, found, idle = checked
+            except CONNECTION_ERRORS:
+                # A cluster mid-failover replies CLUSTERDOWN or TRYAGAIN (ResponseErrors
+                # too): the reader backs off and checks again as soon as Redis answers.
+                raise
             except ResponseError as exc:  # a key of another type under our prefix
                 _log.error("pygents.redis: checking waiting turns failed: %s", bounded(str(exc)))
                 return None

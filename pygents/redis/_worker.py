@@ -290,19 +290,19 @@ class Worker(Delivering):
         except FULL as exc:
             await backoff.wait(f"{what} (Redis is full)", exc)
             return
-        except ResponseError as exc:
-            if "NOGROUP" not in str(exc):
-                raise
-            _log.warning("pygents.redis: %s found no consumer group; re-creating it", what)
-            self._ready.clear()
-            return
         except Exception as exc:
             # The set-up included: one step's lost connection can fail another's
             # command in redis-py (`connection_lost`), and no such loss may stop a worker.
-            if not connection_lost(exc):
+            # Asked first: a cluster without a primary for a slot, mid-failover, replies
+            # with errors (ClusterDownError, TryAgainError) that are ResponseErrors too.
+            if connection_lost(exc):
+                self._ready.clear()
+                await backoff.wait(what, exc)
+                return
+            if not isinstance(exc, ResponseError) or "NOGROUP" not in str(exc):
                 raise
+            _log.warning("pygents.redis: %s found no consumer group; re-creating it", what)
             self._ready.clear()
-            await backoff.wait(what, exc)
             return
         backoff.succeeded(what)
 

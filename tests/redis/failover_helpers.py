@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from redis.asyncio.retry import Retry
@@ -46,6 +46,19 @@ AGENT = "ledger"
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
 # A tail's reads on a cluster mid-failover may also meet a shard without a primary.
 _TAIL_AWAY = (*CONNECTION_ERRORS, ClusterError)
+
+
+_T = TypeVar("_T")
+
+
+async def within(seconds: float, what: str, waited: Awaitable[_T]) -> _T:
+    """``waited``, or an AssertionError naming ``what`` after ``seconds``: every wait of
+    this harness is bounded, and says which one ran out (a bare TimeoutError does not)."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await waited
+    except TimeoutError:
+        raise AssertionError(f"{what}: not done after {seconds:.0f} s") from None
 
 
 def _fast_retry() -> Retry:
@@ -239,8 +252,15 @@ async def run_load(
                         await asyncio.sleep(0.02)
                         continue
                     try:
-                        async with asyncio.timeout(30):
-                            assert await handle.result() == 2 * n
+                        try:
+                            result = await within(
+                                30,
+                                f"the live caller's {handle!r} (put {handle.message_id})",
+                                handle.result(),
+                            )
+                        except AssertionError as exc:  # say why: a worker died, maybe
+                            raise AssertionError(f"{exc}{_exited(started, logs)}") from None
+                        assert result == 2 * n
                     except MailboxError:
                         counts.awaited_lost += 1
                     else:
@@ -263,28 +283,29 @@ async def run_load(
                 background.append(puts[-1])
                 # Pacing: a steady rate, whatever the puts cost.
                 await asyncio.sleep(max(0.0, start + (n + 1) / rate - time.monotonic()))
-            await asyncio.gather(*puts)
+            await within(60, "the puts", asyncio.gather(*puts))
             done.set()
-            await calling
+            await within(40, "the live caller", calling)  # its waits are bounded (30 s)
             assert failing is not None
-            counts.promoted_after = await failing
+            counts.promoted_after = await within(60, "the failover", failing)
             counts.acknowledged = len(acknowledged)
 
-            async with asyncio.timeout(60):
-                await _drained(mailboxes, agents)  # every outcome is written: nothing more comes
-                for tail in tails:
-                    await eventually(tail.caught_up, within=60)
-                    tail.stopping.set()
-                await asyncio.gather(*tailing)
-                kept = await _outcomes(mailboxes, keys)  # before the handles' reader trims them
+            # Every outcome is written: nothing more comes (`_drained` says what is left).
+            await within(90, "draining the mailboxes", _drained(mailboxes, agents))
+            for tail in tails:
+                await within(60, f"the tail of {tail.key}", eventually(tail.caught_up, within=60))
+                tail.stopping.set()
+            await within(10, "stopping the tails", asyncio.gather(*tailing))
+            kept = await within(30, "reading outcomes", _outcomes(mailboxes, keys))
 
-                async def settle(handle: TurnHandle) -> None:
-                    try:
-                        await handle.outcome()
-                    except MailboxError as exc:
-                        counts.errors.append(type(exc).__name__)
+            async def settle(handle: TurnHandle) -> None:
+                try:
+                    await handle.outcome()
+                except MailboxError as exc:
+                    counts.errors.append(type(exc).__name__)
 
-                await asyncio.gather(*(settle(h) for h in handles))
+            # A handle's outcome is written (drained) and read within a check interval.
+            await within(60, "the handles' outcomes", asyncio.gather(*(settle(h) for h in handles)))
     seen = sum((tail.seen for tail in tails), Counter[str]())
     counts.lost = sum(1 for uuid in acknowledged if seen[uuid] == 0)
     counts.seen_twice = sum(1 for uuid in acknowledged if seen[uuid] > 1)
@@ -295,13 +316,24 @@ async def run_load(
     return counts
 
 
+def _exited(started: Sequence[subprocess.Popen[bytes]], logs: Path) -> str:
+    """The workers that exited, each with the last line of its log ("" if none did):
+    a turn nobody serves is waited for in vain, and the wait should say why."""
+    said = []
+    for n, process in enumerate(started):
+        if process.poll() is not None:
+            lines = (logs / f"w{n}.log").read_text(errors="replace").strip().splitlines()
+            said.append(f"worker w{n} exited ({process.returncode}): {lines[-1] if lines else ''}")
+    return "; " + "; ".join(said) if said else ""
+
+
 async def _settled(tails: list[_Tail], tasks: list[asyncio.Task[Any]]) -> None:
     """Stop the tails and cancel whatever of the load still runs, and wait for it."""
     for tail in tails:
         tail.stopping.set()
     for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await within(30, "cancelling the load", asyncio.gather(*tasks, return_exceptions=True))
 
 
 @asynccontextmanager
@@ -357,13 +389,21 @@ async def _wait_for_workers(
     await eventually(live, within=60)
 
 
-async def _drained(mailboxes: Mailboxes, agents: Sequence[str]) -> None:
-    """Until the mailboxes hold nothing: every turn recorded (or dead-lettered)."""
-    while True:
+async def _drained(mailboxes: Mailboxes, agents: Sequence[str], seconds: float = 60.0) -> None:
+    """Until the mailboxes hold nothing: every turn recorded (or dead-lettered). Fails
+    after ``seconds`` saying what was left, agent by agent."""
+    left = "Redis never answered"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
             found = [await mailboxes.stats(agent) for agent in agents]
             if all(stats.depth == 0 and stats.pending == 0 for stats in found):
                 return
+            left = ", ".join(
+                f"{agent}: depth {stats.depth}, pending {stats.pending}"
+                for agent, stats in zip(agents, found, strict=True)
+            )
         except MailboxUnavailableError:
             pass
         await asyncio.sleep(0.05)
+    raise AssertionError(f"the mailboxes did not drain in {seconds:.0f} s: {left}")

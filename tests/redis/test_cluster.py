@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
@@ -16,8 +17,10 @@ from redis.crc import key_slot
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, Tool, Turn, tool
-from pygents.redis import Mailboxes, Worker
+from pygents.redis import MailboxError, Mailboxes, Worker
 from pygents.redis._local_cluster import LocalCluster
+from redis import Redis as SyncRedis
+from system_programs import require
 
 TRICKY = [
     "plain",
@@ -225,3 +228,85 @@ async def test_workers_sharing_one_mailboxes_survive_set_up_and_serve_all_300_tu
         for worker in workers:
             worker.stop()
         await asyncio.gather(*runs, return_exceptions=True)
+
+
+@pytest.mark.slow
+async def test_a_worker_outlives_a_cluster_that_is_down_and_serves_again_once_it_is_up(
+    note: Tool,
+) -> None:
+    """A cluster that lost a primary (no replica to promote, here) answers every command
+    with CLUSTERDOWN until the primary is back. redis-py raises ClusterDownError for it —
+    a ResponseError too — and a worker must take it for a lost connection and carry on,
+    not stop (both workers of the failover test died of it at set-up)."""
+    require("redis-server", "redis-cli")
+    with LocalCluster(replicas=0, node_timeout=0.5) as cluster:
+        async with Mailboxes(cluster.url) as mailboxes, Serving() as serving:
+            node = (await shards(mailboxes, ["keeper"]))["keeper"]
+            victim = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" != node)
+            worker = await serving.start(Worker(mailboxes, Agent("keeper", "Keeps", [note])))
+            running = serving.runs[-1][1]
+            process = victim.process
+            assert process is not None
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            victim.process = None
+
+            alive = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" == node)
+            await eventually(lambda: _cluster_state(alive.port) == "fail", within=30)
+            failures = worker.counters.connection_failures
+            # Every step of the worker now meets CLUSTERDOWN: it backs off, twice, or stops.
+            await eventually(
+                lambda: worker.counters.connection_failures >= failures + 2 or running.done(),
+                within=30,
+            )
+            assert not running.done(), f"the worker stopped: {running.exception()!r}"
+
+            victim.start()  # back with its slots (from its nodes.conf): the cluster is up
+
+            async def served() -> bool:
+                try:
+                    handle = await mailboxes.put("keeper", Turn(note, args=["again"]))
+                except MailboxError:
+                    return False  # not up yet
+                async with asyncio.timeout(30):
+                    return bool(await handle.result() == ["again", "5"])
+
+            await eventually(served, within=60)
+            assert not running.done()
+
+
+@pytest.mark.slow
+async def test_a_waiting_callers_check_on_a_cluster_that_is_down_backs_off_without_an_error(
+    note: Tool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """CLUSTERDOWN is a lost connection for the reply reader's checks too: no ERROR
+    (they are not "failed checks" of a bad key), a back-off, and a check again at once
+    when Redis answers — not only one interval later."""
+    require("redis-server", "redis-cli")
+    with LocalCluster(replicas=0, node_timeout=0.5) as cluster:
+        async with Mailboxes(cluster.url, reply_check_interval=0.1) as mailboxes:
+            node = (await shards(mailboxes, ["nobody"]))["nobody"]
+            victim = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" != node)
+            alive = next(p for p in cluster.primaries() if f"127.0.0.1:{p.port}" == node)
+            handle = await mailboxes.put("nobody", Turn(note, args=["x"]))  # nobody serves it
+            waiting = asyncio.create_task(handle.result())
+            await eventually(lambda: mailboxes.replies.checks >= 1)
+            process = victim.process
+            assert process is not None
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            victim.process = None
+            await eventually(lambda: _cluster_state(alive.port) == "fail", within=30)
+            checks = mailboxes.replies.checks
+
+            await eventually(lambda: mailboxes.replies.checks >= checks + 2, within=30)
+            assert "checking waiting turns failed" not in caplog.text
+            assert "reading replies failed (ClusterDownError" in caplog.text
+            assert not waiting.done()  # the turn is still queued: it waits on
+            waiting.cancel()
+
+
+def _cluster_state(port: int) -> str:
+    """What the node on ``port`` says of the cluster: "ok" or "fail"."""
+    with SyncRedis(port=port, decode_responses=True) as client:
+        return str(client.cluster("INFO")["cluster_state"])

@@ -333,6 +333,29 @@ async def test_a_handle_whose_turn_is_still_queued_keeps_waiting_through_checks(
         assert await settle([waiting], within=10) == ["later"]
 
 
+async def test_a_reply_reader_that_meets_a_server_error_reads_again_and_its_handle_resolves(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reader alone resolves the handles that wait on it: an error that is not a
+    lost connection (here WRONGTYPE: the reply key made a string) must back off and
+    read again, never end the reader and leave the handle waiting for good."""
+    echo = echo_tool()
+    async with Mailboxes(redis_server.url) as mailboxes, Serving() as serving:
+        key = mailboxes.replies.key_for("echoer")
+        await mailboxes.client.set(key, "not a stream")
+        handle = await mailboxes.put("echoer", Turn(echo, args=["still here"]))
+        waiting = asyncio.create_task(handle.result())
+        # A read failed, and the reader read again (a dead reader reads once).
+        await eventually(lambda: mailboxes.replies.reads >= 2)
+        assert "reading replies failed (ResponseError:" in caplog.text
+        assert "WRONGTYPE" in caplog.text
+
+        await mailboxes.client.delete(key)
+        await serving.start(Worker(mailboxes, echo_agent(echo)))
+        assert await settle([waiting], within=10) == ["still here"]
+    assert "reading replies works again" in caplog.text
+
+
 # -- what the reader hands to a handle (no Redis: records given directly) ---------------
 
 
