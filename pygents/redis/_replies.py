@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import ResponseError
 
-from pygents.redis import _outage
+import pygents.redis._outage as _outage
 from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
 from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
