@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +18,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     system_programs.check_marks(item)
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_left_serving() -> Iterator[None]:
+    """A test that ran a ``pygents.redis.Worker`` in this process leaves nothing in
+    ``served_stats()``: a worker that stopped withdraws its report. One left behind
+    would show a Mailbox column on every later test's dashboard, far from its cause;
+    here it fails the test that left it, and is cleared."""
+    yield
+    stats = sys.modules.get("pygents.redis._stats")
+    if stats is None:  # no test has imported the Redis layer
+        return
+    left = dict(stats.SERVED.view)
+    if left:
+        for worker in {w for reports in stats.SERVED._by_worker.values() for w in reports}:
+            stats.SERVED.withdraw(worker)
+        pytest.fail(f"a Worker of this test still reports serving {sorted(left)}", pytrace=False)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -236,19 +236,25 @@ class Worker(Delivering):
             stopping.cancel()
             for loop in loops:
                 loop.cancel()
-            await asyncio.gather(stopping, *loops, return_exceptions=True)
-            await self._reads.close()
-            # What it read ahead goes back now, for other workers, not once the running
-            # turns have finished (a read cut short may have left some held here too).
-            await self._leave(goodbye=False)
-            await self._lanes.drain(self.stop_grace)
-            self.flusher.close()
-            await asyncio.gather(writer, return_exceptions=True)
-            await self.flusher.flush_now()
-            SERVED.withdraw(self.name)
+            try:
+                await asyncio.gather(stopping, *loops, return_exceptions=True)
+                await self._reads.close()
+                # What it read ahead goes back now, for other workers, not once the
+                # running turns have finished (a read cut short may have left some held
+                # here too).
+                await self._leave(goodbye=False)
+                await self._lanes.drain(self.stop_grace)
+                self.flusher.close()
+                await asyncio.gather(writer, return_exceptions=True)
+                await self.flusher.flush_now()
+            finally:
+                # This process's own bookkeeping goes whatever became of the goodbye
+                # to Redis above (an error, or a second cancellation cutting it short):
+                # left behind, a dashboard would go on showing a mailbox served here.
+                SERVED.withdraw(self.name)
+                for name in self.served:
+                    ROUTES.discard(name, self.mailboxes)
             await self._leave()
-            for name in self.served:
-                ROUTES.discard(name, self.mailboxes)
         if failure is not None:
             raise failure
 

@@ -7,7 +7,14 @@ import asyncio
 from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
-from pygents.redis import Delivery, Mailboxes, Worker, current_delivery
+from pygents.redis import (
+    Delivery,
+    Mailboxes,
+    RedisServer,
+    Worker,
+    current_delivery,
+    served_stats,
+)
 from pygents.redis._mailbox_lua import GROUP
 
 
@@ -52,3 +59,48 @@ async def test_a_stopping_worker_starts_no_new_turn_and_hands_back_what_it_read_
     later = [d for d in deliveries[1:] if d]
     assert len(later) == 5
     assert {(d.worker, d.attempt) for d in later} == {(second.name, 1)}
+
+
+async def test_a_worker_whose_redis_is_gone_when_it_stops_leaves_no_served_stats(
+    redis_server: RedisServer,
+) -> None:
+    """Its goodbye to Redis fails; what this process reports as served must not stay
+    (a dashboard would show a mailbox no worker here serves any more)."""
+
+    @tool()
+    async def note(text: str) -> str:
+        """Takes a note."""
+        return text
+
+    async with Mailboxes(redis_server.url) as mailboxes:
+        worker = Worker(mailboxes, Agent("scribe", "Takes notes", [note]), stats_interval=0.05)
+        running = asyncio.create_task(worker.run())
+        await eventually(lambda: "scribe" in served_stats())
+        redis_server.stop()
+        worker.stop()
+        async with asyncio.timeout(60):
+            await asyncio.gather(running, return_exceptions=True)
+    assert "scribe" not in served_stats()
+
+
+async def test_a_worker_cancelled_again_while_it_stops_leaves_no_served_stats(
+    mailboxes: Mailboxes,
+) -> None:
+    """A supervisor that loses patience cancels the stopping worker a second time (a
+    test fixture's clean-up does): its report of what it serves goes all the same."""
+
+    @tool()
+    async def note(text: str) -> str:
+        """Takes a note."""
+        return text
+
+    worker = Worker(mailboxes, Agent("scribe", "Takes notes", [note]), stats_interval=0.05)
+    running = asyncio.create_task(worker.run())
+    await eventually(lambda: "scribe" in served_stats())
+    running.cancel()
+    for _ in range(3):  # into its clean-up, which awaits Redis
+        await asyncio.sleep(0)
+    running.cancel()
+    async with asyncio.timeout(30):
+        await asyncio.gather(running, return_exceptions=True)
+    assert "scribe" not in served_stats()
