@@ -19,7 +19,7 @@ from typing import Final
 
 from redis.client import Redis
 
-from pygents.redis._redis_server import RedisServer, free_port
+from pygents.redis._redis_server import RedisServer
 
 __all__ = ["LocalCluster"]
 
@@ -38,18 +38,10 @@ class LocalCluster:
             # A directory each: a replica's first sync writes an RDB file there.
             directory = Path(self._dir.name) / f"node-{n}"
             directory.mkdir()
-            server = RedisServer(directory)
-            # Each node writes its own cluster state file, and talks
-            # to the others on a bus port of its own (by default port + 10000, which
-            # may be taken, or above 65535).
-            server.extra_args = (
-                "--cluster-enabled", "yes",
-                "--cluster-port", str(free_port()),
-                "--cluster-config-file", "nodes.conf",
-                # How long a node may not answer before it is failed (seconds):
-                # the failover tests shorten it to see a promotion sooner.
-                "--cluster-node-timeout", str(round(node_timeout * 1000)),
-            )  # fmt: skip
+            # How long a node may not answer before it is failed (seconds): the
+            # failover tests shorten it to see a promotion sooner.
+            timeout = ("--cluster-node-timeout", str(round(node_timeout * 1000)))
+            server = RedisServer(directory, cluster=True, extra_args=timeout)
             self.nodes.append(server)
 
     @staticmethod

@@ -40,10 +40,7 @@ class Replicated:
         # A replica syncs at once (the default waits 5 s for more replicas to join).
         now = ["--repl-diskless-sync-delay", "0"]
         self.primary = RedisServer(self._dir("primary"), extra_args=now)
-        self.replica = RedisServer(
-            self._dir("replica"),
-            extra_args=[*now, "--replicaof", "127.0.0.1", str(self.primary.port)],
-        )
+        self.replica = RedisServer(self._dir("replica"), extra_args=now)
         self.sentinel_ports = [free_port() for _ in range(sentinels)]
         self.sentinels: list[subprocess.Popen[bytes]] = []
 
@@ -59,6 +56,13 @@ class Replicated:
 
     def start(self) -> None:
         self.primary.start()
+        # Named now: a first start may move the primary to another port.
+        self.replica.extra_args = (
+            *self.replica.extra_args,
+            "--replicaof",
+            "127.0.0.1",
+            str(self.primary.port),
+        )
         self.replica.start()
         for index, port in enumerate(self.sentinel_ports):
             where = self._dir(f"sentinel-{index}")

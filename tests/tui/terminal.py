@@ -11,7 +11,6 @@ import os
 import pty
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -30,13 +29,6 @@ WAIT = 20.0  # seconds, for each thing the test waits for
 POLL = 0.1
 SCRIPT = Path(sys.executable).parent / "pygents-tui"
 ANSI = re.compile(r"\x1b(?:\[[0-9;?<>=]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>78])")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (just now)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Terminal:

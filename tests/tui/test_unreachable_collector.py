@@ -11,7 +11,9 @@ import shlex
 import time
 from pathlib import Path
 
-from terminal import SCRIPT, free_port, terminal
+from terminal import SCRIPT, terminal
+
+from pygents.redis._redis_server import free_port
 
 
 def test_quitting_a_demo_whose_collector_is_gone_says_so_in_one_line(tmp_path: Path) -> None:

@@ -25,9 +25,10 @@ from typing import Any
 
 import pytest
 from pilot import dashboard
-from terminal import ANSI, WAIT, free_port
+from terminal import ANSI, WAIT
 
 from pygents import Agent, Turn, tool
+from pygents.redis._redis_server import free_port
 from pygents_tui._web import served_command
 from pygents_tui.cli import main
 from system_programs import require
