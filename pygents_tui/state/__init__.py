@@ -3,7 +3,7 @@ the event log, the bounds that keep them, the texts that describe them, what eac
 source can do, and the read API every panel uses (`DashboardView`).
 
 Pure Python: no Textual, no OpenTelemetry (a test checks it), so that every source —
-the in-process subscriber (`pygents_tui.model`), the OTLP receiver
+the in-process subscriber (`pygents_tui.feeders.process.model`), the OTLP receiver
 (`pygents_tui.listen`) — writes the same records through the same code, and the
 panels read one shape.
 """

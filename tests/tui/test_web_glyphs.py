@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.widgets._header import HeaderIcon
 
-from pygents_tui.app import Dashboard
+from pygents_tui.ui.app import Dashboard
 from system_programs import require
 
 SOURCES = Path(__file__).resolve().parents[2] / "pygents_tui"

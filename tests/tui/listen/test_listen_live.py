@@ -18,14 +18,15 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otlp_requests import Event, logs_batch
+from pygents_tui.listen.view import Capacity
 
 from pygents import Agent, ContextItem, ContextQueue, Turn, tool
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 from pygents_otel import _names as k
 from pygents_otel import _records as r
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.view import Capacity
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 
 LISTEN = Path(__file__).resolve().parents[3] / "pygents_tui" / "listen"
 WALL = 1_700_000_000 * 10**9

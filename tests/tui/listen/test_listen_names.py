@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 LIMIT = 60  # seconds: a hang guard for a child interpreter that only imports
 
 # ``serve`` is left out: it starts the dashboard app, whose in-process trace view
-# (``pygents_tui.spans``) loads the SDK when it happens to be installed.
+# (``pygents_tui.feeders.process.spans``) loads the SDK when it happens to be installed.
 RECEIVER_MODULES = sorted(
     f"pygents_tui.listen.{module.name}"
     for module in pkgutil.iter_modules(pygents_tui.listen.__path__)
@@ -37,7 +37,9 @@ print(json.dumps({
 
 
 def test_the_receiver_and_fleet_model_read_the_shared_names_without_the_sdk() -> None:
-    assert {"pygents_tui.listen.receiver", "pygents_tui.listen.fleet"} <= set(RECEIVER_MODULES)
+    assert {"pygents_tui.listen.receiver", "pygents_tui.feeders.otlp.fleet"} <= set(
+        RECEIVER_MODULES
+    )
     result = subprocess.run(
         [sys.executable, "-c", IMPORT_RECEIVER, *RECEIVER_MODULES],
         cwd=ROOT,

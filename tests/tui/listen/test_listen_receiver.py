@@ -23,11 +23,12 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from otlp_sender import MakeSender, Sender
+from pygents_tui.listen.view import DashboardView
 from terminal import free_port
 
 from pygents import StopReason
-from pygents_tui.listen import FleetModel, PortInUseError, Receiver, flatten
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.feeders import FleetModel, flatten
+from pygents_tui.listen import PortInUseError, Receiver
 
 PROTOCOLS = ["grpc", "http"]
 
