@@ -23,7 +23,7 @@ from pygents_tui.cli._target import TargetError, load_target
 from pygents_tui.cli._terminal import refuse_without_terminal
 from pygents_tui.cli._web import add_web_arguments, serve_web
 from pygents_tui.cli.demo import build_demo
-from pygents_tui.listen import LISTEN_PROVIDES, listen_module
+from pygents_tui.listen import LISTEN_PROVIDES
 from pygents_tui.text._errors import summary
 from pygents_tui.text._plural import counted
 from pygents_tui.text._visible import visible
@@ -201,7 +201,9 @@ def _listen(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        serve = listen_module("serve")
+        serve = import_from_extra(
+            "pygents_tui.cli.listen", "pygents-tui listen", "listen", LISTEN_PROVIDES
+        )
         if args.redis is not None:
             importlib.import_module("pygents.redis")  # the 'redis' extra, said in one line
     except MissingExtraError as error:

@@ -136,7 +136,7 @@ def test_pygents_tui_help_runs_from_a_wheel_install_with_the_tui_extra(
     assert "run" in result.stdout
     # The stylesheet ships in the wheel (the app cannot start without it).
     sheet = env.python(
-        "import importlib.resources as r; print(r.files('pygents_tui').joinpath("
+        "import importlib.resources as r; print(r.files('pygents_tui.ui').joinpath("
         "'dashboard.tcss').is_file())"
     )
     assert sheet.stdout.strip() == "True", sheet.stderr
