@@ -27,6 +27,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from pygents_tui.state._prices import Budget, Price
+
 if TYPE_CHECKING:
     from pygents_tui.ui.app import Dashboard
 
@@ -50,25 +52,6 @@ before it is parsed, so a wrong path (a log, a disk image) costs no memory."""
 class ConfigError(ValueError):
     """The configuration file cannot be used; the message is one line naming the file
     and, where there is one, the key."""
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """What a model costs, in the configuration's currency per million tokens."""
-
-    input: float
-    output: float
-    cache: float = 0.0  # input tokens read from the provider's cache
-    # Input tokens written to the cache; ``None``: billed as ordinary input.
-    cache_write: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """A limit on tokens, on cost, or on both (``None``: no limit on that)."""
-
-    tokens: int | None = None
-    cost: float | None = None
 
 
 def _empty() -> Mapping[str, Any]:

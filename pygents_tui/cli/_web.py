@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 from pygents._extras import MissingExtraError, import_from_extra
 from pygents_tui.cli._arguments import PORT, ranged
+from pygents_tui.ui._acting import SESSION_ENV
 
 __all__ = ["SESSION_ENV", "WEB_PROVIDES", "add_web_arguments", "serve_web", "served_command"]
 
-SESSION_ENV = "PYGENTS_TUI_WEB_SESSION"
 """The environment variable that tells a dashboard served to a browser its session:
 its actions are logged with it (`pygents_tui.ui._acting`)."""
 

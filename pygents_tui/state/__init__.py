@@ -19,6 +19,7 @@ from pygents_tui.state._contents import (
     bounded_queue,
 )
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._prices import Budget, Price
 from pygents_tui.state._records import (
     AgentEntry,
     Run,
@@ -68,6 +69,7 @@ __all__ = [
     "AgentEntry",
     "AgentRow",
     "AgentTotals",
+    "Budget",
     "Capabilities",
     "Capability",
     "Capacity",
@@ -76,6 +78,7 @@ __all__ = [
     "EventRow",
     "LogEntry",
     "Panel",
+    "Price",
     "QueuedTurn",
     "Reply",
     "Ring",

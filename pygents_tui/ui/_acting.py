@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
-from pygents_tui.cli._web import SESSION_ENV
 from pygents_tui.state import ACTION_NEEDS, Action, Capabilities, DashboardView, Reply
 from pygents_tui.state._capabilities import Capability
 from pygents_tui.ui.screens.confirm import ConfirmScreen
 
-__all__ = ["CONTROL", "KEY_ACTIONS", "PANEL_ACTIONS", "Acting", "log_action"]
+__all__ = ["CONTROL", "KEY_ACTIONS", "PANEL_ACTIONS", "SESSION_ENV", "Acting", "log_action"]
+
+# The ``--web`` session this dashboard serves, set by the web server for its process.
+SESSION_ENV = "PYGENTS_TUI_WEB_SESSION"
 
 KEY_ACTIONS: dict[str, Action] = {"toggle_pause": "pause"}
 """The app's actions that act on an agent through its sources, and what each asks."""

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
 
-__all__ = ["MAILBOX_COLUMN", "mailbox_cell", "served_stats"]
+__all__ = ["served_stats"]
 
-MAILBOX_COLUMN: Final = ("mailbox", "Mailbox", 10)
 _NONE: Final[Mapping[str, MailboxStats]] = {}
 
 
@@ -32,16 +31,3 @@ def served_stats() -> Mapping[str, MailboxStats]:
         return _NONE
     stats: Mapping[str, MailboxStats] = read()
     return stats
-
-
-def _count(n: int) -> str:
-    return str(n) if n < 10_000 else f"{n // 1000}k"
-
-
-def mailbox_cell(stats: MailboxStats | None) -> str:
-    """``depth · workers``: the turns not finished in the agent's mailbox (waiting or
-    running, in any process) and the live workers serving it; empty for an agent
-    that no worker here serves."""
-    if stats is None:
-        return ""
-    return f"{_count(stats.depth)} · {stats.workers}w"

@@ -19,7 +19,6 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from pygents_tui.feeders.process._mailboxes import MAILBOX_COLUMN, mailbox_cell
 from pygents_tui.state import AgentRow, DashboardView
 from pygents_tui.text._cut import cut
 from pygents_tui.text._visible import visible
@@ -35,6 +34,7 @@ from pygents_tui.ui.widgets._agent_lines import Paint, RowLines
 from pygents_tui.ui.widgets._attention import tokens_cell
 from pygents_tui.ui.widgets._bulk_rows import relayout
 from pygents_tui.ui.widgets._fit import fit_widths
+from pygents_tui.ui.widgets._mailbox_cell import MAILBOX_COLUMN, mailbox_cell
 from pygents_tui.ui.widgets._panel import NavigableTable
 from pygents_tui.ui.widgets._rows import RowChoice
 from pygents_tui.ui.widgets._text import Legend, legend

@@ -14,8 +14,8 @@ from typing import Final
 
 from rich.text import Text
 
-from pygents_tui.listen.values import cut
 from pygents_tui.state import SpanNode, TraceTree
+from pygents_tui.text._cut import cut
 from pygents_tui.text._visible import visible
 
 __all__ = ["waterfall"]

@@ -19,9 +19,10 @@ from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from pygents_tui.cli._config import Budget, Config, Price
+from pygents_tui.cli._config import Config
 from pygents_tui.cli.listen import listen_app
 from pygents_tui.feeders import FleetModel
+from pygents_tui.state import Budget, Price
 from pygents_tui.ui.app import Dashboard
 from pygents_tui.ui.screens import InspectorScreen
 from pygents_tui.ui.widgets import AgentsTable, RunningPanel

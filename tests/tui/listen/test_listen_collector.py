@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from terminal import free_port
 
+from pygents_tui.cli import listen as serve
 from pygents_tui.cli._collector import YOUNG, paced_collector
-from pygents_tui.cli._commands import listen as serve
 from pygents_tui.cli._commands import main
 
 

@@ -18,7 +18,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otlp_requests import Event, logs_batch
-from pygents_tui.listen.view import Capacity
 
 from pygents import Agent, ContextItem, ContextQueue, Turn, tool
 from pygents.testing import drain
@@ -27,6 +26,7 @@ from pygents_otel import _names as k
 from pygents_otel import _records as r
 from pygents_tui.feeders import FleetModel
 from pygents_tui.listen import Receiver
+from pygents_tui.state import Capacity
 
 LISTEN = Path(__file__).resolve().parents[3] / "pygents_tui" / "listen"
 WALL = 1_700_000_000 * 10**9

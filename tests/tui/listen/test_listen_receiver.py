@@ -23,12 +23,12 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from otlp_sender import MakeSender, Sender
-from pygents_tui.listen.view import DashboardView
 from terminal import free_port
 
 from pygents import StopReason
 from pygents_tui.feeders import FleetModel, flatten
 from pygents_tui.listen import PortInUseError, Receiver
+from pygents_tui.state import DashboardView
 
 PROTOCOLS = ["grpc", "http"]
 
