@@ -36,7 +36,11 @@ _LINE: Final = 300  # characters per traceback line
 _TEXTUAL = importlib.util.find_spec("textual")
 _RUNNERS: Final = tuple(
     os.path.dirname(path) + os.sep
-    for path in (asyncio.__file__, _TEXTUAL.origin if _TEXTUAL else None, __file__)
+    for path in (
+        asyncio.__file__,
+        _TEXTUAL.origin if _TEXTUAL else None,
+        os.path.dirname(os.path.dirname(__file__)) + os.sep + "__init__.py",  # pygents_tui
+    )
     if path
 )
 
