@@ -100,15 +100,6 @@ def test_a_type_only_cycle_stays_inside_one_folder() -> None:
     assert across == []
 
 
-def test_no_feeder_is_a_store() -> None:
-    """Feeders hold the store they are given; none subclasses it."""
-    from pygents_tui.feeders import DashboardModel, FleetModel, ReplayView
-    from pygents_tui.state import Store
-
-    for feeder in (DashboardModel, FleetModel, ReplayView):
-        assert not issubclass(feeder, Store), feeder.__name__
-
-
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert import_graph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         ["a", "b", "c", "a"]
