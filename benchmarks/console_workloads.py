@@ -20,11 +20,11 @@ from typing import Any, Final
 from benchmarks import redis_workloads as rw
 from pygents import StopReason, Turn
 from pygents.redis import Mailboxes, RedisServer
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.redis_source import RedisSource
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens.confirm import ConfirmScreen
-from pygents_tui.widgets.mailbox import MailboxPanel
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.redis.source import RedisSource
+from pygents_tui.ui.screens.confirm import ConfirmScreen
+from pygents_tui.ui.widgets.mailbox import MailboxPanel
 
 WORKERS: Final = 4
 TARGET: Final = 1.0  # seconds, p95

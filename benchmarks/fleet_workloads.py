@@ -54,11 +54,12 @@ from textual import events
 from textual.widgets import Input, TabbedContent
 
 from pygents_tui import Dashboard
-from pygents_tui._collector import paced_collector
-from pygents_tui.listen import FleetLimits, FleetModel, Receiver
+from pygents_tui.cli._collector import paced_collector
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetLimits, FleetModel
+from pygents_tui.listen import Receiver
 from pygents_tui.listen.decode import Batch, Limits, decode
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.ui.widgets import AgentsTable
 
 __all__ = ["FleetRun", "Plan", "w12"]
 

@@ -26,7 +26,8 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 
 TURNS_PER_REQUEST = 512 // 3
 _PAGE = os.sysconf("SC_PAGE_SIZE")

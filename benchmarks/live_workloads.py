@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import pygents_otel
 from pygents import Agent, Turn, tool
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 
 DRAIN_SECONDS = 0.1
 JITTER_SECONDS = 0.3

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pygents_tui.recording import ReplayView
+from pygents_tui.feeders import ReplayView
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 START_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
@@ -160,7 +160,7 @@ def w10(services: int = 10, seconds: int = 3600) -> ReplayFigures:
         path = Path(directory) / "w10.jsonl"
         items, lines = write_recording(path, services, seconds)
         size = path.stat().st_size / 2**20
-        from pygents_tui.replay import open_replay
+        from pygents_tui.cli.replay import open_replay
 
         rss = before = _rss_mib()
         began = time.perf_counter()

@@ -7,7 +7,7 @@ User text is cut to size by `cut`, the one rule for the whole core: one ``…``
 marks the cut, and the text, ellipsis included, fits the limit it was cut to, so
 a limit is a promise about what the reader sees. ``pygents_otel`` and
 ``pygents_tui`` follow the same rule with a copy of their own
-(``pygents_otel._text.cut``, ``pygents_tui._cut.cut``) rather than import a
+(``pygents_otel._text.cut``, ``pygents_tui.text._cut.cut``) rather than import a
 private module of the core; their tests compare them with this one.
 """
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from pygents import __version__
 from pygents._extras import import_from_extra
-from pygents_tui._terminal import refuse_without_terminal
-from pygents_tui.model import DashboardModel
+from pygents_tui.cli._terminal import refuse_without_terminal
+from pygents_tui.feeders.process.model import DashboardModel
 
 if TYPE_CHECKING:
-    from pygents_tui.app import Dashboard, Workload
+    from pygents_tui.ui.app import Dashboard, Workload
 
 # The top-level modules the 'tui' extra installs (Textual brings Rich; google-re2 is re2,
 # the filter's regular-expression engine).
@@ -27,12 +27,12 @@ TUI_PROVIDES = ("textual", "rich", "re2")
 
 
 def dashboard_module() -> ModuleType:
-    """``pygents_tui.app``, or a one-line ``MissingExtraError`` naming the 'tui' extra."""
-    return import_from_extra("pygents_tui.app", "pygents-tui", "tui", TUI_PROVIDES)
+    """``pygents_tui.ui.app``, or a one-line ``MissingExtraError`` naming the 'tui' extra."""
+    return import_from_extra("pygents_tui.ui.app", "pygents-tui", "tui", TUI_PROVIDES)
 
 
 def __getattr__(name: str) -> Any:
-    """``Dashboard`` and ``Workload``, loaded from ``pygents_tui.app`` on first use."""
+    """``Dashboard`` and ``Workload``, loaded from ``pygents_tui.ui.app`` on first use."""
     if name in ("Dashboard", "Workload"):
         return getattr(dashboard_module(), name)
     raise AttributeError(f"module 'pygents_tui' has no attribute {name!r}")

@@ -1,16 +1,13 @@
-"""``pygents-tui listen``: the dashboard as an OTLP receiver for a whole fleet.
+"""The OTLP receiver: admission, decoding, the gRPC and HTTP transports.
 
-`Receiver` accepts OTLP over gRPC and HTTP on the caller's event loop and
-hands decoded batches to `FleetModel`, which folds spans and the live
-records ``pygents_otel`` sends into the dashboard's one store (services, agents and
-turns behind the read API, `DashboardView`, that the in-process feeder's rows are
-read through too).
-The receiver is read-only: it accepts data, stores it bounded, and runs nothing.
+`Receiver` accepts OTLP over gRPC and HTTP on the caller's event loop, admits what
+its budgets allow, decodes it off the loop, and hands each decoded `Batch` to a sink
+— in ``pygents-tui listen``, the OTLP feeder (`pygents_tui.feeders.FleetModel`),
+which writes it into the dashboard's store. The receiver is read-only: it accepts
+data and runs nothing; it knows no store and no UI.
 
-The names below load on first use. The dashboard's panels import
-`pygents_tui.state` (no extra library) with just the ``tui`` extra
-installed; only the receiver and the fleet model need the ``listen`` extra, and
-asking for them without it raises a one-line ``MissingExtraError`` naming it.
+The names below load on first use: they need the ``listen`` extra, and asking for
+one without it raises a one-line ``MissingExtraError`` naming it.
 """
 
 from __future__ import annotations
@@ -27,10 +24,7 @@ if TYPE_CHECKING:
         ReceivedSpan,
         ResourceInfo,
     )
-    from pygents_tui.listen.fleet import FleetLimits, FleetModel
     from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver, Sink
-    from pygents_tui.listen.traces import TraceStore, flatten
-    from pygents_tui.state import DashboardView, SpanNode, TraceTree
 
 # The top-level modules the 'listen' extra installs (aiohttp, grpcio, and the OTLP
 # messages of opentelemetry-proto with protobuf).
@@ -38,10 +32,7 @@ LISTEN_PROVIDES = ("aiohttp", "grpc", "google", "opentelemetry")
 
 _HOMES = {
     "decode": ("Batch", "Limits", "ReceivedRecord", "ReceivedSpan", "ResourceInfo"),
-    "fleet": ("FleetLimits", "FleetModel"),
     "receiver": ("ListenError", "PortInUseError", "Receiver", "Sink"),
-    "traces": ("TraceStore", "flatten"),
-    "view": ("DashboardView", "SpanNode", "TraceTree"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -63,9 +54,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Batch",
-    "DashboardView",
-    "FleetLimits",
-    "FleetModel",
     "Limits",
     "ListenError",
     "PortInUseError",
@@ -74,8 +62,4 @@ __all__ = [
     "Receiver",
     "ResourceInfo",
     "Sink",
-    "SpanNode",
-    "TraceStore",
-    "TraceTree",
-    "flatten",
 ]

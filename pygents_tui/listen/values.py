@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pygents_tui._cut import cut
+from pygents_tui.text._cut import cut
 
 __all__ = [
     "Limits",

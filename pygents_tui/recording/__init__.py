@@ -1,5 +1,5 @@
-"""Recording what the dashboard receives, and replaying it (``--record FILE``,
-``pygents-tui replay FILE``).
+"""Recording what the dashboard receives (``--record FILE``), in a file that
+``pygents-tui replay FILE`` plays back (`pygents_tui.feeders.replay`).
 
 A recording is a file in the standard OTLP/JSON file format: one export request
 per line (`pygents_tui.recording._format`), as the OpenTelemetry Collector's
@@ -9,30 +9,22 @@ per line (`pygents_tui.recording._format`), as the OpenTelemetry Collector's
   its receiver accepted, ``demo`` and ``run`` what their process exports
   (`record_in_process`).
 * `Recording` reads a file streamed and bounded, with a sparse time index.
-* `Replay` plays it into a fresh fleet model at 1×–100×, with pause and seek, on an
-  injectable clock; `ReplayView` is what the dashboard shows of it.
 
-Needs the ``listen`` extra (the OTLP messages and the fleet model); no UI library.
+Needs the ``listen`` extra (the OTLP messages); no UI library.
 """
 
 from __future__ import annotations
 
 from pygents_tui.recording._format import TOP_FIELDS, signal_of, time_of
 from pygents_tui.recording._reader import Line, Recording, RecordingError
-from pygents_tui.recording._replay import MAX_SPEED, SPEEDS, Replay
-from pygents_tui.recording._view import ReplayView
 from pygents_tui.recording._writer import RecordWriter, to_json_line
 
 __all__ = [
-    "MAX_SPEED",
-    "SPEEDS",
     "TOP_FIELDS",
     "Line",
     "RecordWriter",
     "Recording",
     "RecordingError",
-    "Replay",
-    "ReplayView",
     "signal_of",
     "time_of",
     "to_json_line",

@@ -3,7 +3,7 @@ the event log, the bounds that keep them, the texts that describe them, what eac
 source can do, and the read API every panel uses (`DashboardView`).
 
 Pure Python: no Textual, no OpenTelemetry (a test checks it), so that every source —
-the in-process subscriber (`pygents_tui.model`), the OTLP receiver
+the in-process subscriber (`pygents_tui.feeders.process.model`), the OTLP receiver
 (`pygents_tui.listen`) — writes the same records through the same code, and the
 panels read one shape.
 """
@@ -19,6 +19,7 @@ from pygents_tui.state._contents import (
     bounded_queue,
 )
 from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
+from pygents_tui.state._prices import Budget, Price
 from pygents_tui.state._records import (
     AgentEntry,
     Run,
@@ -68,6 +69,7 @@ __all__ = [
     "AgentEntry",
     "AgentRow",
     "AgentTotals",
+    "Budget",
     "Capabilities",
     "Capability",
     "Capacity",
@@ -76,6 +78,7 @@ __all__ = [
     "EventRow",
     "LogEntry",
     "Panel",
+    "Price",
     "QueuedTurn",
     "Reply",
     "Ring",

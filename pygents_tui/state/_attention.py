@@ -19,7 +19,7 @@ from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage, UsageMeter
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
-    from pygents_tui._config import Budget, Price
+    from pygents_tui.state._prices import Budget, Price
 
 __all__ = ["Attention"]
 

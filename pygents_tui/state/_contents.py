@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Final
 
-from pygents_tui._cut import cut
 from pygents_tui.state._view import Capacity, ContextContents
+from pygents_tui.text._cut import cut
 
 __all__ = ["POOL_SHOWN", "QUEUE_SHOWN", "QueuedTurn", "bounded_context", "bounded_queue"]
 

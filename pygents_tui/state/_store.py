@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pygents.redis import MailboxStats
-    from pygents_tui._config import Budget, Price
+    from pygents_tui.state._prices import Budget, Price
 
 __all__ = ["Store"]
 

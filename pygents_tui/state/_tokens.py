@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from pygents_tui._config import Price
+from pygents_tui.state._prices import Price
 
 __all__ = ["MAX_TOKENS", "USAGE_KEYS", "CallUsage", "Prices", "read_usage"]
 

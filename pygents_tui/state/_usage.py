@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
-from pygents_tui._config import Budget, Price
+from pygents_tui.state._prices import Budget, Price
 from pygents_tui.state._tokens import USAGE_KEYS, CallUsage, Prices, read_usage
 
 __all__ = ["FLEET", "RATE_WINDOW", "BudgetPassed", "SpanUsage", "Usage", "UsageMeter"]

@@ -27,7 +27,7 @@ from pygents_tui.state._sources import Sources
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
-    from pygents_tui._config import Budget, Price
+    from pygents_tui.state._prices import Budget, Price
     from pygents_tui.state._stuck import Stuck
     from pygents_tui.state._usage import BudgetPassed, Usage
 

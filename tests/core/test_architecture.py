@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import import_graph as import_graph_of
 import pygents
 import pygents_otel
 import pygents_tui
@@ -32,67 +33,15 @@ def test_importing_pygents_loads_neither_opentelemetry_nor_textual() -> None:
     assert result.stdout.strip() == ""
 
 
-def _module_name(path: Path) -> str:
-    """``pygents/_schema/_models.py`` -> ``pygents._schema._models``; a package's
-    ``__init__.py`` is the package itself."""
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _is_type_checking(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imported_names(module: str, is_package: bool, body: list[ast.stmt]) -> set[str]:
-    """Every module named by an import run while ``module`` is imported: the module
-    level and its ``if``/``try`` blocks, not functions, not ``TYPE_CHECKING`` blocks.
-    Relative imports are resolved; ``from a.b import c`` names ``a.b`` and, as c may be
-    a submodule, ``a.b.c``."""
-    found: set[str] = set()
-    package = module if is_package else module.rpartition(".")[0]
-    for node in body:
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.If) and not _is_type_checking(node):
-            found |= _imported_names(module, is_package, [*node.body, *node.orelse])
-        elif isinstance(node, ast.Try):
-            blocks = [*node.body, *node.orelse, *node.finalbody]
-            blocks += [stmt for handler in node.handlers for stmt in handler.body]
-            found |= _imported_names(module, is_package, blocks)
-    return found
-
-
 def _modules() -> dict[str, set[str]]:
     """Every module under ``pygents/`` (subpackages included) and all it imports at
     import time, by dotted name."""
-    return {
-        _module_name(path): _imported_names(
-            _module_name(path), path.name == "__init__.py", ast.parse(path.read_text()).body
-        )
-        for path in sorted(PACKAGE.rglob("*.py"))
-    }
+    return import_graph_of.modules(PACKAGE)
 
 
 def _import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of pygents it imports at import time. ``pygents`` itself is
-    left out as a target: the package's ``__init__`` is the public face, never a
-    dependency of the modules it gathers."""
-    modules = _modules()
-    return {
-        name: {dep for dep in imports if dep in modules and dep != "pygents"}
-        for name, imports in modules.items()
-    }
+    """Module -> the modules of pygents it imports at import time."""
+    return import_graph_of.import_graph(PACKAGE)
 
 
 # Libraries other than the standard one that a module of pygents may import, and why.
@@ -186,15 +135,7 @@ def test_the_tests_import_the_packages_of_this_checkout() -> None:
         assert Path(module.__file__ or "").resolve().parent == root / module.__name__
 
 
-def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
-    seen: set[str] = set()
-    stack = [start]
-    while stack:
-        for dep in graph.get(stack.pop(), set()):
-            if dep not in seen:
-                seen.add(dep)
-                stack.append(dep)
-    return seen
+_reachable = import_graph_of.reachable
 
 
 def test_argument_binding_and_the_scope_tree_do_not_depend_on_the_subscriber_bus() -> None:
@@ -236,34 +177,14 @@ def _redis_layer_imports(path: Path, module: str) -> list[str]:
     ``TYPE_CHECKING`` blocks included: a type-only import still ties the core's
     annotations to the layer above it), relative imports resolved, and
     ``importlib.import_module("pygents.redis...")`` calls."""
-
-    def redis(name: str) -> bool:
-        return name == "pygents.redis" or name.startswith("pygents.redis.")
-
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{parent}.{base}" if base else parent
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, (ast.Name, ast.Attribute))
-            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
-            in ("import_module", "__import__")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            names = [node.args[0].value]
-        found.extend(f"{node.lineno}: {name}" for name in names if redis(name))
-    return found
+    tree = ast.parse(path.read_text())
+    return [
+        f"{line}: {name}"
+        for line, name in import_graph_of.every_import_with_lines(
+            module, path.name == "__init__.py", tree
+        )
+        if name == "pygents.redis" or name.startswith("pygents.redis.")
+    ]
 
 
 def test_no_module_outside_the_redis_layer_imports_it() -> None:

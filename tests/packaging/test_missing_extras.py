@@ -35,7 +35,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from pygents_otel import _names as k
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 from pygents_tui.listen.decode import Limits, decode
 
 request = ExportLogsServiceRequest()

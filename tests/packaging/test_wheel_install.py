@@ -30,7 +30,7 @@ OTEL = [
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
     "opentelemetry.distro",
 ]
-TUI = ["pygents_tui.app"]
+TUI = ["pygents_tui.ui.app"]
 LISTEN = [
     *TUI,
     "aiohttp.web",
@@ -38,7 +38,7 @@ LISTEN = [
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc",
 ]
 REDIS = ["redis.asyncio"]
-WEB = [*TUI, "pygents_tui._web", "textual_serve.server"]
+WEB = [*TUI, "pygents_tui.cli._web", "textual_serve.server"]
 
 # extra: (modules it must make importable, top-level modules it must not bring)
 PROMISES: dict[str, tuple[list[str], list[str]]] = {
@@ -136,7 +136,7 @@ def test_pygents_tui_help_runs_from_a_wheel_install_with_the_tui_extra(
     assert "run" in result.stdout
     # The stylesheet ships in the wheel (the app cannot start without it).
     sheet = env.python(
-        "import importlib.resources as r; print(r.files('pygents_tui').joinpath("
+        "import importlib.resources as r; print(r.files('pygents_tui.ui').joinpath("
         "'dashboard.tcss').is_file())"
     )
     assert sheet.stdout.strip() == "True", sheet.stderr

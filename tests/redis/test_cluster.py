@@ -148,8 +148,8 @@ async def test_a_cluster_refuses_a_prefix_with_braces(cluster: LocalCluster) -> 
 async def test_the_dashboards_redis_source_surveys_the_mailboxes_of_a_cluster(
     mailboxes: Mailboxes, note: Tool
 ) -> None:
-    from pygents_tui.listen import FleetModel
-    from pygents_tui.listen.redis_source import RedisSource
+    from pygents_tui.feeders import FleetModel
+    from pygents_tui.feeders.redis.source import RedisSource
 
     await mailboxes.put_many("desk", [Turn(note, args=[str(n)]) for n in range(3)], reply=False)
     fleet = FleetModel(stale_after=3600.0)

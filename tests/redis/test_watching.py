@@ -18,7 +18,7 @@ from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, Worker, served_stats
 from pygents_otel import PygentsInstrumentor
 from pygents_tui import Dashboard
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.ui.widgets import AgentsTable
 
 FAST = 0.02  # seconds between two readings of the statistics, in these tests
 

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from pygents import subscribe
 from pygents_otel import PygentsInstrumentor
-from pygents_tui.model import DashboardModel
+from pygents_tui.feeders.process.model import DashboardModel
 
 Until = Callable[..., Awaitable[None]]
 

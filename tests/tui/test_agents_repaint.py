@@ -13,7 +13,7 @@ from pilot import dashboard
 from textual.widgets import DataTable
 
 from pygents import Agent, AgentRegistry, Turn, tool
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.ui.widgets import AgentsTable
 
 AGENTS = 12
 MANY = 60

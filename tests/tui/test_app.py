@@ -16,8 +16,8 @@ from textual.widgets import DataTable, Input, Log, Static, TabbedContent
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, TurnTimeoutError, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui.screens import HelpScreen, InspectorScreen
-from pygents_tui.widgets import (
+from pygents_tui.ui.screens import HelpScreen, InspectorScreen
+from pygents_tui.ui.widgets import (
     AgentsTable,
     EventsPanel,
     QueueTable,

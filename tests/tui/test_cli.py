@@ -16,11 +16,11 @@ import pytest
 
 from pygents import AgentRegistry
 from pygents_tui import Dashboard, __version__, run_dashboard
-from pygents_tui._entry import run
-from pygents_tui._target import TargetError, load_target
-from pygents_tui._terminal import terminal_problem
-from pygents_tui.cli import _telemetry, _without_console, main
-from pygents_tui.demo import build_demo
+from pygents_tui.cli._commands import _telemetry, _without_console, main
+from pygents_tui.cli._entry import run
+from pygents_tui.cli._target import TargetError, load_target
+from pygents_tui.cli._terminal import terminal_problem
+from pygents_tui.cli.demo import build_demo
 
 
 @pytest.fixture(autouse=True)

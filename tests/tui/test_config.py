@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from pygents_tui import Dashboard
-from pygents_tui._config import (
+from pygents_tui.cli._commands import build_parser, main
+from pygents_tui.cli._config import (
     MAX_BYTES,
     Budget,
     Config,
@@ -26,7 +27,6 @@ from pygents_tui._config import (
     default_path,
     load_config,
 )
-from pygents_tui.cli import build_parser, main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
 from doc_blocks import ROOT, blocks

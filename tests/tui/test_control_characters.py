@@ -1,7 +1,7 @@
 """Control characters in the program's text never reach the terminal: agent and tool
 names, a tool's output and prints, an exception's message, span names and attributes,
 the title. Each is shown with its control characters made visible (``␛`` for ESC,
-``\\x9b`` for a C1 code; see ``pygents_tui._visible``), on every panel, in the
+``\\x9b`` for a C1 code; see ``pygents_tui.text._visible``), on every panel, in the
 inspector and its trace, in the toasts and the header."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from opentelemetry.trace import SpanKind
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard
-from pygents_tui._preview import preview
-from pygents_tui._visible import _ONE_LINE, visible
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.text._preview import preview
+from pygents_tui.text._visible import _ONE_LINE, visible
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.widgets import AgentsTable
 
 SIZE = (160, 50)
 

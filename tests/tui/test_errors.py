@@ -16,11 +16,11 @@ from pilot import Notes, dashboard
 
 from pygents import Agent, Turn, tool
 from pygents_tui import DashboardModel
-from pygents_tui._errors import FRAMES, Traceback, describe, leaves, summary
-from pygents_tui._preview import preview
-from pygents_tui.cli import last_words
-from pygents_tui.screens import ErrorScreen, InspectorScreen
-from pygents_tui.widgets import TimelineTable
+from pygents_tui.cli._commands import last_words
+from pygents_tui.text._errors import FRAMES, Traceback, describe, leaves, summary
+from pygents_tui.text._preview import preview
+from pygents_tui.ui.screens import ErrorScreen, InspectorScreen
+from pygents_tui.ui.widgets import TimelineTable
 
 HUGE = "x" * 10_000_000
 

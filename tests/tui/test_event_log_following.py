@@ -13,7 +13,7 @@ from textual.widgets import Input
 
 from pygents import Agent, Turn, tool
 from pygents_tui import DashboardModel
-from pygents_tui.widgets import EventsPanel
+from pygents_tui.ui.widgets import EventsPanel
 
 SIZE = (100, 30)
 

@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard
-from pygents_tui.screens import InspectorScreen
+from pygents_tui.ui.screens import InspectorScreen
 
 SIZE = (130, 40)
 

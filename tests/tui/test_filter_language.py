@@ -1,5 +1,5 @@
-"""The panels' filter language (`pygents_tui._filter`) and the column fitting rule
-(`pygents_tui.widgets._fit`): pure functions, hostile input included."""
+"""The panels' filter language (`pygents_tui.ui._filter`) and the column fitting rule
+(`pygents_tui.ui.widgets._fit`): pure functions, hostile input included."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from pygents_tui._filter import MAX_QUERY, MAX_SUBJECT, FilterError, parse
-from pygents_tui.widgets._fit import fit_label, fit_widths, split_label
-from pygents_tui.widgets._rows import RowChoice
+from pygents_tui.ui._filter import MAX_QUERY, MAX_SUBJECT, FilterError, parse
+from pygents_tui.ui.widgets._fit import fit_label, fit_widths, split_label
+from pygents_tui.ui.widgets._rows import RowChoice
 
 ROW = {
     "agent": "planner-alpha",

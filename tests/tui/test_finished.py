@@ -13,7 +13,7 @@ from on_screen import screen_lines
 
 from pygents import Agent, AgentRegistry, Turn, subscribe, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui.widgets import AgentsTable, ContextPanel
+from pygents_tui.ui.widgets import AgentsTable, ContextPanel
 
 
 class Service:

@@ -11,8 +11,8 @@ from test_app import SIZE, focus_timeline, row
 
 from pygents import Agent, Turn, tool
 from pygents_tui import DashboardModel
-from pygents_tui.screens import ErrorScreen, InspectorScreen
-from pygents_tui.widgets import EventsPanel, TimelineTable
+from pygents_tui.ui.screens import ErrorScreen, InspectorScreen
+from pygents_tui.ui.widgets import EventsPanel, TimelineTable
 
 
 async def test_a_turn_cancelled_under_a_task_group_is_counted_in_its_agents_row(

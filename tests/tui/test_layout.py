@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard
-from pygents_tui.widgets import AgentsTable, EventsPanel, RunningPanel, TimelineTable, ValuesLog
+from pygents_tui.ui.widgets import AgentsTable, EventsPanel, RunningPanel, TimelineTable, ValuesLog
 
 LONG_TOOL = "summarize_the_whole_long_document"  # 33 characters: more than Current takes
 BUSY = 12

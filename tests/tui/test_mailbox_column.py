@@ -15,8 +15,8 @@ import pytest
 
 from pygents import Agent, tool
 from pygents_tui import Dashboard
-from pygents_tui._mailboxes import served_stats
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.feeders.process._mailboxes import served_stats
+from pygents_tui.ui.widgets import AgentsTable
 
 
 async def test_without_pygents_redis_the_agents_table_has_no_mailbox_column(
@@ -43,8 +43,8 @@ async def test_without_pygents_redis_the_agents_table_has_no_mailbox_column(
 
 def test_the_dashboard_does_not_import_pygents_redis_or_the_redis_client() -> None:
     code = (
-        "import sys, pygents_tui.app, pygents_tui.widgets\n"
-        "from pygents_tui._mailboxes import served_stats\n"
+        "import sys, pygents_tui.ui.app, pygents_tui.ui.widgets\n"
+        "from pygents_tui.feeders.process._mailboxes import served_stats\n"
         "assert served_stats() == {}\n"
         "print(sorted(m for m in sys.modules if m == 'redis' or m.startswith(('redis.', "
         "'pygents.redis'))))\n"

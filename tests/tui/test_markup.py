@@ -13,8 +13,8 @@ from textual.notifications import Notification, Notify
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui.screens import HelpScreen, InspectorScreen
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.ui.screens import HelpScreen, InspectorScreen
+from pygents_tui.ui.widgets import AgentsTable
 
 SIZE = (160, 50)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pygents import Agent, AgentRegistry, ContextItem, ContextPool, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui.screens import InspectorScreen
+from pygents_tui.ui.screens import InspectorScreen
 
 MB = 1 << 20
 TURNS = 40

@@ -22,8 +22,8 @@ from pygents import (
     subscribe,
     tool,
 )
-from pygents_tui._preview import preview
-from pygents_tui.model import THROUGHPUT_SECONDS, DashboardModel
+from pygents_tui.feeders.process.model import THROUGHPUT_SECONDS, DashboardModel
+from pygents_tui.text._preview import preview
 from stuck_tools import blocking_tool
 
 

@@ -12,9 +12,9 @@ from rich.text import Text
 
 from pygents import Agent, Turn, tool
 from pygents_tui import DashboardModel
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.screens.inspector import describe
-from pygents_tui.widgets import AgentsTable, TimelineTable
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.screens.inspector import describe
+from pygents_tui.ui.widgets import AgentsTable, TimelineTable
 
 URL = "http://jaeger.local/trace/{trace_id}"
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from pygents_tui import Dashboard
-from pygents_tui import _output as output_module
-from pygents_tui._output import LINE_WIDTH, LINES, ProgramOutput
-from pygents_tui.widgets import OutputLog
+from pygents_tui.ui import _output as output_module
+from pygents_tui.ui._output import LINE_WIDTH, LINES, ProgramOutput
+from pygents_tui.ui.widgets import OutputLog
 
 
 class Terminal:

@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui._preview import preview
-from pygents_tui.screens import HelpScreen, InspectorScreen
-from pygents_tui.widgets import QueueTable
+from pygents_tui.text._preview import preview
+from pygents_tui.ui.screens import HelpScreen, InspectorScreen
+from pygents_tui.ui.widgets import QueueTable
 
 BIG = 200_000
 

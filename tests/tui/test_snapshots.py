@@ -26,7 +26,7 @@ from textual.widgets import Input
 
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
 from pygents_tui import Dashboard, DashboardModel
-from pygents_tui.screens import HelpScreen, InspectorScreen
+from pygents_tui.ui.screens import HelpScreen, InspectorScreen
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the wall-clock time of fake second 0
 

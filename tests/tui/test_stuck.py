@@ -14,7 +14,7 @@ from fake_clock import FakeClock
 
 from pygents import StopReason
 from pygents.redis import ConsumerStats, MailboxStats
-from pygents_tui._config import ConfigError, load_config
+from pygents_tui.cli._config import ConfigError, load_config
 from pygents_tui.state._stuck import (
     DEFAULT_FACTOR,
     DEFAULT_SILENCE,

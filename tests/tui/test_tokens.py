@@ -14,9 +14,9 @@ from pilot import dashboard
 from textual.widgets import Log
 
 from pygents import Agent, Turn, tool
-from pygents_tui.model import DashboardModel
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.widgets import TimelineTable, ValuesLog
+from pygents_tui.feeders.process.model import DashboardModel
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.widgets import TimelineTable, ValuesLog
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from pygents import Agent, Turn, tool
 from pygents_tui import Dashboard
-from pygents_tui._config import Budget, Config, Price
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.cli._config import Config
+from pygents_tui.state import Budget, Price
+from pygents_tui.ui.widgets import AgentsTable
 
 SIZE = (130, 30)
 

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from pygents import Agent, Turn, tool
 from pygents_otel import PygentsInstrumentor, trace_id_of
 from pygents_tui import Dashboard
-from pygents_tui.screens import InspectorScreen
+from pygents_tui.ui.screens import InspectorScreen
 
 
 @pytest.fixture

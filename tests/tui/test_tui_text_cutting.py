@@ -9,9 +9,9 @@ import itertools
 import pytest
 
 from pygents._errors import cut as core_cut
-from pygents_tui._cut import ELLIPSIS, cut
-from pygents_tui._preview import preview
 from pygents_tui.listen import values
+from pygents_tui.text._cut import ELLIPSIS, cut
+from pygents_tui.text._preview import preview
 
 TEXTS = ["", "a", "abcdef", "x" * 300, "é\u200b" * 40]
 LIMITS = [0, 1, 2, 3, 5, 256]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from fake_clock import FakeClock
 
-from pygents_tui._config import Budget, Price
+from pygents_tui.state import Budget, Price
 from pygents_tui.state._texts import amount, cost_text, usage_line
 from pygents_tui.state._tokens import MAX_TOKENS, Prices, read_usage
 from pygents_tui.state._usage import FLEET, BudgetPassed, UsageMeter

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from pygents_tui._config import Price
 from pygents_tui.listen.decode import decode
 from pygents_tui.listen.values import Limits
+from pygents_tui.state import Price
 from pygents_tui.state._texts import usage_line
 from pygents_tui.state._usage import UsageMeter
 

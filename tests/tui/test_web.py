@@ -29,8 +29,8 @@ from terminal import ANSI, WAIT
 
 from pygents import Agent, Turn, tool
 from pygents.redis._redis_server import free_port
-from pygents_tui._web import served_command
-from pygents_tui.cli import main
+from pygents_tui.cli._commands import main
+from pygents_tui.cli._web import served_command
 from system_programs import require
 
 CHROMIUM = "/usr/bin/chromium"

@@ -9,7 +9,7 @@ from pilot import dashboard, numbered
 from textual.widget import Widget
 
 from pygents_tui import DashboardModel
-from pygents_tui.widgets import TimelineTable
+from pygents_tui.ui.widgets import TimelineTable
 
 
 async def test_every_widget_is_still_running_once_its_panel_has_shown_nothing_running(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from assistant.agent import build_session, close_session
 from assistant.openai_model import OpenAIModel
 from pygents import subscribe
-from pygents_tui.model import DashboardModel
+from pygents_tui import DashboardModel
 
 from .chat_server import chat_stream, serve_chat
 

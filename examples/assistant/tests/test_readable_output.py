@@ -9,7 +9,7 @@ from assistant.model import Reply, ScriptedModel, TextDelta
 from assistant.tasks import TEXT_TAIL, Progress
 from assistant.tools import clip
 from pygents import subscribe
-from pygents_tui.model import DashboardModel
+from pygents_tui import DashboardModel
 
 from .session_models import Sessions, finish
 

@@ -13,7 +13,8 @@ import pytest
 from otlp_sender import MakeSender, Sender
 from worker_processes import Spawn, Workers
 
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 
 
 @pytest.fixture

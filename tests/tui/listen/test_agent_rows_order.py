@@ -18,12 +18,12 @@ from otlp_requests import Event, logs_batch
 
 from pygents import Agent, AgentRegistry, subscribe, tool
 from pygents.redis import MailboxStats, MailboxSurvey, Survey
-from pygents_tui.listen import FleetLimits, FleetModel
+from pygents_tui.feeders import FleetLimits, FleetModel
+from pygents_tui.feeders.process.model import DashboardModel
+from pygents_tui.feeders.redis.store import StoreAdapter
 from pygents_tui.listen.decode import Batch, Limits, decode
-from pygents_tui.listen.redis_store import StoreAdapter
-from pygents_tui.model import DashboardModel
 from pygents_tui.state import Store
-from pygents_tui.widgets._panel import find_row
+from pygents_tui.ui.widgets._panel import find_row
 
 WALL = 1_700_000_000 * 10**9
 

@@ -19,10 +19,11 @@ from fake_clock import FakeClock
 from otlp_sender import MakeSender
 from textual.widgets import DataTable
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens import HelpScreen, InspectorScreen
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens import HelpScreen, InspectorScreen
 
 SIZE = (130, 40)
 TextOf = Callable[[Dashboard], str]

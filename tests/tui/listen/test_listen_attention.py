@@ -19,12 +19,13 @@ from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from pygents_tui._config import Budget, Config, Price
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.widgets import AgentsTable, RunningPanel
+from pygents_tui.cli._config import Config
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.state import Budget, Price
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.widgets import AgentsTable, RunningPanel
 
 S = 10**9
 WALL = 1_767_225_600 * S
@@ -280,7 +281,7 @@ async def test_on_a_narrow_screen_the_tokens_column_gives_its_width_first() -> N
 async def test_at_80_columns_the_status_line_keeps_its_stuck_count_and_budget_mark() -> None:
     """The status line was cut at the screen's edge, and its last parts (stuck turns,
     the budget mark) were the first to go; now the figures other panels show too give
-    way first (`pygents_tui.screens._status.GIVE_UP`)."""
+    way first (`pygents_tui.ui.screens._status.GIVE_UP`)."""
     scene = Scene(Config(prices=PRICED.prices, fleet_budget=Budget(tokens=1000)))
     async with scene.app.run_test(size=(80, 24), notifications=True) as pilot:
         scene.app.refresh_timer.pause()

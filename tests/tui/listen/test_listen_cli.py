@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from terminal import SCRIPT, free_port
 
-from pygents_tui.cli import main
+from pygents_tui.cli._commands import main
 
 SERVICE_LINE = (
     "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 opentelemetry-instrument python service.py"

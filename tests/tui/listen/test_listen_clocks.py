@@ -17,10 +17,11 @@ import pytest
 from fake_clock import FakeClock
 from otlp_sender import MakeSender
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.widgets import TimelineTable
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.widgets import TimelineTable
 
 SIZE = (130, 40)
 HOUR = 3600.0

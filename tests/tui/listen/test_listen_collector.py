@@ -1,5 +1,5 @@
 """``pygents-tui listen`` paces the garbage collector for a fleet's churn
-(`pygents_tui._collector`): under W12 the default pace ran full collections several
+(`pygents_tui.cli._collector`): under W12 the default pace ran full collections several
 times a second, each stopping the dashboard for 100 ms and more."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from terminal import free_port
 
-from pygents_tui._collector import YOUNG, paced_collector
-from pygents_tui.cli import main
-from pygents_tui.listen import serve
+from pygents_tui.cli import listen as serve
+from pygents_tui.cli._collector import YOUNG, paced_collector
+from pygents_tui.cli._commands import main
 
 
 @pytest.fixture

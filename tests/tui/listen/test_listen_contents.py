@@ -20,14 +20,15 @@ from opentelemetry.sdk.trace import TracerProvider
 from pygents import Agent, ContextItem, ContextPool, ContextQueue, Turn, tool
 from pygents_otel import PygentsInstrumentor
 from pygents_otel import _names as k
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.contents import (
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.otlp.contents import (
     MAX_COUNT,
     NOT_SENT,
     QueuedTurns,
     context_contents,
     queued_turns,
 )
+from pygents_tui.listen import Receiver
 from pygents_tui.listen.decode import Batch, ReceivedRecord
 from pygents_tui.listen.values import Limits, Value
 from pygents_tui.state import Capacity, ContextContents

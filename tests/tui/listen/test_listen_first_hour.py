@@ -12,13 +12,14 @@ from otlp_sender import MakeSender
 from test_listen_live import exporting, settle
 
 from pygents import Agent, Turn, subscribe, tool
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.model import DashboardModel
-from pygents_tui.screens import HelpScreen
-from pygents_tui.screens.help import key_map
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.process.model import DashboardModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens import HelpScreen
+from pygents_tui.ui.screens.help import key_map
+from pygents_tui.ui.widgets import AgentsTable
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests
 

@@ -8,8 +8,8 @@ import pytest
 from fake_clock import FakeClock
 from otlp_requests import Event, SpanSpec, logs_batch, logs_batch_of, new_id, spans_batch
 
-from pygents_tui.listen import FleetLimits, FleetModel
-from pygents_tui.listen.view import Capacity
+from pygents_tui.feeders import FleetLimits, FleetModel
+from pygents_tui.state import Capacity
 
 WALL = 1_700_000_000 * 10**9  # the model's wall clock, in nanoseconds
 S = 10**9

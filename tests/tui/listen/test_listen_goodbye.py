@@ -19,9 +19,10 @@ from otlp_requests import Event, logs_batch
 from textual.widgets import DataTable
 from worker_processes import Spawn, Worker, drain_until
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
 
 DEADLINE = 90.0  # only a broken pipeline waits this long
 

@@ -21,7 +21,8 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from pygents_tui.listen import FleetModel, Limits, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Limits, Receiver
 
 PROTOBUF = "application/x-protobuf"
 TRANSPORTS = ["grpc", "http"]

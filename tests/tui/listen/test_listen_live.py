@@ -24,10 +24,15 @@ from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
 from pygents_otel import _names as k
 from pygents_otel import _records as r
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.view import Capacity
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.state import Capacity
 
-LISTEN = Path(__file__).resolve().parents[3] / "pygents_tui" / "listen"
+# The receiver and the OTLP feeder: the code that reads what a sender sends.
+LISTEN = [
+    Path(__file__).resolve().parents[3] / "pygents_tui" / folder
+    for folder in ("listen", "feeders", "feeders/otlp")
+]
 WALL = 1_700_000_000 * 10**9
 S = 10**9
 AGENT = {"gen_ai.agent.name": "planner", "gen_ai.agent.id": "agent-1"}
@@ -36,7 +41,7 @@ AGENT = {"gen_ai.agent.name": "planner", "gen_ai.agent.id": "agent-1"}
 def names_the_listener_reads() -> set[str]:
     """The names the listener's own code refers to (``k.NAME`` in its modules)."""
     used: set[str] = set()
-    for path in LISTEN.glob("*.py"):
+    for path in (path for folder in LISTEN for path in folder.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
                 continue

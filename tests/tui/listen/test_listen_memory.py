@@ -9,7 +9,7 @@ import tracemalloc
 
 from otlp_requests import Event, SpanSpec, logs_batch, new_id, spans_batch
 
-from pygents_tui.listen import FleetLimits, FleetModel
+from pygents_tui.feeders import FleetLimits, FleetModel
 
 WALL = 1_700_000_000 * 10**9
 TURNS_PER_ROUND = 40

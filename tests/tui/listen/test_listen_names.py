@@ -10,17 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pygents_tui.feeders.otlp
 import pygents_tui.listen
 
 ROOT = Path(__file__).resolve().parents[3]
 LIMIT = 60  # seconds: a hang guard for a child interpreter that only imports
 
 # ``serve`` is left out: it starts the dashboard app, whose in-process trace view
-# (``pygents_tui.spans``) loads the SDK when it happens to be installed.
+# (``pygents_tui.feeders.process.spans``) loads the SDK when it happens to be installed.
+# The receiver and the OTLP feeder: what ``listen`` runs besides the app.
 RECEIVER_MODULES = sorted(
-    f"pygents_tui.listen.{module.name}"
-    for module in pkgutil.iter_modules(pygents_tui.listen.__path__)
-    if module.name != "serve"
+    f"{package.__name__}.{module.name}"
+    for package in (pygents_tui.listen, pygents_tui.feeders.otlp)
+    for module in pkgutil.iter_modules(package.__path__)
 )
 
 IMPORT_RECEIVER = """
@@ -37,7 +39,9 @@ print(json.dumps({
 
 
 def test_the_receiver_and_fleet_model_read_the_shared_names_without_the_sdk() -> None:
-    assert {"pygents_tui.listen.receiver", "pygents_tui.listen.fleet"} <= set(RECEIVER_MODULES)
+    assert {"pygents_tui.listen.receiver", "pygents_tui.feeders.otlp.fleet"} <= set(
+        RECEIVER_MODULES
+    )
     result = subprocess.run(
         [sys.executable, "-c", IMPORT_RECEIVER, *RECEIVER_MODULES],
         cwd=ROOT,

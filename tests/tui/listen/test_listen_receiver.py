@@ -26,8 +26,9 @@ from otlp_sender import MakeSender, Sender
 from terminal import free_port
 
 from pygents import StopReason
-from pygents_tui.listen import FleetModel, PortInUseError, Receiver, flatten
-from pygents_tui.listen.view import DashboardView
+from pygents_tui.feeders import FleetModel, flatten
+from pygents_tui.listen import PortInUseError, Receiver
+from pygents_tui.state import DashboardView
 
 PROTOCOLS = ["grpc", "http"]
 

@@ -19,12 +19,13 @@ from fake_clock import FakeClock
 from otlp_sender import Sender
 from textual.widgets import DataTable
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.cli.replay import ReplayDashboard, open_replay
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 from pygents_tui.recording import RecordWriter
-from pygents_tui.replay import ReplayDashboard, open_replay
-from pygents_tui.screens import InspectorScreen
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens import InspectorScreen
 
 SIZE = (130, 40)
 TextOf = Callable[[Dashboard], str]

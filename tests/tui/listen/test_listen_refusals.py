@@ -14,9 +14,10 @@ from typing import Any
 import aiohttp
 from otlp_requests import Event, logs_batch
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetLimits, FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetLimits, FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
 
 SIZE = (160, 40)
 WALL = 1_700_000_000 * 10**9

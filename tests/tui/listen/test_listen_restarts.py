@@ -20,9 +20,10 @@ from textual.widgets import DataTable
 from worker_processes import Spawn
 
 from pygents import StopReason
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel, Receiver
-from pygents_tui.listen.serve import listen_app
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
+from pygents_tui.ui.app import Dashboard
 
 SIZE = (130, 40)
 ROUNDS = 9000  # rounds of `until` (10 ms each at least): a broken pipeline fails, never hangs

@@ -22,11 +22,11 @@ from on_screen import screen_lines
 from otlp_requests import Event, SpanSpec, logs_batch, spans_batch
 from textual.pilot import Pilot
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.widgets import AgentsTable
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.widgets import AgentsTable
 
 S = 10**9
 WALL = 1_767_225_600 * S  # 2026-01-01T00:00:00Z: the wall clock at fake second 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from otlp_requests import SpanSpec, new_id, spans_batch
 
-from pygents_tui.listen import TraceStore, flatten
+from pygents_tui.feeders import TraceStore, flatten
 from pygents_tui.listen.decode import ReceivedSpan
 
 

@@ -16,7 +16,8 @@ import time
 from worker_processes import VALUES, Spawn, drain_until
 
 from pygents import StopReason
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Receiver
 
 DEADLINE = 90.0  # seconds for the whole scenario: only a broken pipeline waits this long
 

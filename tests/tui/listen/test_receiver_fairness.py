@@ -24,7 +24,8 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from pygents_tui.listen import Batch, FleetModel, Limits, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.listen import Batch, Limits, Receiver
 
 JSON = "application/json"
 

@@ -44,10 +44,11 @@ from otlp_sender import MakeSender
 from terminal import SCRIPT, free_port
 from textual.widgets import DataTable
 
-from pygents_tui.listen import FleetLimits, FleetModel, Limits, Receiver
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens import InspectorScreen
-from pygents_tui.screens.main import status_line
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetLimits, FleetModel
+from pygents_tui.listen import Limits, Receiver
+from pygents_tui.ui.screens import InspectorScreen
+from pygents_tui.ui.screens.main import status_line
 
 HERE = Path(__file__).parent
 

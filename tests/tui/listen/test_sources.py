@@ -15,11 +15,10 @@ from otlp_requests import Event, logs_batch
 from test_listen_live import exporting, settle
 
 from pygents import Agent, AgentRegistry, Turn, TurnTimeoutError, subscribe, tool
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.fleet import CAPABILITIES
-from pygents_tui.local import LocalView
-from pygents_tui.model import DashboardModel
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.otlp.fleet import CAPABILITIES
+from pygents_tui.feeders.process.local import LocalView
+from pygents_tui.feeders.process.model import DashboardModel
 from pygents_tui.state import (
     POOL_SHOWN,
     QUEUE_SHOWN,
@@ -34,6 +33,7 @@ from pygents_tui.state import (
     TurnEntry,
     TurnFacts,
 )
+from pygents_tui.ui.app import Dashboard
 from stuck_tools import blocking_tool
 
 __all__ = ["exporting"]  # a fixture, shared with the live-mode tests

@@ -19,7 +19,7 @@ from typing import IO
 
 import pytest
 
-from pygents_tui.listen import FleetModel
+from pygents_tui.feeders import FleetModel
 
 __all__ = ["VALUES", "Spawn", "Worker", "Workers"]
 

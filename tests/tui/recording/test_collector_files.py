@@ -21,8 +21,8 @@ from pathlib import Path
 
 from fake_clock import FakeClock
 
-from pygents_tui.recording import ReplayView
-from pygents_tui.replay import open_replay
+from pygents_tui.cli.replay import open_replay
+from pygents_tui.feeders import ReplayView
 
 FIXTURES = Path(__file__).with_name("fixtures")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from fake_clock import FakeClock
 from terminal import SCRIPT, terminal
 
-from pygents_tui.replay import open_replay
+from pygents_tui.cli.replay import open_replay
 
 
 def test_a_recorded_demo_replays_with_its_agents_and_turns(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ import pytest
 from fake_clock import FakeClock
 from recorded import SECOND, T0, turn_lines, write_lines
 
-from pygents_tui.app import Dashboard
-from pygents_tui.cli import main
-from pygents_tui.replay import ReplayDashboard, open_replay
+from pygents_tui.cli._commands import main
+from pygents_tui.cli.replay import ReplayDashboard, open_replay
+from pygents_tui.ui.app import Dashboard
 
 SIZE = (130, 40)
 TextOf = Callable[[Dashboard], str]

@@ -10,7 +10,8 @@ import pytest
 from fake_clock import FakeClock
 from recorded import SECOND, T0, turn_lines, write_lines
 
-from pygents_tui.recording import Recording, ReplayView
+from pygents_tui.feeders import ReplayView
+from pygents_tui.recording import Recording
 
 
 def uuid(n: int) -> str:

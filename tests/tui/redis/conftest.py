@@ -19,9 +19,9 @@ from redis_console import Console, MakeConsole  # noqa: E402
 from redis_helpers import running_server  # noqa: E402
 
 from pygents.redis import RedisServer  # noqa: E402
-from pygents_tui.listen import FleetModel  # noqa: E402
-from pygents_tui.listen.redis_source import RedisSource  # noqa: E402
-from pygents_tui.listen.serve import listen_app  # noqa: E402
+from pygents_tui.cli.listen import listen_app  # noqa: E402
+from pygents_tui.feeders import FleetModel  # noqa: E402
+from pygents_tui.feeders.redis.source import RedisSource  # noqa: E402
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from textual.pilot import Pilot
 
-from pygents_tui.app import Dashboard
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.redis_source import RedisSource
-from pygents_tui.screens.confirm import ConfirmScreen
-from pygents_tui.widgets.mailbox import MailboxPanel
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.redis.source import RedisSource
+from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.screens.confirm import ConfirmScreen
+from pygents_tui.ui.widgets.mailbox import MailboxPanel
 
 
 @dataclass

@@ -22,9 +22,9 @@ from pygents.redis import (
     WorkerRow,
 )
 from pygents.testing import isolated_registries
-from pygents_tui.screens import DetailScreen
-from pygents_tui.widgets import AgentsTable
-from pygents_tui.widgets.mailbox import COLUMNS, MailboxPanel
+from pygents_tui.ui.screens import DetailScreen
+from pygents_tui.ui.widgets import AgentsTable
+from pygents_tui.ui.widgets.mailbox import COLUMNS, MailboxPanel
 
 SIZE = (130, 40)
 LONG_WORKER = "a-very-long-worker-name-on-a-very-long-host-name-4242-abc123"

@@ -19,15 +19,15 @@ from terminal import free_port
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
-from pygents_tui._visible import visible
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.fleet import CAPABILITIES
-from pygents_tui.listen.redis_source import READ_ONLY, RedisSource
-from pygents_tui.listen.serve import listen_app
-from pygents_tui.screens.confirm import ConfirmScreen
-from pygents_tui.widgets import AgentsTable
-from pygents_tui.widgets._fit import fit_label
-from pygents_tui.widgets.mailbox import MailboxPanel
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.otlp.fleet import CAPABILITIES
+from pygents_tui.feeders.redis.source import READ_ONLY, RedisSource
+from pygents_tui.text._visible import visible
+from pygents_tui.ui.screens.confirm import ConfirmScreen
+from pygents_tui.ui.widgets import AgentsTable
+from pygents_tui.ui.widgets._fit import fit_label
+from pygents_tui.ui.widgets.mailbox import MailboxPanel
 
 WORKER = "box-4242-abc123"
 WALL = 1_700_000_000 * 10**9

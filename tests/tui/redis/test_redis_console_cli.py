@@ -14,7 +14,7 @@ from terminal import SCRIPT, free_port, terminal
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
-from pygents_tui.cli import main
+from pygents_tui.cli._commands import main
 
 # The producer only names the tool: declared outside the registry, as test modules
 # must not leave declarations behind (tests/conftest.py).

@@ -16,7 +16,7 @@ from redis_helpers import eventually, processes, recorded_outcomes, spawn
 from pygents import StopReason, Turn
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
-from pygents_tui.widgets.mailbox import MailboxPanel
+from pygents_tui.ui.widgets.mailbox import MailboxPanel
 
 # The workers' tools as the producer names them; registered nowhere past the import,
 # since tool names are unique in a process and other test modules use these.

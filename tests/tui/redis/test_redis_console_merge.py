@@ -22,9 +22,10 @@ from redis_console import MakeConsole
 from pygents import Turn, tool
 from pygents.redis import Mailboxes, RedisServer
 from pygents.testing import isolated_registries
-from pygents_tui.listen import FleetModel, Receiver
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.redis.source import RedisSource
+from pygents_tui.listen import Receiver
 from pygents_tui.listen.decode import Batch
-from pygents_tui.listen.redis_source import RedisSource
 
 WORKER = "box-4242-abc123"
 WALL = 1_700_000_000 * 10**9

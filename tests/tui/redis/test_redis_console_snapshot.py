@@ -22,9 +22,9 @@ from pygents.redis import (
     Survey,
     WorkerRow,
 )
-from pygents_tui.listen import FleetModel
-from pygents_tui.listen.redis_source import RedisSource
-from pygents_tui.listen.serve import listen_app
+from pygents_tui.cli.listen import listen_app
+from pygents_tui.feeders import FleetModel
+from pygents_tui.feeders.redis.source import RedisSource
 
 SIZE = (110, 30)
 UUID = "8c1d2e3f-0000-4000-8000-00000000000{}"

@@ -15,8 +15,8 @@ from terminal import SCRIPT, terminal
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, RedisServer, Worker
 from pygents.testing import isolated_registries
-from pygents_tui.app import Dashboard
-from pygents_tui.cli import pending_words
+from pygents_tui.cli._commands import pending_words
+from pygents_tui.ui.app import Dashboard
 
 
 async def test_an_agent_served_by_a_worker_says_running_with_its_turn_count(

@@ -1,0 +1,201 @@
+"""The fleet model: what ``pygents-tui listen`` knows about every process sending to it.
+
+Services are keyed by ``service.name`` and instance (``service.instance.id``, else
+host and pid), so two processes that both run a ``planner`` stay apart; agents by
+``gen_ai.agent.id`` within their service; turns by ``pygents.turn.uuid``. Live
+records (the OTel events ``pygents_otel`` sends while things run) open turns, count
+values and carry queue depths and context sizes; spans close turns when no record
+did, and every span, pygents' own or not, goes to the trace store.
+
+Ingestion, on the receiver's path, is an append to a byte-bounded inbox; the UI
+calls `FleetModel.drain` on a timer to fold it into the dashboard's one store
+(`pygents_tui.state.Store`), which owns the tables, their bounds, staleness and the
+read API (`DashboardView`). ``FleetModel`` is that store with this feeder: the OTLP
+attribute handlers (`Folding`) and the inbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+
+from pygents_tui.feeders.otlp.folding import Folding
+from pygents_tui.listen.decode import Batch, cut
+from pygents_tui.state import (
+    ACTION_NEEDS,
+    Action,
+    AgentEntry,
+    Capabilities,
+    DashboardView,
+    Panel,
+    Reply,
+    Sources,
+    StoreLimits,
+)
+
+__all__ = ["CAPABILITIES", "FleetLimits", "FleetModel", "OtlpSource"]
+
+FleetLimits = StoreLimits  # the name the store's bounds had when only the fleet had them
+
+CAPABILITIES = Capabilities(
+    {
+        "pause": "read-only: pygents-tui listen only receives telemetry; it cannot pause or "
+        "resume remote agents (pause them in their own process)",
+        "queue_contents": "queue contents are not sent over OTLP; depth only",
+        "context_items": "context items are not sent over OTLP; sizes only",
+        "program_output": "no program output: the services' prints are not sent over OTLP",
+    }
+)
+"""What a fleet heard over OTLP offers: what the services send, and no control."""
+
+
+class OtlpSource:
+    """The OTLP receiver as a `Source`: it serves every agent it heard of, offers no
+    control, and offers an agent's queue and context items once a feeder has set
+    them (`FleetModel.set_contents`)."""
+
+    def __init__(self, agents: Mapping[str, AgentEntry]) -> None:
+        self._agents = agents
+
+    def serves(self, agent: str) -> bool:
+        return agent in self._agents
+
+    def capabilities(self, agent: str | None) -> Capabilities:
+        found = self._agents.get(agent) if agent is not None else None
+        if found is None:
+            return CAPABILITIES
+        offered = CAPABILITIES
+        if found.queued is not None:
+            offered = offered.gains("queue_contents")
+        if found.context is not None:
+            offered = offered.gains("context_items")
+        return offered
+
+    def act(self, action: Action, agent: str) -> Reply:
+        need = ACTION_NEEDS[action]
+        return Reply(CAPABILITIES.why_not(need) or f"{need} is not offered here", True)
+
+
+class FleetModel(Folding):
+    """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
+    nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
+    ingestion, so a waiter wakes up instead of polling."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], int] = time.time_ns,
+        *,
+        stale_after: float = 5.0,
+        limits: FleetLimits | None = None,
+    ) -> None:
+        super().__init__(limits if limits is not None else FleetLimits(), clock, stale_after)
+        self.wall = wall
+        self.arrived = asyncio.Event()
+        self.last_rejection: str | None = None
+        self._inbox: deque[tuple[Batch, float, int]] = deque()
+        self._pending = 0
+        # What a program sets to send here (``listen_app`` knows where it listens): the
+        # empty panels say it, so that a first run shows what to do next.
+        self.send_here: str | None = None
+        self.sources = Sources(OtlpSource(self.agents))
+        # By agent key: what a source of truth that also feeds an OTLP agent's row (a
+        # Redis mailbox served by that agent's process) says of it, ``(paused,
+        # waiting)``: applied again after every fold, so that a record never
+        # overrides it (`hold`). Set by `pygents_tui.feeders.redis.store`.
+        self.held: dict[str, tuple[bool, int]] = {}
+        # By source: what a source that is failing says (``cannot reach Redis at …``),
+        # shown above the agents table for as long as it fails.
+        self.trouble: dict[str, str] = {}
+
+    # -- the receiver's side: cheap, never raises --------------------------------------------
+
+    def ingest(self, batch: Batch) -> None:
+        """Queue one decoded request for the next drain. Over the byte budget, the
+        oldest waiting batches are dropped (counted): fresh data matters more."""
+        if batch.rejected:
+            self.counts["rejected"] += batch.rejected
+            self.last_rejection = f"{batch.signal}: {batch.reason}"
+        if not batch.items:
+            return
+        self._inbox.append((batch, self._clock(), self.wall()))
+        self._pending += batch.size
+        while self._pending > self.limits.pending_bytes and len(self._inbox) > 1:
+            old, _, _ = self._inbox.popleft()
+            self._pending -= old.size
+            self.counts["dropped"] += old.items
+        self.arrived.set()
+
+    def reject(self, signal: str, kind: str, reason: str) -> None:
+        """A request the receiver could not accept (``kind``: ``malformed``,
+        ``too_large`` or ``unsupported``): counted, never stored."""
+        self.counts[kind] += 1
+        self.last_rejection = f"{signal}: {cut(reason, 200)}"
+        self.arrived.set()
+
+    # -- folding, on the UI's timer ------------------------------------------------------------
+
+    def fold(self) -> bool:
+        """Fold every batch that arrived (the store's `drain` calls this first)."""
+        inbox = self._inbox
+        changed = bool(inbox)
+        while inbox:
+            batch, mono, wall = inbox.popleft()
+            self._pending -= batch.size
+            self.fold_batch(batch, mono, wall)
+        self.arrived.clear()
+        if changed:
+            self.hold()
+        return changed
+
+    def hold(self) -> None:
+        """Put back what `held` says over what the records folded since said: a
+        paused mailbox shows paused, and its depth is its waiting turns."""
+        agents = self.agents
+        for key, (paused, waiting) in self.held.items():
+            agent = agents.get(key)
+            if agent is not None:
+                agent.live_phase = "paused" if paused else None
+                agent.queue_depth = waiting
+
+    # -- reading: what only a fleet heard over OTLP adds to the store's --------------------------
+
+    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+        if panel == "agents" and self.trouble:
+            return "; ".join(self.trouble.values())
+        note = super().unavailable(panel, agent)
+        if note is not None:
+            return note
+        if panel == "values" and not self.previews_seen:
+            return "values are counted; previews are sent only with content capture on"
+        if panel in ("agents", "running", "events", "timeline") and not self.services:
+            how = self.send_here or "point a program's OTLP exporter here"
+            return f"nothing received yet: {how}, with pygents_otel.configure(live=True)"
+        if panel in ("agents", "running"):
+            return self._spans_only()
+        return None
+
+    def _spans_only(self) -> str | None:
+        """Which services sent no live record yet, per service: one that sends them
+        must not hide another whose running agents show as idle for want of them."""
+        quiet = sorted(s.label for s in self.services.values() if not s.live)
+        if not quiet:
+            return None
+        effect = "turns show when their spans end (turn live mode on)"
+        if len(quiet) == len(self.services):
+            return f"no live records yet: {effect}"
+        named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
+        return f"no live records yet from {named}: its {effect}"
+
+    def counters(self) -> dict[str, int]:
+        counts = super().counters()
+        pending = sum(b.items for b, _, _ in self._inbox)
+        if pending:
+            counts["pending"] = pending
+        return counts
+
+
+# The fleet model is a DashboardView (checked by mypy, free at run time).
+_VIEW: type[DashboardView] = FleetModel

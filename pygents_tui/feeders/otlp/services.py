@@ -1,0 +1,270 @@
+"""The OTLP feeder's side of services and agents: which service and instance a
+resource names, a sender's clock, a restarted process, and the live records that
+only concern an agent (runs, puts, pauses, snapshots, context sizes). It writes into
+the dashboard's one store (`pygents_tui.state.Store`), which owns the tables.
+
+Services are keyed by ``service.name`` and instance, agents by ``gen_ai.agent.id``
+(else name) within their service: two processes that both run a ``planner`` keep
+two rows. Both are bounded; the least recently heard of is evicted first, counted.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from pygents_otel import _names as k
+from pygents_tui.feeders.otlp.coerce import (
+    as_capacity,
+    as_int,
+    as_text,
+    run_of,
+    stop_reason,
+    tool_of,
+)
+from pygents_tui.feeders.traces import TraceStore
+from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan, ResourceInfo, Value, cut
+from pygents_tui.state import (
+    PAUSED,
+    RESUMED,
+    RUN_STARTED,
+    AgentEntry,
+    Run,
+    ServiceState,
+    Store,
+    StoreLimits,
+    added,
+    evicted,
+    queued,
+)
+
+__all__ = ["PHASES", "Handler", "Services"]
+
+Handler = Callable[[ServiceState, ReceivedRecord, float], None]
+
+PHASES = frozenset(("idle", "running", "paused"))
+_SENT = " (otlp)"  # what sets a sender apart from a reserved service it names
+
+
+class Services(Store):
+    """The store, with the OTLP writers of services and agents. `Folding` adds
+    turns; `FleetModel` the inbox."""
+
+    traces: TraceStore  # every span received, pygents' own or not
+
+    def __init__(self, limits: StoreLimits, clock: Callable[[], float], stale_after: float) -> None:
+        traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+        super().__init__(limits, traces, clock, stale_after=stale_after)
+        self._agent_spans: OrderedDict[str, str] = OrderedDict()
+        self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
+        # The keys of services another feeder writes (the Redis mailboxes' ``redis``):
+        # a sender whose resource names one is given a service of its own, so that
+        # no OTLP record can write into those rows.
+        self.reserved: set[tuple[str, str]] = set()
+
+    def local_time(self, service: ServiceState, sent_ns: int, mono: float, wall: int) -> float:
+        """A sender's timestamp on the model's clock: the arrival time moved back by
+        how long ago the sender says it happened, within ``clock_lag``.
+
+        A sender's clock is used as it is while it agrees with ours to within
+        ``clock_trust`` seconds (a record may well be seconds late: batching,
+        retries). Past that, it is wrong, not late, and its offset is taken out
+        first (see `SenderClock`): a clock an hour behind must not make a turn
+        that just started look half a minute old."""
+        if not sent_ns:
+            return mono
+        lag = (wall - sent_ns) / 1e9
+        offset = service.clock.offset
+        if abs(offset) > self.limits.clock_trust:
+            lag -= offset
+        return mono - min(max(lag, 0.0), self.limits.clock_lag)
+
+    def observe_clocks(
+        self, items: Sequence[ReceivedRecord | ReceivedSpan], mono: float, wall: int
+    ) -> None:
+        """Feed each sender's `SenderClock` with the newest times (a record's, a
+        span's end) of a request's items before any of them is folded, so that the
+        first items are placed with what all of them say about the clock."""
+        for item in items:
+            sent = item.time_ns if isinstance(item, ReceivedRecord) else item.end_ns
+            if sent:
+                self._observe(item.resource, sent, mono, wall)
+
+    def _observe(self, resource: ResourceInfo, sent_ns: int, mono: float, wall: int) -> None:
+        service = self.service(resource, mono)
+        if service is not None:
+            service.clock.observe((wall - sent_ns) / 1e9, mono)
+
+    # -- services and agents --------------------------------------------------------------------
+
+    def service(self, resource: ResourceInfo, mono: float) -> ServiceState | None:
+        """The service that sent ``resource``'s items, created on first sight;
+        ``None`` when they come from a run of its process that a newer run replaced
+        (see `_check_run`): the caller drops them, counted as ``replaced_dropped``."""
+        last_resource, last_service = self._last
+        if last_resource is resource and last_service is not None:
+            service = last_service  # a batch's items share one resource object
+        else:
+            sent, key = resource, resource.key
+            if key in self.reserved:
+                key = (key[0], f"{key[1]}{_SENT}")
+                resource = replace(resource, instance=key[1])
+            found = self.services.get(key)
+            service = found if found is not None else self._new_service(resource, mono)
+            if not self._check_run(service, resource, mono):
+                return None
+            self._last = (sent, service)
+        if mono > service.last_seen:
+            service.last_seen = mono
+        if service.stale:
+            service.stale = False
+            self.note(service, mono, service.label, "service", "sending again")
+        return service
+
+    def _check_run(self, service: ServiceState, resource: ResourceInfo, mono: float) -> bool:
+        """Tell a restarted process from the one it replaces: the same service and
+        ``service.instance.id`` (set by the deployment, kept across restarts) with
+        another pid or creation time is a new run. The old run's running turns
+        can never end now: they end as lost, and its agents go (the new run's,
+        with new ids, would otherwise show beside them under the same names).
+        False for items of a run already replaced (a late flush of the old
+        process): folding them would bring its agents back."""
+        run = run_of(resource)
+        if run == service.run or run == (None, None):
+            return True
+        if run in service.retired:
+            return False
+        if service.run != (None, None):
+            self._restarted(service, run, mono)
+        service.run, service.pid = run, resource.pid
+        return True
+
+    def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
+        lost = self.lose_running(service, at, "restarted")
+        self.retire_agents(service)
+        service.retired.append(service.run)
+        self.counts["restarts"] += 1
+        pid = f" as pid {run[0]}" if run[0] is not None else ""
+        text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
+        self.note(service, at, service.label, "service", text)
+
+    def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
+        instance = resource.instance
+        # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
+        short = instance[:8] if len(instance) >= 32 else cut(instance, 24)
+        service = self.add_service(
+            resource.service,
+            instance,
+            label=f"{resource.service}@{short}" if short else resource.service,
+            at=mono,
+            host=resource.host,
+            pid=resource.pid,
+            run=run_of(resource),
+        )
+        self.note(service, mono, service.label, "service", "new service")
+        return service
+
+    def remove_service(self, service: ServiceState) -> None:
+        super().remove_service(service)
+        self._last = (None, None)  # (the cache may hold it)
+
+    def agent_of(self, service: ServiceState, attributes: Mapping[str, Value]) -> AgentEntry | None:
+        """The agent named by ``gen_ai.agent.id`` (else ``gen_ai.agent.name``), created
+        on first sight; ``None`` when none is named."""
+        agent_id = attributes.get(k.AGENT_ID)
+        name = as_text(attributes.get(k.AGENT_NAME)) or None
+        if isinstance(agent_id, str) and agent_id:
+            local = agent_id
+        elif name is not None:
+            local = f"name:{name}"
+        else:
+            return None
+        agent = service.agents.get(local)
+        if agent is None:
+            return self._new_agent(service, local, name)
+        self.agents.move_to_end(agent.key)
+        if name is not None and agent.name != name:
+            self.rename_agent(agent, name, self.label(service, name))
+        return agent
+
+    def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
+        shown = name or local[:8]
+        key = f"{service.id}/{local}"
+        return self.new_agent(service, local, shown, key, self.label(service, shown))
+
+    # -- agent records ----------------------------------------------------------------------
+
+    def _ignore(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """Known, nothing to fold (the service's last-seen time is already updated)."""
+
+    def _goodbye(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """The process ended normally: its agents are finished (`c` clears them), not
+        stale. A turn still running cannot end now; it ends as lost."""
+        if service.ended:
+            return
+        service.ended = True
+        lost = self.lose_running(service, at, "ended")
+        text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
+        self.note(service, at, service.label, "service", text)
+
+    def _heartbeat(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        """Live mode is on in that process (again, if it had said goodbye: a process
+        may uninstrument and instrument again)."""
+        if service.ended:
+            service.ended = False
+            self.note(service, at, service.label, "service", "sending again")
+
+    def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        agent = self.agent_of(service, record.attributes)
+        if agent is not None:
+            agent.phase = "paused" if agent.phase == "paused" else "running"
+            self.note(service, at, agent.label, "run", RUN_STARTED)
+
+    def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        agent = self.agent_of(service, record.attributes)
+        if agent is None:
+            return
+        text = agent.run_ended(stop_reason(record.attributes.get(k.RUN_STOP_REASON), None))
+        self.note(service, at, agent.label, "run", text)
+
+    def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        depth = as_int(attributes.get(k.QUEUE_DEPTH))
+        if depth is not None:
+            agent.queue_depth = max(depth, 0)
+        name = record.event_name
+        if name == k.AFTER_PUT:
+            tool = tool_of(attributes)
+            self.note(service, at, agent.label, "put", queued(tool or "turn"))
+        elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
+            agent.phase = "paused"
+            if name == k.ON_PAUSE:
+                self.note(service, at, agent.label, "pause", PAUSED)
+        elif name == k.ON_RESUME:
+            agent.phase = "running"
+            self.note(service, at, agent.label, "pause", RESUMED)
+
+    def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+        attributes = record.attributes
+        agent = self.agent_of(service, attributes)
+        if agent is None:
+            return
+        name = record.event_name
+        queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
+        store = "queue" if queue else "pool"
+        capacity = as_capacity(attributes, k.CONTEXT_SIZE, k.CONTEXT_LIMIT)
+        if capacity is not None and queue:
+            agent.context_queue = capacity
+        elif capacity is not None:
+            agent.context_pool = capacity
+        event = name.rsplit(".", 1)[-1]
+        item = as_text(attributes.get(k.ITEM_ID))
+        if event == "on_evict":
+            agent.evictions += 1
+            self.note(service, at, agent.label, "evict", evicted(store, item or "an item"))
+        elif event in ("after_add", "after_append"):
+            self.note(service, at, agent.label, "context", added(store, item or "item"))

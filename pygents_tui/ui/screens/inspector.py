@@ -1,0 +1,252 @@
+"""Everything known about one turn, and its trace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from pygents import StopReason
+from pygents_tui.state import DashboardView, TraceTree, TurnRow
+from pygents_tui.text._errors import Traceback, summary
+from pygents_tui.text._visible import visible
+from pygents_tui.ui._export import saved, trace_origin, write_trace
+from pygents_tui.ui.widgets._attention import service_tokens
+from pygents_tui.ui.widgets._fit import split_label
+from pygents_tui.ui.widgets.trace import waterfall
+
+_LABEL = 10  # the width of the label column
+
+
+class _Lines:
+    """Builds the inspector's text. Labels are styled spans and user text is appended
+    as plain text: nothing a turn carries is ever parsed as markup, and its control
+    characters are made visible (its line breaks and tabs are kept)."""
+
+    def __init__(self) -> None:
+        self.text = Text()
+
+    def add(self, label: str = "", value: str = "", indent: str = "", link: bool = False) -> None:
+        """A line: ``label`` in bold, then ``value`` as plain text (``link``: as a
+        link to itself, which a terminal lets you open with a click)."""
+        if self.text:
+            self.text.append("\n")
+        if label:
+            self.text.append(label, style="bold")
+            if value:
+                self.text.append(" " * max(_LABEL - len(label), 1))
+        self.text.append(indent)
+        value = visible(value, lines=True)  # also the link: a terminal gets it raw
+        self.text.append(value, style=Style(link=value, underline=True) if link else None)
+
+
+def trace_link(trace_url: str, trace_id: str) -> str:
+    """``trace_url`` with the id filled in; a template that does not format is shown
+    as given rather than breaking the inspector."""
+    try:
+        return trace_url.format(trace_id=trace_id)
+    except (IndexError, KeyError, ValueError):
+        return trace_url
+
+
+def _state(record: TurnRow, elapsed: float) -> str:
+    if record.stop_reason is StopReason.ERROR:
+        what = "failed"  # the word the agents table and the event log use
+    elif record.stop_reason is not None:
+        what = str(record.stop_reason)
+    else:
+        what = "stale (its process stopped sending)" if record.stale else "running"
+    timeout = f" of {record.timeout:g}s" if record.timeout else ""
+    return f"{what} after {elapsed:.3f}s{timeout}"
+
+
+def describe(
+    record: TurnRow,
+    trace_url: str | None = None,
+    now: float | None = None,
+    wall_time: Callable[[float], datetime] | None = None,
+    epoch: float = 0.0,
+    service: str | None = None,
+) -> Text:
+    """The inspector's text for ``record``: plain text with bold labels. Times are
+    dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start).
+    ``service``: the tokens of the turn's service (`service_tokens`), if any. The
+    times come with the state; a traceback, the longest part, comes last."""
+    elapsed = record.elapsed_at(now if now is not None else record.started)
+    if wall_time is not None:  # the dates of the model's own start and end times
+        started = wall_time(record.started).isoformat(timespec="milliseconds")
+        ended = "running"
+        if record.ended is not None:
+            ended = wall_time(record.ended).isoformat(timespec="milliseconds")
+    else:
+        started = f"{record.started - epoch:+.3f}s"
+        ended = f"{record.ended - epoch:+.3f}s" if record.ended is not None else "running"
+    lines = _Lines()
+    kind = "stream" if record.streaming else "coroutine"
+    lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
+    lines.add("state", _state(record, elapsed))
+    lines.add("started", started)
+    lines.add("ended", ended)
+    if service is not None:
+        lines.add("tokens", f"service {service}")
+    if record.error:
+        lines.add("exception", record.error)
+    for label, value in record.details():
+        if label:
+            lines.add(label, value)
+        else:
+            lines.add(value=value, indent="  ")
+        if label == "trace" and trace_url:
+            lines.add(value=trace_link(trace_url, value), indent=" " * _LABEL, link=True)
+    return lines.text
+
+
+def trace_section(record: TurnRow, tree: TraceTree | None, why_not: str | None) -> Text:
+    """The trace heading and its span tree; one line when there is nothing to draw."""
+    text = Text("trace spans", style="bold")
+    if tree is not None:
+        text.append(f"  {tree.spans} span(s) over {tree.duration * 1e3:.1f}ms\n", style="dim")
+        text.append_text(waterfall(tree))
+    elif why_not is not None:
+        text.append(f"  {why_not}", style="dim")
+    elif record.trace_id is None:
+        text.append("  this turn was not traced", style="dim")
+    else:
+        text.append("  none received yet: spans arrive as they end", style="dim")
+    return text
+
+
+class TextScreen(ModalScreen[None]):
+    """A text to read over the main screen, scrolled with the arrows; ``esc`` (or
+    ``q``) goes back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Back", tooltip="go back to the dashboard")
+    ]
+
+    def body(self) -> Text:
+        """What the screen shows: styled spans, with the program's text plain."""
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inspector-dialog"):
+            yield Static(self.body(), id="inspector-body")
+            yield Static(Text("esc to go back", style="dim"))
+
+
+class InspectorScreen(TextScreen):
+    """Arguments, metadata, timing, stop reason, output or exception (with its
+    traceback), trace id, and the trace's spans. It follows the turn: repainted when
+    the model changes (a running turn ends, more of its spans arrive). ``x`` writes
+    the trace as an OTLP JSON file (`pygents_tui.ui._export`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("x", "export_trace", "Export trace", tooltip="write it as OTLP JSON")
+    ]
+
+    def __init__(
+        self,
+        model: DashboardView,
+        record: TurnRow,
+        trace_url: str | None = None,
+        wall_time: Callable[[float], datetime] | None = None,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.record = record
+        self.trace_url = trace_url
+        self.wall_time = wall_time
+        self._version = -1
+        self._body = Static(id="inspector-body")
+        self._trace = Static(id="inspector-trace")
+        self.refresh_from_model()
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="inspector-dialog"):
+            yield self._body
+            yield self._trace
+            yield Static(
+                Text("esc to go back · x: write the trace to a file (OTLP JSON)", style="dim")
+            )
+
+    def refresh_from_model(self) -> None:
+        """Repaint if the model changed since the last call (the app's timer calls it
+        while this screen is up)."""
+        model = self.model
+        if model.version == self._version:
+            return
+        self._version = model.version
+        found = model.find_turn(self.record.key)
+        if found is not None:
+            self.record = found
+        record = self.record
+        service, _instance, _name = split_label(
+            record.agent_label, record.agent_label.rpartition("/")[2]
+        )
+        tokens = service_tokens(model, service) if service else None
+        body = describe(
+            record, self.trace_url, model.clock(), self.wall_time, model.epoch, service=tokens
+        )
+        self._body.update(body)
+        tree = model.trace_tree(record.trace_id) if record.trace_id else None
+        section = trace_section(record, tree, model.unavailable("trace"))
+        self._trace.update(Text("\n").append_text(section))
+
+    def action_export_trace(self) -> None:
+        record, model = self.record, self.model
+        tree = model.trace_tree(record.trace_id) if record.trace_id else None
+        if tree is None:
+            why = model.unavailable("trace") or "no spans of this turn's trace yet"
+            self.notify(f"nothing to export: {why}", severity="warning", markup=False)
+            return
+        origin = trace_origin(record.started, model.clock(), time.time_ns())
+        folder: Path | None = getattr(self.app, "export_dir", None)  # the dashboard's
+        saved(self.app, "trace", lambda: write_trace(tree, origin, folder))
+
+
+class ErrorScreen(TextScreen):
+    """Why the workload failed: the exception (an exception group's first leaves,
+    named) and its traceback."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.summary = summary(error, 1000)
+        self.traceback = Traceback.of(error)
+
+    def body(self) -> Text:
+        lines = _Lines()
+        lines.add("the workload failed")
+        lines.add(value=self.summary)
+        lines.add()
+        lines.add("traceback")
+        for line in self.traceback.lines():
+            lines.add(value=line, indent="  ")
+        return lines.text
+
+
+class DetailScreen(TextScreen):
+    """Something a panel's row cuts, shown whole: ``lines`` of ``(label, value)``
+    under ``title`` (a dead letter's error, from the Mailbox panel)."""
+
+    def __init__(self, title: str, lines: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = lines
+
+    def body(self) -> Text:
+        lines = _Lines()
+        lines.add(value=self.title_text)
+        lines.add()
+        for label, value in self.lines:
+            lines.add(label, value)
+        return lines.text
