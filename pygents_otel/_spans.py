@@ -100,9 +100,11 @@ def of_agent(agent: Agent | None) -> dict[str, AttributeValue]:
 
 
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
+    # No ``gen_ai.provider.name``: it names the model's provider, and a GenAI viewer
+    # shows it as the model system (pygents is none). A tool that calls a model says
+    # which provider it called.
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.INVOKE_AGENT,
-        n.PROVIDER: "pygents",
         **of_agent(agent),
         **tags(agent),
     }
@@ -129,7 +131,6 @@ def tool_span(
     name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.EXECUTE_TOOL,
-        n.PROVIDER: "pygents",
         n.TOOL_NAME: name,
         n.TOOL_TYPE: "function",
         **of_agent(agent),

@@ -479,6 +479,47 @@ async def test_content_capture_records_arguments_and_results_as_json(
     assert json.loads(stream.attributes[RESULT]) == ["day 0: sunny", "day 1: sunny"]
 
 
+@pytest.mark.parametrize(
+    ("mode", "captured"),
+    [
+        ("SPAN_ONLY", True),
+        ("span_and_event", True),
+        ("EVENT_ONLY", True),
+        ("NO_CONTENT", False),
+        ("false", False),
+    ],
+)
+async def test_the_genai_instrumentations_content_modes_turn_capture_on_or_off(
+    instrument_with: Callable[..., PygentsInstrumentor],
+    monkeypatch: pytest.MonkeyPatch,
+    exporter: InMemorySpanExporter,
+    mode: str,
+    captured: bool,
+) -> None:
+    """One setting for pygents and the openai-v2 instrumentation, which reads the same
+    variable as a content mode."""
+    monkeypatch.setenv(CAPTURE_ENV, mode)
+    instrument_with()
+
+    @tool
+    async def whisper(text: str) -> str:
+        return text
+
+    await Turn(whisper, args=[SECRET]).returning()
+
+    spans = exporter.get_finished_spans()
+    assert {span.name for span in spans} >= {"execute_tool whisper"}
+    assert any(SECRET in text for text in all_attribute_values(spans)) is captured
+
+
+def test_a_content_mode_that_is_no_mode_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(CAPTURE_ENV, "SPAN_ONLY_PLEASE")
+    with pytest.raises(ValueError, match="SPAN_ONLY, SPAN_AND_EVENT, EVENT_ONLY or NO_CONTENT"):
+        PygentsInstrumentor().instrument()
+
+
 async def test_an_explicit_capture_content_false_beats_the_environment(
     instrument_with: Callable[..., PygentsInstrumentor],
     monkeypatch: pytest.MonkeyPatch,
