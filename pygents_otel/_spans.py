@@ -24,6 +24,7 @@ from pygents import (
     DecoratedTool,
     Event,
     HookType,
+    Injectable,
     StopReason,
     ToolHook,
     Turn,
@@ -125,6 +126,12 @@ def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, At
     return f"{n.TURN_SPAN_PREFIX}{name}", attributes
 
 
+CALL_ID: Final = "tool_call_id"
+"""The key of `Turn.metadata` under which a caller keeps the model's id for the call
+the turn answers: it becomes ``gen_ai.tool.call.id`` (the turn's own uuid is on its
+turn span, the tool span's parent)."""
+
+
 def tool_span(
     tool: DecoratedTool[..., Any], turn: Turn | None, agent: Agent | None = None
 ) -> tuple[str, dict[str, AttributeValue]]:
@@ -138,8 +145,9 @@ def tool_span(
     }
     if tool.metadata.description:
         attributes[n.TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
-    if turn is not None:
-        attributes[n.TOOL_CALL_ID] = turn.uuid
+    call_id = turn.metadata.get(CALL_ID) if turn is not None else None
+    if isinstance(call_id, str) and call_id:
+        attributes[n.TOOL_CALL_ID] = bounded(call_id)
     return f"{n.EXECUTE_TOOL} {name}", attributes
 
 
@@ -257,4 +265,9 @@ def event_attributes(
 
 
 def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:
-    return content.dump({"args": list(args), **kwargs} if args else dict(kwargs))
+    """The arguments the caller gave, as JSON: the ones pygents injected (a context
+    queue or pool, a subclass of one such as a conversation) are the agent's, not the
+    call's, and stay out."""
+    given = [value for value in args if not isinstance(value, Injectable)]
+    named = {key: value for key, value in kwargs.items() if not isinstance(value, Injectable)}
+    return content.dump({"args": given, **named} if given else named)

@@ -601,3 +601,21 @@ async def test_awkward_values_never_break_the_run(
             assert len(span.attributes[key]) <= 201
     for event in events_named(spans["execute_tool relay"], "pygents.tool.on_yield"):
         assert len(str(event.get("pygents.value", ""))) <= 201
+
+
+async def test_injected_parameters_stay_out_of_the_recorded_arguments(
+    instrument_with: Callable[..., PygentsInstrumentor], spans_by_name: SpansByName
+) -> None:
+    """A context queue given to the tool is the agent's, not the call's argument."""
+    instrument_with(capture_content=True)
+
+    @tool
+    async def note(text: str, queue: ContextQueue) -> int:
+        await queue.append(ContextItem(text))
+        return len(queue)
+
+    agent = Agent("scribe", "Takes notes.", [note], context_queue=ContextQueue(limit=4))
+    await agent.put(Turn(note, kwargs={"text": "remember"}))
+    assert await drain(agent) == [1]
+    call = spans_by_name()["execute_tool note"]
+    assert json.loads(call.attributes[ARGUMENTS]) == {"text": "remember"}

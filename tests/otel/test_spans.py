@@ -149,7 +149,7 @@ async def test_agent_turn_and_tool_spans_nest_with_their_attributes(
     assert tool_span.attributes["gen_ai.tool.name"] == "lookup"
     assert tool_span.attributes["gen_ai.tool.description"] == "Look a thing up."
     assert tool_span.attributes["gen_ai.tool.type"] == "function"
-    assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+    assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
 
     for span in spans.values():
         assert span.status.status_code is StatusCode.UNSET
@@ -247,7 +247,7 @@ async def test_subtool_spans_use_the_scoped_name(spans_by_name: SpansByName) -> 
     tool_span = spans["execute_tool files.read"]
     assert tool_span.attributes["gen_ai.tool.name"] == "files.read"
     assert tool_span.attributes["gen_ai.tool.description"] == "Read a file."
-    assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+    assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
     assert_child_of(tool_span, spans["turn files.read"])
 
 
@@ -371,7 +371,7 @@ async def test_concurrent_turns_each_make_their_own_tool_span_current(
         inside = next(s for s in spans if s.name == f"inside {n}")
         tool_span = by_id[inside.parent.span_id]
         assert tool_span.name == "execute_tool job"
-        assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+        assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
         turn_span = by_id[tool_span.parent.span_id]
         assert turn_span.attributes["pygents.turn.uuid"] == turn.uuid
         assert_child_of(turn_span, outer)
@@ -739,3 +739,20 @@ async def test_uninstrument_stops_tracing_and_instrument_resumes_it(
     instrument.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     assert await Turn(echo, args=["c"]).returning() == "c"
     assert {s.name for s in exporter.get_finished_spans()} == {"turn echo", "execute_tool echo"}
+
+
+async def test_the_tool_call_id_is_the_models_call_id_the_caller_kept_on_the_turn(
+    spans_by_name: SpansByName,
+) -> None:
+    """``gen_ai.tool.call.id`` joins a tool span to the model's request for it, as GenAI
+    viewers expect; the turn's own uuid stays on the turn span."""
+
+    @tool
+    async def lookup(key: str) -> str:
+        return key
+
+    turn = Turn(lookup, kwargs={"key": "k"}, metadata={"tool_call_id": "call_Xy12"})
+    await turn.returning()
+    spans = spans_by_name()
+    assert spans["execute_tool lookup"].attributes["gen_ai.tool.call.id"] == "call_Xy12"
+    assert spans["turn lookup"].attributes["pygents.turn.uuid"] == turn.uuid
