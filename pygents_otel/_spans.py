@@ -106,6 +106,7 @@ def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
     # which provider it called.
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.INVOKE_AGENT,
+        n.OI_SPAN_KIND: n.OI_AGENT,
         **of_agent(agent),
         **tags(agent),
     }
@@ -119,6 +120,9 @@ def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, At
     attributes: dict[str, AttributeValue] = {
         n.TURN_UUID: turn.uuid,
         n.TURN_TIMEOUT: float(turn.timeout),
+        # A step of the agent's work: neither a tool nor a model call (the tool span
+        # below it is the tool), so a GenAI viewer shows it as a chain, not UNKNOWN.
+        n.OI_SPAN_KIND: n.OI_CHAIN,
         n.PYGENTS_TOOL: name,
         **of_agent(agent),
         **tags(turn),
@@ -138,6 +142,7 @@ def tool_span(
     name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.EXECUTE_TOOL,
+        n.OI_SPAN_KIND: n.OI_TOOL,
         n.TOOL_NAME: name,
         n.TOOL_TYPE: "function",
         **of_agent(agent),
@@ -262,6 +267,20 @@ def event_attributes(
         # The dump stops at the content limit, however many items there are.
         attributes[n.CONTEXT_CONTENT] = content.dump(event[_ABOUT[event.type]])
     return attributes
+
+
+JSON: Final = "application/json"
+
+
+def io_attributes(key: str, mime_key: str, text: str) -> dict[str, AttributeValue]:
+    """OpenInference's ``input.value``/``output.value`` with its mime type: what
+    Phoenix shows as a span's input and output (content capture only)."""
+    return {key: text, mime_key: JSON}
+
+
+def run_input(turn: Turn, content: Content) -> str:
+    """An agent run's input, as a viewer shows it: the first turn it took."""
+    return content.dump({"tool": turn.tool.name, "arguments": dict(turn.kwargs)})
 
 
 def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:
