@@ -51,6 +51,7 @@ TOOL_NAME: Final = "gen_ai.tool.name"
 TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
 TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 ERROR_TYPE: Final = "error.type"
@@ -212,6 +213,7 @@ __all__ = [
     "CONTEXT_QUEUE_GAUGE",
     "CONTEXT_QUEUE_PREFIX",
     "CONTEXT_SIZE",
+    "CONVERSATION_ID",
     "CURRENT_TURN",
     "DROPPED_EVENTS",
     "END",

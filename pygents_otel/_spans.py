@@ -125,9 +125,21 @@ def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, At
         n.OI_SPAN_KIND: n.OI_CHAIN,
         n.PYGENTS_TOOL: name,
         **of_agent(agent),
+        **of_conversation(turn),
         **tags(turn),
     }
     return f"{n.TURN_SPAN_PREFIX}{name}", attributes
+
+
+CONVERSATION: Final = "conversation_id"
+"""The key of `Turn.metadata` naming the conversation (a user's session) the turn
+belongs to: ``gen_ai.conversation.id`` on its turn and tool spans and on the run that
+takes it, so a viewer can follow one session across runs."""
+
+
+def of_conversation(turn: Turn | None) -> dict[str, AttributeValue]:
+    found = turn.metadata.get(CONVERSATION) if turn is not None else None
+    return {n.CONVERSATION_ID: bounded(found)} if isinstance(found, str) and found else {}
 
 
 CALL_ID: Final = "tool_call_id"
@@ -146,6 +158,7 @@ def tool_span(
         n.TOOL_NAME: name,
         n.TOOL_TYPE: "function",
         **of_agent(agent),
+        **of_conversation(turn),
         **tags(tool),
     }
     if tool.metadata.description:

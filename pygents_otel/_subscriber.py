@@ -126,6 +126,10 @@ class TelemetrySubscriber(Subscriber):
             name, attributes = s.agent_span(scope.target)
         elif scope.kind is ScopeKind.TURN:
             name, attributes = s.turn_span(scope.target, scope.agent)
+            conversation = attributes.get(n.CONVERSATION_ID)
+            if conversation is not None and parent is not None and parent.span.is_recording():
+                # The run that takes a turn of a conversation is part of it too.
+                parent.span.set_attribute(n.CONVERSATION_ID, conversation)
             origin = _origin(scope.target)
             if origin is not None:
                 links.append(Link(origin, {n.LINK_TYPE: n.QUEUED_FROM}))

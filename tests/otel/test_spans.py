@@ -756,3 +756,30 @@ async def test_the_tool_call_id_is_the_models_call_id_the_caller_kept_on_the_tur
     spans = spans_by_name()
     assert spans["execute_tool lookup"].attributes["gen_ai.tool.call.id"] == "call_Xy12"
     assert spans["turn lookup"].attributes["pygents.turn.uuid"] == turn.uuid
+
+
+async def test_a_turn_of_a_conversation_puts_its_run_turn_and_tool_spans_in_it(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """``gen_ai.conversation.id`` lets a viewer follow one user's session across runs."""
+
+    @tool
+    async def reply(text: str) -> str:
+        return text
+
+    agent = Agent("chat", "Chats.", [reply])
+    await agent.put(Turn(reply, args=["hi"], metadata={"conversation_id": "session-7"}))
+    assert await drain(agent) == ["hi"]
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    for name in ("invoke_agent chat", "turn reply", "execute_tool reply"):
+        assert spans[name].attributes["gen_ai.conversation.id"] == "session-7", name
+
+
+async def test_a_turn_of_no_conversation_says_none(spans_by_name: SpansByName) -> None:
+    @tool
+    async def reply(text: str) -> str:
+        return text
+
+    await Turn(reply, args=["hi"], metadata={"conversation_id": 7}).returning()  # not a string
+    for span in spans_by_name().values():
+        assert "gen_ai.conversation.id" not in span.attributes, span.name
