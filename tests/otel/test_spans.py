@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+import pygents_otel
 from pygents import Agent, Turn, TurnTimeoutError, tool
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
@@ -783,3 +784,58 @@ async def test_a_turn_of_no_conversation_says_none(spans_by_name: SpansByName) -
     await Turn(reply, args=["hi"], metadata={"conversation_id": 7}).returning()  # not a string
     for span in spans_by_name().values():
         assert "gen_ai.conversation.id" not in span.attributes, span.name
+
+
+async def test_a_tool_that_calls_a_model_makes_its_span_the_chat_span_with_its_tokens(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """A GenAI viewer shows a model step as ``chat {model}`` with its usage: the tool's own
+    span becomes it (one span, so its tokens count once)."""
+    said: list[bool] = []
+
+    @tool
+    async def respond(prompt: str) -> str:
+        said.append(
+            pygents_otel.model_call(
+                model="gpt-test",
+                provider="openai",
+                input_tokens=120,
+                output_tokens=30,
+                cache_read_tokens=100,
+                finish_reasons=["tool_calls"],
+            )
+        )
+        return "ok"
+
+    agent = Agent("talker", "Talks.", [respond])
+    await agent.put(Turn(respond, args=["hi"]))
+    assert await drain(agent) == ["ok"]
+    assert said == [True]
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert "execute_tool respond" not in spans
+    chat = spans["chat gpt-test"]
+    assert chat.parent is not None
+    assert chat.parent.span_id == spans["turn respond"].context.span_id
+    attributes = chat.attributes
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert attributes["gen_ai.request.model"] == attributes["gen_ai.response.model"] == "gpt-test"
+    assert attributes["gen_ai.provider.name"] == "openai"
+    assert attributes["gen_ai.usage.input_tokens"] == 120
+    assert attributes["gen_ai.usage.output_tokens"] == 30
+    assert attributes["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert "gen_ai.usage.reasoning.output_tokens" not in attributes  # not given
+    assert tuple(attributes["gen_ai.response.finish_reasons"]) == ("tool_calls",)
+    assert attributes["openinference.span.kind"] == "LLM"
+    assert attributes["llm.token_count.total"] == 150
+    assert spans["turn respond"].attributes["openinference.span.kind"] == "CHAIN"
+
+
+async def test_a_model_call_outside_a_tool_changes_no_span(
+    exporter: InMemorySpanExporter, tracer_provider: TracerProvider
+) -> None:
+    tracer = tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("mine"):
+        assert pygents_otel.model_call(model="m", provider="p", input_tokens=-5) is False
+    assert pygents_otel.model_call(model="m", provider="p") is False  # nothing current
+    (mine,) = [span for span in exporter.get_finished_spans() if span.name == "mine"]
+    assert "gen_ai.operation.name" not in (mine.attributes or {})
