@@ -94,7 +94,8 @@ async def run_pydantic_ai(sink: Telemetry) -> list[str]:
     conventions, content included), all in conversation `CONVERSATION`:
 
     1. ``weather in Paris?``: a ``get_weather`` tool call, then an answer;
-    2. ``flaky``: the ``flaky`` tool asks for a retry (`ModelRetry`), then an answer;
+    2. ``flaky``: the ``flaky`` tool raises `ModelRetry` (its text goes back to the
+       model), then an answer;
     3. ``broken``: the ``broken`` tool raises, and the run fails with it.
 
     Every model call reports `PYDANTIC_AI_USAGE`. Returns each run's outcome
@@ -113,10 +114,9 @@ async def run_pydantic_ai(sink: Telemetry) -> list[str]:
             cache_read_tokens=PYDANTIC_AI_USAGE["cache_read_tokens"],
         )
         last = messages[-1].parts[-1]
-        if isinstance(last, ToolReturnPart):
+        # (pydantic-ai 2.68 hands a tool's ModelRetry back as a tool return with its text.)
+        if isinstance(last, ToolReturnPart) or last.part_kind == "retry-prompt":
             return ModelResponse(parts=[TextPart(f"done: {last.content}")], usage=usage)
-        if last.part_kind == "retry-prompt":
-            return ModelResponse(parts=[TextPart("done after a retry")], usage=usage)
         prompt = str(getattr(last, "content", ""))
         tool = "flaky" if "flaky" in prompt else "broken" if "broken" in prompt else "get_weather"
         return ModelResponse(parts=[ToolCallPart(tool, {"city": "Paris"}, tool_call_id=f"call_{tool}")], usage=usage)
