@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+import harness
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-
-import harness
 
 
 def _run(service: str, instrumentation: str | None) -> tuple[list[str], tuple[ReadableSpan, ...]]:
@@ -26,14 +25,14 @@ def _run(service: str, instrumentation: str | None) -> tuple[list[str], tuple[Re
 
 @pytest.fixture(scope="session")
 def pydantic_ai_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
-    yield _run("pydantic-ai-weather", None)
+    return _run("pydantic-ai-weather", None)
 
 
 @pytest.fixture(scope="session")
 def openai_agents_otel_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
-    yield _run("openai-agents-otel", "otel")
+    return _run("openai-agents-otel", "otel")
 
 
 @pytest.fixture(scope="session")
 def openai_agents_openinference_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
-    yield _run("openai-agents-openinference", "openinference")
+    return _run("openai-agents-openinference", "openinference")

@@ -49,7 +49,12 @@ or instrumentation can carry one."""
 # What the fake models report per call, so a test can sum the model-call spans and
 # compare with what was sent.
 PYDANTIC_AI_USAGE = {"input_tokens": 20, "output_tokens": 7, "cache_read_tokens": 4}
-OPENAI_AGENTS_USAGE = {"prompt_tokens": 12, "completion_tokens": 3, "cached_tokens": 2, "reasoning_tokens": 1}
+OPENAI_AGENTS_USAGE = {
+    "prompt_tokens": 12,
+    "completion_tokens": 3,
+    "cached_tokens": 2,
+    "reasoning_tokens": 1,
+}
 
 Instrumentation = Literal["otel", "openinference"]
 
@@ -75,7 +80,9 @@ class Telemetry:
 def telemetry(service: str, endpoint: str | None = None) -> Telemetry:
     """A provider for one service. ``endpoint``: an OTLP/HTTP traces URL
     (``http://127.0.0.1:4318/v1/traces``) that also gets every span, synchronously."""
-    provider = TracerProvider(resource=Resource.create({"service.name": service, "service.instance.id": service + "-1"}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": service, "service.instance.id": service + "-1"})
+    )
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     if endpoint is not None:
@@ -102,7 +109,13 @@ async def run_pydantic_ai(sink: Telemetry) -> list[str]:
     (the output, or ``error: <type>``)."""
     from pydantic_ai import Agent, ModelRetry
     from pydantic_ai.capabilities.instrumentation import Instrumentation
-    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
     from pydantic_ai.models.function import AgentInfo, FunctionModel
     from pydantic_ai.models.instrumented import InstrumentationSettings
     from pydantic_ai.usage import RequestUsage
@@ -119,10 +132,16 @@ async def run_pydantic_ai(sink: Telemetry) -> list[str]:
             return ModelResponse(parts=[TextPart(f"done: {last.content}")], usage=usage)
         prompt = str(getattr(last, "content", ""))
         tool = "flaky" if "flaky" in prompt else "broken" if "broken" in prompt else "get_weather"
-        return ModelResponse(parts=[ToolCallPart(tool, {"city": "Paris"}, tool_call_id=f"call_{tool}")], usage=usage)
+        return ModelResponse(
+            parts=[ToolCallPart(tool, {"city": "Paris"}, tool_call_id=f"call_{tool}")], usage=usage
+        )
 
     settings = InstrumentationSettings(tracer_provider=sink.provider, include_content=True)
-    agent = Agent(FunctionModel(model, model_name="fake-model"), name="weather_agent", capabilities=[Instrumentation(settings=settings)])
+    agent = Agent(
+        FunctionModel(model, model_name="fake-model"),
+        name="weather_agent",
+        capabilities=[Instrumentation(settings=settings)],
+    )
 
     @agent.tool_plain
     def get_weather(city: str) -> str:
@@ -169,13 +188,19 @@ class _FakeChatCompletions(BaseHTTPRequestHandler):
         user = next(m["content"] for m in messages if m["role"] == "user")
         last = messages[-1]
         if "fail" in user:
-            self._send(400, {"error": {"message": "the model refused", "type": "invalid_request_error"}})
+            self._send(
+                400, {"error": {"message": "the model refused", "type": "invalid_request_error"}}
+            )
             return
         message: dict[str, Any] = {"role": "assistant", "content": "sunny, says the specialist"}
         if "specialist" not in system and last["role"] == "user":
             tool = "flaky" if "flaky" in user else "get_weather"
             message = _tool_call(f"call_{tool}", tool, {"city": "Paris"})
-        elif "specialist" not in system and last["role"] == "tool" and last["tool_call_id"] == "call_get_weather":
+        elif (
+            "specialist" not in system
+            and last["role"] == "tool"
+            and last["tool_call_id"] == "call_get_weather"
+        ):
             message = _tool_call("call_handoff", "transfer_to_specialist", {})
         elif "specialist" not in system:
             message = {"role": "assistant", "content": "the tool failed, sorry"}
@@ -187,7 +212,13 @@ class _FakeChatCompletions(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": 1,
                 "model": "fake-model",
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                    }
+                ],
                 "usage": {
                     "prompt_tokens": u["prompt_tokens"],
                     "completion_tokens": u["completion_tokens"],
@@ -209,14 +240,20 @@ class _FakeChatCompletions(BaseHTTPRequestHandler):
 
 def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     function = {"name": name, "arguments": json.dumps(arguments)}
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 @contextmanager
 def fake_chat_completions() -> Iterator[str]:
     """The fake server on 127.0.0.1 (a free port) for the block; yields its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChatCompletions)
-    thread = threading.Thread(target=server.serve_forever, name="fake-chat-completions", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, name="fake-chat-completions", daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -238,11 +275,13 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
     import agents
     from agents.tracing import get_trace_provider
 
-    before = list(getattr(get_trace_provider(), "_multi_processor")._processors)
+    before = list(get_trace_provider()._multi_processor._processors)
     agents.set_trace_processors([])
     instrumentors: list[Any] = []
     if instrumentation == "openinference":
-        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor as OpenInference
+        from openinference.instrumentation.openai_agents import (
+            OpenAIAgentsInstrumentor as OpenInference,
+        )
 
         instrumentors.append(OpenInference())
     else:
@@ -290,8 +329,16 @@ async def run_openai_agents(sink: Telemetry, instrumentation: Instrumentation) -
         client = AsyncOpenAI(base_url=base_url, api_key="offline", max_retries=0)
         model = OpenAIChatCompletionsModel(model="fake-model", openai_client=client)
         specialist = Agent(name="specialist", instructions="You are the specialist.", model=model)
-        triage = Agent(name="triage", instructions="You triage.", model=model, tools=[get_weather, flaky], handoffs=[specialist])
-        config = RunConfig(workflow_name="weather", group_id=CONVERSATION, trace_include_sensitive_data=True)
+        triage = Agent(
+            name="triage",
+            instructions="You triage.",
+            model=model,
+            tools=[get_weather, flaky],
+            handoffs=[specialist],
+        )
+        config = RunConfig(
+            workflow_name="weather", group_id=CONVERSATION, trace_include_sensitive_data=True
+        )
         try:
             for prompt in ("weather in Paris?", "flaky", "fail"):
                 try:

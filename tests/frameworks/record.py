@@ -30,9 +30,9 @@ from opentelemetry.trace import SpanContext, TraceFlags
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import harness  # noqa: E402
+import harness
 
-from pygents_tui.recording import to_json_line  # noqa: E402
+from pygents_tui.recording import to_json_line
 
 __all__ = ["RECORDINGS", "STACKTRACE", "normalized", "record", "record_all"]
 
@@ -58,14 +58,24 @@ def _value(value: Any) -> Any:
 
 
 def _attributes(attributes: Any) -> dict[str, Any]:
-    return {k: (STACKTRACE if k == "exception.stacktrace" else _value(v)) for k, v in (attributes or {}).items()}
+    return {
+        k: (STACKTRACE if k == "exception.stacktrace" else _value(v))
+        for k, v in (attributes or {}).items()
+    }
 
 
 def normalized(spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:
     """The spans with fixed ids and times (see the module docstring)."""
     traces: dict[int, int] = {}
     ids: dict[int, int] = {}
-    stamps = sorted({t for s in spans for t in (s.start_time, s.end_time, *(e.timestamp for e in s.events)) if t})
+    stamps = sorted(
+        {
+            t
+            for s in spans
+            for t in (s.start_time, s.end_time, *(e.timestamp for e in s.events))
+            if t
+        }
+    )
     at = {t: BASE_NS + i * 1_000_000 for i, t in enumerate(stamps)}
 
     def context(original: SpanContext | None) -> SpanContext | None:
@@ -73,7 +83,9 @@ def normalized(spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:
             return None
         trace = traces.setdefault(original.trace_id, len(traces) + 1)
         span = ids.setdefault(original.span_id, len(ids) + 1)
-        return SpanContext(trace, span, is_remote=original.is_remote, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+        return SpanContext(
+            trace, span, is_remote=original.is_remote, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+        )
 
     out: list[ReadableSpan] = []
     for span in spans:

@@ -27,7 +27,10 @@ def by_trace(spans: Sequence[ReadableSpan]) -> list[list[ReadableSpan]]:
 def parent_of(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> ReadableSpan | None:
     if span.parent is None:
         return None
-    return next((s for s in spans if s.context is not None and s.context.span_id == span.parent.span_id), None)
+    return next(
+        (s for s in spans if s.context is not None and s.context.span_id == span.parent.span_id),
+        None,
+    )
 
 
 def children(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> list[ReadableSpan]:

@@ -7,10 +7,9 @@ should be noticed here."""
 
 from __future__ import annotations
 
+import harness
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-
-import harness
 from shapes import attr, by_trace, children, named, parent_of, root, status
 
 Run = tuple[list[str], tuple[ReadableSpan, ...]]
@@ -50,10 +49,15 @@ def test_under_otel_a_run_is_a_workflow_over_one_invoke_agent_per_agent_with_cha
         assert agent.kind is SpanKind.INTERNAL
     assert attr(named(first, "invoke_agent specialist")[0], "gen_ai.agent.name") == "specialist"
     (tool,) = named(first, "execute_tool get_weather")
-    assert (attr(tool, "gen_ai.operation.name"), attr(tool, "gen_ai.tool.name")) == ("execute_tool", "get_weather")
+    assert (attr(tool, "gen_ai.operation.name"), attr(tool, "gen_ai.tool.name")) == (
+        "execute_tool",
+        "get_weather",
+    )
 
 
-def test_under_otel_tokens_are_only_on_the_chat_spans_of_the_openai_instrumentation(openai_agents_otel_run: Run) -> None:
+def test_under_otel_tokens_are_only_on_the_chat_spans_of_the_openai_instrumentation(
+    openai_agents_otel_run: Run,
+) -> None:
     _, spans = openai_agents_otel_run
     usage = harness.OPENAI_AGENTS_USAGE
     chats = [s for s in spans if attr(s, "gen_ai.operation.name") == "chat"]
@@ -66,7 +70,9 @@ def test_under_otel_tokens_are_only_on_the_chat_spans_of_the_openai_instrumentat
         assert attr(chat, "gen_ai.provider.name") == "openai"
         assert attr(chat, "gen_ai.response.model") == "fake-model"
     others = [s for s in spans if attr(s, "gen_ai.operation.name") != "chat"]
-    assert not [s.name for s in others if any(k.startswith("gen_ai.usage.") for k in s.attributes or {})]
+    assert not [
+        s.name for s in others if any(k.startswith("gen_ai.usage.") for k in s.attributes or {})
+    ]
 
 
 def test_under_otel_a_failing_tool_and_a_failed_run_leave_their_agent_spans_without_an_error(
@@ -136,21 +142,31 @@ def test_under_openinference_a_run_is_agent_chain_and_turn_spans_over_llm_and_to
     assert attr(root(first), "agent.name") is None
 
 
-def test_under_openinference_tokens_are_only_on_llm_spans_as_token_counts(openai_agents_openinference_run: Run) -> None:
+def test_under_openinference_tokens_are_only_on_llm_spans_as_token_counts(
+    openai_agents_openinference_run: Run,
+) -> None:
     _, spans = openai_agents_openinference_run
     usage = harness.OPENAI_AGENTS_USAGE
-    llms = [s for s in spans if attr(s, "openinference.span.kind") == "LLM" and status(s) is not StatusCode.ERROR]
+    llms = [
+        s
+        for s in spans
+        if attr(s, "openinference.span.kind") == "LLM" and status(s) is not StatusCode.ERROR
+    ]
     assert len(llms) == 5
     for llm in llms:
         assert attr(llm, "llm.token_count.prompt") == usage["prompt_tokens"]
         assert attr(llm, "llm.token_count.completion") == usage["completion_tokens"]
         assert attr(llm, "llm.model_name") == "fake-model"
     others = [s for s in spans if attr(s, "openinference.span.kind") != "LLM"]
-    assert not [s.name for s in others if any(k.startswith("llm.token_count.") for k in s.attributes or {})]
+    assert not [
+        s.name for s in others if any(k.startswith("llm.token_count.") for k in s.attributes or {})
+    ]
     assert not [s.name for s in spans if any(k.startswith("gen_ai.") for k in s.attributes or {})]
 
 
-def test_under_openinference_a_failing_tool_and_a_failed_run_are_error_spans(openai_agents_openinference_run: Run) -> None:
+def test_under_openinference_a_failing_tool_and_a_failed_run_are_error_spans(
+    openai_agents_openinference_run: Run,
+) -> None:
     _, spans = openai_agents_openinference_run
     first, second, third = by_trace(spans)
     (flaky,) = named(second, "flaky")
@@ -160,12 +176,17 @@ def test_under_openinference_a_failing_tool_and_a_failed_run_are_error_spans(ope
     (agent,) = named(third, "triage")
     assert status(generation) is StatusCode.ERROR
     assert status(agent) is StatusCode.ERROR
-    assert agent.status.description == "Error in agent run: {'error': 'Error code: 400 - the model refused'}"
+    assert (
+        agent.status.description
+        == "Error in agent run: {'error': 'Error code: 400 - the model refused'}"
+    )
     # The workflow spans above the failed agent stay OK.
     assert {status(s) for s in named(third, "weather")} == {StatusCode.OK}
     assert {status(s) for s in first} == {StatusCode.OK}
 
 
-def test_under_openinference_the_sdks_group_id_does_not_become_a_session_id(openai_agents_openinference_run: Run) -> None:
+def test_under_openinference_the_sdks_group_id_does_not_become_a_session_id(
+    openai_agents_openinference_run: Run,
+) -> None:
     _, spans = openai_agents_openinference_run
     assert not [s for s in spans if attr(s, "session.id") is not None]

@@ -3,22 +3,25 @@ one run of `harness.run_pydantic_ai` sends, and where its tokens are."""
 
 from __future__ import annotations
 
+import harness
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-
-import harness
 from shapes import attr, by_trace, children, named, root, status
 
 Run = tuple[list[str], tuple[ReadableSpan, ...]]
 
 
-def test_the_scripted_pydantic_ai_runs_succeed_retry_and_fail_as_written(pydantic_ai_run: Run) -> None:
+def test_the_scripted_pydantic_ai_runs_succeed_retry_and_fail_as_written(
+    pydantic_ai_run: Run,
+) -> None:
     outcomes, spans = pydantic_ai_run
     assert outcomes == ["done: sunny in Paris", "done: try again later", "error: RuntimeError"]
     assert len(by_trace(spans)) == 3
 
 
-def test_a_pydantic_ai_run_is_one_invoke_agent_span_over_its_chat_and_tool_spans(pydantic_ai_run: Run) -> None:
+def test_a_pydantic_ai_run_is_one_invoke_agent_span_over_its_chat_and_tool_spans(
+    pydantic_ai_run: Run,
+) -> None:
     _, spans = pydantic_ai_run
     first = by_trace(spans)[0]
     top = root(first)
@@ -39,13 +42,15 @@ def test_a_pydantic_ai_run_is_one_invoke_agent_span_over_its_chat_and_tool_spans
     assert attr(tool, "gen_ai.tool.call.result") == "sunny in Paris"
 
 
-def test_the_run_id_is_on_every_span_of_a_pydantic_ai_run_and_new_each_run(pydantic_ai_run: Run) -> None:
+def test_the_run_id_is_on_every_span_of_a_pydantic_ai_run_and_new_each_run(
+    pydantic_ai_run: Run,
+) -> None:
     _, spans = pydantic_ai_run
     ids = [{attr(s, "gen_ai.agent.call.id") for s in run} for run in by_trace(spans)]
     assert ids == [{"run-1"}, {"run-2"}, {"run-3"}]
 
 
-def test_pydantic_ai_tokens_are_per_call_on_chat_spans_and_summed_under_other_names_on_the_agent_span(
+def test_pydantic_ai_tokens_are_per_call_on_chat_spans_and_summed_by_other_names_on_agent_spans(
     pydantic_ai_run: Run,
 ) -> None:
     _, spans = pydantic_ai_run
@@ -61,11 +66,17 @@ def test_pydantic_ai_tokens_are_per_call_on_chat_spans_and_summed_under_other_na
         top = root(run)
         # The agent span never carries gen_ai.usage.*: its sums are gen_ai.aggregated_usage.*.
         assert not [k for k in top.attributes or {} if k.startswith("gen_ai.usage.")]
-        assert attr(top, "gen_ai.aggregated_usage.input_tokens") == usage["input_tokens"] * len(chats)
-        assert attr(top, "gen_ai.aggregated_usage.output_tokens") == usage["output_tokens"] * len(chats)
+        assert attr(top, "gen_ai.aggregated_usage.input_tokens") == usage["input_tokens"] * len(
+            chats
+        )
+        assert attr(top, "gen_ai.aggregated_usage.output_tokens") == usage["output_tokens"] * len(
+            chats
+        )
 
 
-def test_a_pydantic_ai_tool_that_asks_for_a_retry_is_an_error_span_in_a_run_that_succeeds(pydantic_ai_run: Run) -> None:
+def test_a_pydantic_ai_tool_that_asks_for_a_retry_is_an_error_span_in_a_run_that_succeeds(
+    pydantic_ai_run: Run,
+) -> None:
     _, spans = pydantic_ai_run
     second = by_trace(spans)[1]
     (tool,) = named(second, "execute_tool flaky")
@@ -74,7 +85,9 @@ def test_a_pydantic_ai_tool_that_asks_for_a_retry_is_an_error_span_in_a_run_that
     assert status(root(second)) is StatusCode.UNSET
 
 
-def test_a_failed_pydantic_ai_run_is_an_error_agent_span_with_the_exception(pydantic_ai_run: Run) -> None:
+def test_a_failed_pydantic_ai_run_is_an_error_agent_span_with_the_exception(
+    pydantic_ai_run: Run,
+) -> None:
     _, spans = pydantic_ai_run
     third = by_trace(spans)[2]
     top = root(third)
