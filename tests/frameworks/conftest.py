@@ -4,7 +4,6 @@ read the same spans, and the frameworks cost a second or two each to run."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import harness
 import pytest
@@ -24,15 +23,15 @@ def _run(service: str, instrumentation: str | None) -> tuple[list[str], tuple[Re
 
 
 @pytest.fixture(scope="session")
-def pydantic_ai_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
+def pydantic_ai_run() -> tuple[list[str], tuple[ReadableSpan, ...]]:
     return _run("pydantic-ai-weather", None)
 
 
 @pytest.fixture(scope="session")
-def openai_agents_otel_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
+def openai_agents_otel_run() -> tuple[list[str], tuple[ReadableSpan, ...]]:
     return _run("openai-agents-otel", "otel")
 
 
 @pytest.fixture(scope="session")
-def openai_agents_openinference_run() -> Iterator[tuple[list[str], tuple[ReadableSpan, ...]]]:
+def openai_agents_openinference_run() -> tuple[list[str], tuple[ReadableSpan, ...]]:
     return _run("openai-agents-openinference", "openinference")

@@ -267,15 +267,14 @@ def fake_chat_completions() -> Iterator[str]:
 def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator[None]:
     """The Agents SDK instrumented for the block only. The SDK's trace processors are
     process-wide, and its default one uploads to OpenAI: it is replaced by nothing
-    first (offline), and restored after, as the instrumentors are uninstrumented.
+    first (offline), and left empty after (the SDK offers no reading of them to
+    restore), as the instrumentors are uninstrumented.
 
     ``otel``: OpenTelemetry's own ``opentelemetry-instrumentation-genai-openai-agents``
     (workflow, agent and tool spans) with ``opentelemetry-instrumentation-openai-v2``
     for the model calls (``chat`` spans with usage), as its README pairs them."""
     import agents
-    from agents.tracing import get_trace_provider
 
-    before = list(get_trace_provider()._multi_processor._processors)
     agents.set_trace_processors([])
     instrumentors: list[Any] = []
     if instrumentation == "openinference":
@@ -288,7 +287,7 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
         from opentelemetry.instrumentation.genai.openai_agents import OpenAIAgentsInstrumentor
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-        instrumentors += [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()]
+        instrumentors += [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()]  # type: ignore[no-untyped-call]
     for instrumentor in instrumentors:
         instrumentor.instrument(tracer_provider=sink.provider)
     try:
@@ -296,7 +295,7 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
     finally:
         for instrumentor in reversed(instrumentors):
             instrumentor.uninstrument()
-        agents.set_trace_processors(before)
+        agents.set_trace_processors([])
 
 
 async def run_openai_agents(sink: Telemetry, instrumentation: Instrumentation) -> list[str]:
