@@ -84,7 +84,8 @@ def test_under_otel_a_failing_tool_and_a_failed_run_leave_their_agent_spans_with
     assert status(flaky) is StatusCode.UNSET  # the SDK handed the model an error text
     (failed_chat,) = named(third, "chat fake-model")
     assert status(failed_chat) is StatusCode.ERROR
-    assert attr(failed_chat, "error.type") == "<class 'openai.BadRequestError'>"
+    # "BadRequestError" with util-genai 1.0b0, "<class 'openai.BadRequestError'>" with 1.1b0.
+    assert "BadRequestError" in attr(failed_chat, "error.type")
     (agent,) = named(third, "invoke_agent triage")
     assert status(agent) is StatusCode.UNSET  # the run's failure shows only on its chat span
     assert parent_of(failed_chat, third) is agent
@@ -176,10 +177,9 @@ def test_under_openinference_a_failing_tool_and_a_failed_run_are_error_spans(
     (agent,) = named(third, "triage")
     assert status(generation) is StatusCode.ERROR
     assert status(agent) is StatusCode.ERROR
-    assert (
-        agent.status.description
-        == "Error in agent run: {'error': 'Error code: 400 - the model refused'}"
-    )
+    description = agent.status.description or ""
+    assert description.startswith("Error in agent run: ")
+    assert "the model refused" in description
     # The workflow spans above the failed agent stay OK.
     assert {status(s) for s in named(third, "weather")} == {StatusCode.OK}
     assert {status(s) for s in first} == {StatusCode.OK}
