@@ -44,7 +44,7 @@ def _recorded(name: str) -> list[dict[str, Any]]:
 def _shape(spans: Sequence[dict[str, Any]]) -> list[tuple[str, str, int]]:
     """Each span's name, parent (by name, "" for a root or an absent parent) and status
     code: what the feeder folds, without ids, times or values. (Not the kind: OTel's
-    util-genai 1.0b0 makes execute_tool spans INTERNAL, 1.1b0 CLIENT.)"""
+    util-genai 1.0b0 makes execute_tool spans CLIENT, 1.1b0 INTERNAL.)"""
     names = {s["spanId"]: s["name"] for s in spans}
     return [
         (s["name"], names.get(s.get("parentSpanId", ""), ""), s.get("status", {}).get("code", 0))
