@@ -298,11 +298,26 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
         agents.set_trace_processors([])
 
 
+@contextmanager
+def _session(instrumentation: Instrumentation) -> Iterator[None]:
+    """OpenInference's way to a conversation: ``using_session`` puts ``session.id`` on
+    every span made in the block (the SDK's ``group_id`` reaches neither instrumentation's
+    spans; OpenTelemetry's has no such context)."""
+    if instrumentation != "openinference":
+        yield
+        return
+    from openinference.instrumentation import using_session
+
+    with using_session(CONVERSATION):
+        yield
+
+
 async def run_openai_agents(sink: Telemetry, instrumentation: Instrumentation) -> list[str]:
     """Three runs of an OpenAI Agents SDK workflow ``weather``: agent ``triage`` with
     the tools ``get_weather`` and ``flaky`` and a handoff to agent ``specialist``, on
     the fake Chat Completions server, under ``instrumentation``; each run's trace has
-    ``group_id`` `CONVERSATION` (the SDK's conversation grouping):
+    ``group_id`` `CONVERSATION` (the SDK's conversation grouping), and under OpenInference
+    its ``using_session(CONVERSATION)``:
 
     1. ``weather in Paris?``: ``get_weather``, a handoff, the specialist's answer;
     2. ``flaky``: the ``flaky`` tool raises (the SDK hands the model an error text),
@@ -324,7 +339,11 @@ async def run_openai_agents(sink: Telemetry, instrumentation: Instrumentation) -
         raise RuntimeError("the weather service is down")
 
     outcomes: list[str] = []
-    with fake_chat_completions() as base_url, _instrumented(sink, instrumentation):
+    with (
+        fake_chat_completions() as base_url,
+        _instrumented(sink, instrumentation),
+        _session(instrumentation),
+    ):
         client = AsyncOpenAI(base_url=base_url, api_key="offline", max_retries=0)
         model = OpenAIChatCompletionsModel(model="fake-model", openai_client=client)
         specialist = Agent(name="specialist", instructions="You are the specialist.", model=model)

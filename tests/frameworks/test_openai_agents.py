@@ -185,8 +185,8 @@ def test_under_openinference_a_failing_tool_and_a_failed_run_are_error_spans(
     assert {status(s) for s in first} == {StatusCode.OK}
 
 
-def test_under_openinference_the_sdks_group_id_does_not_become_a_session_id(
+def test_under_openinference_using_session_puts_the_session_id_on_every_span(
     openai_agents_openinference_run: Run,
 ) -> None:
     _, spans = openai_agents_openinference_run
-    assert not [s for s in spans if attr(s, "session.id") is not None]
+    assert {attr(s, "session.id") for s in spans} == {harness.CONVERSATION}
