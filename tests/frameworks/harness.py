@@ -289,6 +289,11 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
 
         instrumentors += [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()]  # type: ignore[no-untyped-call]
     for instrumentor in instrumentors:
+        # Instrumentors are process-wide singletons: one left instrumented by another
+        # test would send the spans elsewhere, and uninstrumenting it here would undo
+        # that test's.
+        if instrumentor.is_instrumented_by_opentelemetry:
+            raise RuntimeError(f"{type(instrumentor).__name__} is already instrumented")
         instrumentor.instrument(tracer_provider=sink.provider)
     try:
         yield
