@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from pygents_tui.state._records import StoreLimits, TurnEntry
+from pygents_tui.state._entries import StoreLimits, TurnEntry
 from pygents_tui.state._stuck import Stuck, StuckWatch, awaiting_takeover
 from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage, UsageMeter
 

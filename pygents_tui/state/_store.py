@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
-from pygents_tui.state._entries import LogEntry, ValueEntry
-from pygents_tui.state._records import AgentEntry, ServiceState, StoreLimits, TurnEntry
+from pygents_tui.state._entries import (
+    AgentEntry,
+    LogEntry,
+    ServiceState,
+    StoreLimits,
+    TurnEntry,
+    ValueEntry,
+)
 from pygents_tui.state._sources import Sources
 from pygents_tui.state._stuck import Stuck
 from pygents_tui.state._tables import Tables, Traces

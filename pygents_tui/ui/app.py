@@ -150,8 +150,6 @@ class Dashboard(Acting):
         that read it; the app itself only reads `view`)."""
         return self.view if isinstance(self.view, DashboardModel) else None
 
-    local = model  # the name the in-process view had
-
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
