@@ -282,7 +282,7 @@ class Dashboard(Acting):
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
         if isinstance(self.screen, InspectorScreen):
-            self.screen.refresh_from_model()
+            self.screen.refresh_view()
         elif self.screen is not self._main and not isinstance(
             self.screen, (HelpScreen, TextScreen)
         ):
