@@ -29,7 +29,7 @@ from pygents_tui.state._entries import (
     TurnEntry,
     ValueEntry,
 )
-from pygents_tui.state._prices import Budget, Price
+from pygents_tui.state._prices import Budget, Meters, Price
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
 from pygents_tui.state._store import Store
 from pygents_tui.state._tables import Traces
@@ -88,6 +88,7 @@ __all__ = [
     "DashboardView",
     "EventRow",
     "LogEntry",
+    "Meters",
     "Panel",
     "Price",
     "QueuedTurn",

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pygents.redis import MailboxStats
-    from pygents_tui.state._prices import Budget, Price
+    from pygents_tui.state._prices import Meters
 
 __all__ = ["Store"]
 
@@ -132,24 +132,10 @@ class Store(Tables):
         its span, once the capture saw it start)."""
         return turn.trace_id
 
-    def configure_meters(
-        self,
-        *,
-        prices: Mapping[str, Price] | None = None,
-        fleet_budget: Budget | None = None,
-        agent_budgets: Mapping[str, Budget] | None = None,
-        stuck_factor: float | None = None,
-        stuck_silence: float | None = None,
-    ) -> None:
-        """The configuration's price table, budgets and stuck-work thresholds
-        (``None``: the default), applied before anything arrives."""
-        self.attention.configure(
-            prices=prices,
-            fleet_budget=fleet_budget,
-            agent_budgets=agent_budgets,
-            factor=stuck_factor,
-            silence=stuck_silence,
-        )
+    def configure_meters(self, meters: Meters) -> None:
+        """The configuration's price table, budgets and stuck-work thresholds,
+        applied before anything arrives."""
+        self.attention.configure(meters)
 
     def _check_stale(self, now: float) -> bool:
         changed = False
