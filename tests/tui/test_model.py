@@ -699,7 +699,6 @@ async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
     assert set(previewed) == set(range(100, kept + 100))
 
 
-
 async def test_the_in_process_feeder_takes_an_agents_phase_from_the_one_hook_table(
     model: DashboardModel,
 ) -> None:
