@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pygents_tui.state._prices import Budget, Price
+from pygents_tui.state._prices import Budget, Meters, Price
 
 if TYPE_CHECKING:
     from pygents_tui.ui.app import Dashboard
@@ -86,11 +86,13 @@ class Config:
         folder its exports go to, and its store's prices, budgets and stuck-work
         thresholds."""
         app.view.configure_meters(
-            prices=self.prices,
-            fleet_budget=self.fleet_budget,
-            agent_budgets=self.agent_budgets,
-            stuck_factor=self.stuck_factor,
-            stuck_silence=self.stuck_silence,
+            Meters(
+                prices=self.prices,
+                fleet_budget=self.fleet_budget,
+                agent_budgets=self.agent_budgets,
+                stuck_factor=self.stuck_factor,
+                stuck_silence=self.stuck_silence,
+            )
         )
         if self.theme is not None:
             app.theme = self.theme

@@ -18,16 +18,18 @@ from pygents_tui.state._contents import (
     bounded_context,
     bounded_queue,
 )
-from pygents_tui.state._entries import LogEntry, Ring, ValueEntry
-from pygents_tui.state._prices import Budget, Price
-from pygents_tui.state._records import (
+from pygents_tui.state._entries import (
     AgentEntry,
+    LogEntry,
+    Ring,
     Run,
     SenderClock,
     ServiceState,
     StoreLimits,
     TurnEntry,
+    ValueEntry,
 )
+from pygents_tui.state._prices import Budget, Meters, Price
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
 from pygents_tui.state._store import Store
 from pygents_tui.state._tables import Traces
@@ -40,7 +42,14 @@ from pygents_tui.state._texts import (
     queued,
     turn_started,
 )
-from pygents_tui.state._totals import RUN_PHASE, THROUGHPUT_SECONDS, AgentTotals, Throughput
+from pygents_tui.state._totals import (
+    HOOK_PHASE,
+    PHASES,
+    RUN_PHASE,
+    THROUGHPUT_SECONDS,
+    AgentTotals,
+    Throughput,
+)
 from pygents_tui.state._turns import TurnFacts, by_start, of_agent
 from pygents_tui.state._view import (
     AgentRow,
@@ -57,8 +66,10 @@ from pygents_tui.state._view import (
 
 __all__ = [
     "ACTION_NEEDS",
+    "HOOK_PHASE",
     "PANEL_NEEDS",
     "PAUSED",
+    "PHASES",
     "POOL_SHOWN",
     "QUEUE_SHOWN",
     "RESUMED",
@@ -77,6 +88,7 @@ __all__ = [
     "DashboardView",
     "EventRow",
     "LogEntry",
+    "Meters",
     "Panel",
     "Price",
     "QueuedTurn",

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from pygents_tui.state._records import StoreLimits, TurnEntry
+from pygents_tui.state._entries import StoreLimits, TurnEntry
 from pygents_tui.state._stuck import Stuck, StuckWatch, awaiting_takeover
 from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage, UsageMeter
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats
-    from pygents_tui.state._prices import Budget, Price
+    from pygents_tui.state._prices import Meters
 
 __all__ = ["Attention"]
 
@@ -47,27 +47,19 @@ class Attention:
         self.over: frozenset[str] = frozenset()
         self._takeover_at = -_TAKEOVER_EVERY
 
-    def configure(
-        self,
-        *,
-        prices: Mapping[str, Price] | None = None,
-        fleet_budget: Budget | None = None,
-        agent_budgets: Mapping[str, Budget] | None = None,
-        factor: float | None = None,
-        silence: float | None = None,
-    ) -> None:
+    def configure(self, meters: Meters) -> None:
         """Apply the configuration's settings (``None``: keep the default). The meter
         and the watch are made anew: they are configured before anything arrives."""
         watch = self.watch
         self.watch = StuckWatch(
-            factor=factor if factor is not None else watch.factor,
-            silence=silence if silence is not None else watch.silence,
+            factor=meters.stuck_factor if meters.stuck_factor is not None else watch.factor,
+            silence=meters.stuck_silence if meters.stuck_silence is not None else watch.silence,
             max_tracked=self._turns,
         )
         self.meter = UsageMeter(
-            prices,
-            fleet_budget=fleet_budget,
-            agent_budgets=agent_budgets,
+            meters.prices,
+            fleet_budget=meters.fleet_budget,
+            agent_budgets=meters.agent_budgets,
             clock=self.meter.clock,
             max_traces=self._turns,
             max_agents=self._agents,

@@ -1,11 +1,13 @@
 """What tokens cost and how many a run may spend: the configuration's prices and
-budgets, as the store reads them (the command line's config file fills them in)."""
+budgets, and the stuck-work thresholds, as the store reads them (`Meters`: the
+command line's config file fills them in)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-__all__ = ["Budget", "Price"]
+__all__ = ["Budget", "Meters", "Price"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,3 +27,20 @@ class Budget:
 
     tokens: int | None = None
     cost: float | None = None
+
+
+def _no_budgets() -> Mapping[str, Budget]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Meters:
+    """Everything the store's meters are configured with, in one value (the read
+    API, the store and its attention pass it on whole): the price table, the budgets
+    and the stuck-work thresholds (``None``: the default)."""
+
+    prices: Mapping[str, Price] | None = None
+    fleet_budget: Budget | None = None
+    agent_budgets: Mapping[str, Budget] = field(default_factory=_no_budgets)
+    stuck_factor: float | None = None  # times a tool's recent p95
+    stuck_silence: float | None = None  # seconds a stream may say nothing

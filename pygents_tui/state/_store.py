@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
-from pygents_tui.state._entries import LogEntry, ValueEntry
-from pygents_tui.state._records import AgentEntry, ServiceState, StoreLimits, TurnEntry
+from pygents_tui.state._entries import (
+    AgentEntry,
+    LogEntry,
+    ServiceState,
+    StoreLimits,
+    TurnEntry,
+    ValueEntry,
+)
 from pygents_tui.state._sources import Sources
 from pygents_tui.state._stuck import Stuck
 from pygents_tui.state._tables import Tables, Traces
@@ -33,7 +39,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pygents.redis import MailboxStats
-    from pygents_tui.state._prices import Budget, Price
+    from pygents_tui.state._prices import Meters
 
 __all__ = ["Store"]
 
@@ -126,24 +132,10 @@ class Store(Tables):
         its span, once the capture saw it start)."""
         return turn.trace_id
 
-    def configure_meters(
-        self,
-        *,
-        prices: Mapping[str, Price] | None = None,
-        fleet_budget: Budget | None = None,
-        agent_budgets: Mapping[str, Budget] | None = None,
-        stuck_factor: float | None = None,
-        stuck_silence: float | None = None,
-    ) -> None:
-        """The configuration's price table, budgets and stuck-work thresholds
-        (``None``: the default), applied before anything arrives."""
-        self.attention.configure(
-            prices=prices,
-            fleet_budget=fleet_budget,
-            agent_budgets=agent_budgets,
-            factor=stuck_factor,
-            silence=stuck_silence,
-        )
+    def configure_meters(self, meters: Meters) -> None:
+        """The configuration's price table, budgets and stuck-work thresholds,
+        applied before anything arrives."""
+        self.attention.configure(meters)
 
     def _check_stale(self, now: float) -> bool:
         changed = False

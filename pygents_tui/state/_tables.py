@@ -14,8 +14,15 @@ from collections import Counter, OrderedDict
 from typing import Protocol
 
 from pygents import StopReason
-from pygents_tui.state._entries import LogEntry, Ring
-from pygents_tui.state._records import AgentEntry, Run, ServiceState, StoreLimits, TurnEntry
+from pygents_tui.state._entries import (
+    AgentEntry,
+    LogEntry,
+    Ring,
+    Run,
+    ServiceState,
+    StoreLimits,
+    TurnEntry,
+)
 from pygents_tui.state._view import TraceTree
 
 __all__ = ["Tables", "Traces"]

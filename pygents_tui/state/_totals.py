@@ -4,8 +4,11 @@ throughput over the last minute.
 
 Each source reports the same facts in its own shape (core scopes in-process, OTLP
 records over the wire); they all end here, so a turn that ends is counted, logged and
-charted by one piece of code (`AgentTotals.turn_ended`), and an agent run that ends
-sets the same phase (`AgentTotals.run_ended`).
+charted by one piece of code (`AgentTotals.turn_ended`), and what each lifecycle
+event does to an agent's phase is written once: `AgentTotals.began` (a run or a turn
+started), `AgentTotals.hooked` (a pause or resume hook, by `HOOK_PHASE`),
+`AgentTotals.reported` (a snapshot's state, one of `PHASES`) and
+`AgentTotals.run_ended` (by `RUN_PHASE`).
 """
 
 from __future__ import annotations
@@ -14,15 +17,22 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
-from pygents import StopReason
+from pygents import AgentHook, StopReason
 from pygents_tui.state._turns import TurnFacts
 
-__all__ = ["RUN_PHASE", "THROUGHPUT_SECONDS", "AgentTotals", "Throughput"]
+__all__ = ["HOOK_PHASE", "PHASES", "RUN_PHASE", "THROUGHPUT_SECONDS", "AgentTotals", "Throughput"]
 
 THROUGHPUT_SECONDS: Final = 60
 
 RUN_PHASE: Final = {StopReason.COMPLETED: "finished", StopReason.CANCELLED: "idle"}
 """An agent's phase after a run that ended for a reason; any other reason: failed."""
+
+HOOK_PHASE: Final = {AgentHook.ON_PAUSE: "paused", AgentHook.ON_RESUME: "running"}
+"""An agent's phase after one of its hooks ran; other hooks leave it as it was."""
+
+PHASES: Final = frozenset(("idle", "running", "paused"))
+"""The phases an agent reports of itself (a snapshot's state); the others are the
+dashboard's: how its last run ended."""
 
 
 class Throughput:
@@ -92,6 +102,28 @@ class AgentTotals:
             return "failed", f"✖ {tool}: {turn.error or 'failed'}"
         self.cancelled += 1
         return "turn", f"⊘ {tool} cancelled"
+
+    def began(self) -> None:
+        """A run or a turn of this agent started: it is running, unless paused (a
+        pause outlasts both)."""
+        if self.phase != "paused":
+            self.phase = "running"
+
+    def hooked(self, hook: AgentHook) -> None:
+        """One of this agent's hooks ran: take the phase it leaves (`HOOK_PHASE`)."""
+        phase = HOOK_PHASE.get(hook)
+        if phase is not None:
+            self.phase = phase
+
+    def reported(self, state: str | None) -> None:
+        """The agent reported ``state`` of itself: take it if it is a phase, except
+        that idle does not hide how the last run ended."""
+        if (
+            state is not None
+            and state in PHASES
+            and not (state == "idle" and self.phase in ("finished", "failed"))
+        ):
+            self.phase = state
 
     def run_ended(self, reason: StopReason | None) -> str:
         """Take the phase a run that ended for ``reason`` leaves; the log line for it."""

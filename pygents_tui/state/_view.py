@@ -27,7 +27,7 @@ from pygents_tui.state._sources import Sources
 
 if TYPE_CHECKING:
     from pygents.redis import MailboxStats  # a type only: the dashboard never imports it
-    from pygents_tui.state._prices import Budget, Price
+    from pygents_tui.state._prices import Meters
     from pygents_tui.state._stuck import Stuck
     from pygents_tui.state._usage import BudgetPassed, Usage
 
@@ -360,17 +360,9 @@ class DashboardView(Protocol):
         """Received, dropped and malformed counts for the status line (only non-zero
         ones need be shown)."""
 
-    def configure_meters(
-        self,
-        *,
-        prices: Mapping[str, Price] | None = None,
-        fleet_budget: Budget | None = None,
-        agent_budgets: Mapping[str, Budget] | None = None,
-        stuck_factor: float | None = None,
-        stuck_silence: float | None = None,
-    ) -> None:
+    def configure_meters(self, meters: Meters) -> None:
         """Apply the configuration's price table, budgets and stuck-work thresholds
-        (``None``: the default), before anything arrives."""
+        (`Meters`), before anything arrives."""
 
     def stuck_turns(self) -> Sequence[Stuck]:
         """The running turns worth a look as of the last drain (slow for their tool,

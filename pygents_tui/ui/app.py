@@ -150,8 +150,6 @@ class Dashboard(Acting):
         that read it; the app itself only reads `view`)."""
         return self.view if isinstance(self.view, DashboardModel) else None
 
-    local = model  # the name the in-process view had
-
     # -- life cycle -------------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -284,7 +282,7 @@ class Dashboard(Acting):
         if not self._main.is_mounted:
             return  # its panels (and their columns) are not there yet
         if isinstance(self.screen, InspectorScreen):
-            self.screen.refresh_from_model()
+            self.screen.refresh_view()
         elif self.screen is not self._main and not isinstance(
             self.screen, (HelpScreen, TextScreen)
         ):

@@ -266,7 +266,9 @@ async def test_a_streaming_turn_re_run_after_a_kill_fails_the_stream_it_already_
 
             with pytest.raises(TurnRerunError, match="was run again") as raised:
                 await asyncio.wait_for(read_on(), 60)
-            async with asyncio.timeout(30):
+            # The same bound as the takeover above: worker B runs both turns again, from
+            # their start, after it takes them over from the dead worker.
+            async with asyncio.timeout(60):
                 followed_result = await followed.result()
                 unread_result = await unread.result()
                 outcome = await followed.outcome()

@@ -932,7 +932,9 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
             await pilot.resize_terminal(*size)
             for tab in ("queue", "running", "values", "context", "events", "timeline", "output"):
                 app.action_show_tab(f"tab-{tab}")
-                await pilot.pause()
+                # A resize lays the screen out again on the app's own time: wait for the
+                # footer to be drawn at the new size before reading it.
+                await until(pilot, lambda rows=size[1]: len(screen_text(app).splitlines()) == rows)
                 assert active_tab(app) == f"tab-{tab}"
                 # the footer keeps the bottom line however little room there is, led by
                 # the quit key (its label may be cut short, differently across Textual

@@ -105,3 +105,18 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
         ["a", "b", "c", "a"]
     ]
     assert import_graph.cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_compatibility_leftovers_and_the_modules_called_records_are_gone() -> None:
+    # ``LocalView`` returned its argument and ``Dashboard.local`` was ``model`` again;
+    # "records" named three things: the store's entries are ``state._entries``, the
+    # in-process feeder's ``feeders.process._turn_entries``, recordings ``recording``.
+    from pygents_tui.feeders.process import local
+    from pygents_tui.ui.app import Dashboard
+
+    assert not hasattr(local, "LocalView")
+    assert not hasattr(Dashboard, "local")
+    assert not (PACKAGE / "state" / "_records.py").exists()
+    assert not (PACKAGE / "feeders" / "process" / "_records.py").exists()
+    assert (PACKAGE / "state" / "_entries.py").exists()
+    assert (PACKAGE / "feeders" / "process" / "_turn_entries.py").exists()

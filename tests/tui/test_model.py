@@ -10,6 +10,7 @@ import pytest
 
 from pygents import (
     Agent,
+    AgentHook,
     ContextItem,
     ContextPool,
     ContextQueue,
@@ -23,6 +24,7 @@ from pygents import (
     tool,
 )
 from pygents_tui.feeders.process.model import THROUGHPUT_SECONDS, DashboardModel
+from pygents_tui.state import HOOK_PHASE, PAUSED, RESUMED
 from pygents_tui.text._preview import preview
 from stuck_tools import blocking_tool
 
@@ -695,3 +697,26 @@ async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
     assert [r.inspect().output for r in records[:2]] == ["Counted(100)", "Counted(101)"]
     # The 100 turns pushed out of the ring within the same drain got no details built.
     assert set(previewed) == set(range(100, kept + 100))
+
+
+async def test_the_in_process_feeder_takes_an_agents_phase_from_the_one_hook_table(
+    model: DashboardModel,
+) -> None:
+    """`HOOK_PHASE` is the one event-to-phase table (the OTLP feeder's too)."""
+    gate = asyncio.Event()
+
+    @tool()
+    async def step() -> None:
+        await gate.wait()
+
+    agent = Agent("by-the-table", "pauses, then resumes", [step])
+    agent.pause()
+    await agent.put(Turn(step))
+    task = asyncio.create_task(run_all(agent))
+    await settle(lambda: model.drain() and PAUSED in log_texts(model, "by-the-table"))
+    assert model.agent("by-the-table").phase == HOOK_PHASE[AgentHook.ON_PAUSE]
+    agent.resume()
+    await settle(lambda: model.drain() and RESUMED in log_texts(model, "by-the-table"))
+    assert model.agent("by-the-table").phase == HOOK_PHASE[AgentHook.ON_RESUME]
+    gate.set()
+    assert await task == [None]

@@ -67,7 +67,7 @@ async def test_the_inspector_draws_the_turns_spans_including_the_tools_own(
         assert "url.full=https://api.example/forecast?city=[b]Oslo" in screen  # plain text
         assert "db.query.text=SELECT name FROM cities" in screen
         assert "client" in screen
-    capture = app.local.spans if app.local is not None else None
+    capture = app.model.spans if app.model is not None else None
     assert capture is not None
     assert capture.closed  # the SDK keeps its processors: a closed one ignores spans
     with tracer.start_as_current_span("after the dashboard"):

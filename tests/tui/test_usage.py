@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import pytest
 from fake_clock import FakeClock
 
-from pygents_tui.state import Budget, Price
+from pygents_tui import DashboardModel
+from pygents_tui.state import Budget, Meters, Price
 from pygents_tui.state._texts import amount, cost_text, usage_line
 from pygents_tui.state._tokens import MAX_TOKENS, Prices, read_usage
 from pygents_tui.state._usage import FLEET, BudgetPassed, UsageMeter
@@ -336,3 +337,15 @@ def test_an_agent_named_in_many_traces_but_never_spending_holds_nothing() -> Non
     assert len(meter._owners) == 50
     assert meter._names == {}
     assert meter._agents == {}
+
+
+def test_a_store_takes_its_prices_budgets_and_stuck_thresholds_as_one_meters_value() -> None:
+    # The five settings were spelled out three times (the read API, the store, its
+    # attention); they travel as one `Meters` now, whole.
+    model = DashboardModel(clock=FakeClock())
+    assert not model.priced()
+    model.configure_meters(
+        Meters(prices={"gpt-4o": Price(input=2.5, output=10.0)}, stuck_factor=7.0)
+    )
+    assert model.priced()
+    assert model.attention.watch.factor == 7.0

@@ -29,3 +29,19 @@ async def test_every_widget_is_still_running_once_its_panel_has_shown_nothing_ru
         assert not model.running_turns(None)  # the panel has drawn "nothing running"
         stopped = [w for w in app.screen.query(Widget) if not w.is_running]
         assert stopped == []
+
+
+async def test_the_screens_and_panels_name_what_they_read_as_the_app_does(until: Any) -> None:
+    # The read API had three names (the app's ``view``, the panels' ``model``, the
+    # inspector's ``refresh_from_model``): one now, ``view``, and it is the app's.
+    _agent, workload = numbered("one-name", 1)
+    model = DashboardModel()
+    app = dashboard(workload, model=model)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: model.agent("one-name").completed == 1)
+        assert app.view is model
+        assert app._main.view is app.view
+        readers = [w for w in app.screen.query(Widget) if "view" in vars(w)]
+        assert len(readers) >= 5  # the agents table and the panels
+        assert all(w.view is app.view for w in readers)
+        assert not [w for w in app.screen.query(Widget) if "model" in vars(w)]

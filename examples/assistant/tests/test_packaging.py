@@ -59,5 +59,5 @@ def test_the_wheel_declares_the_console_script_and_requires_the_library(wheel: P
         Requirement(text).name: Requirement(text) for text in metadata.get_all("Requires-Dist", [])
     }
     assert required["pygents"].extras == {"otel", "tui"}
-    assert str(required["openai"].specifier) == ">=1.78"
+    assert str(required["openai"].specifier) == ">=3.19"
     assert metadata.get_all("Provides-Extra") is None

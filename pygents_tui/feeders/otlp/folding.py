@@ -26,10 +26,9 @@ from pygents_tui.feeders.otlp.coerce import (
     stop_reason,
     tool_of,
 )
-from pygents_tui.feeders.otlp.services import PHASES, Handler, Services
+from pygents_tui.feeders.otlp.services import Handler, Services
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
 from pygents_tui.state import (
-    RUN_PHASE,
     AgentEntry,
     ServiceState,
     StoreLimits,
@@ -183,8 +182,7 @@ class Folding(Services):
             agent.current_turn, agent.current_tool = turn.key, tool
             depth = as_int(attributes.get(k.QUEUE_DEPTH))  # the turn has left the queue
             agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
-            if agent.phase != "paused":
-                agent.phase = "running"
+            agent.began()
         self.note(service, at, turn.agent_label, "turn", turn_started(tool))
 
     def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
@@ -252,8 +250,7 @@ class Folding(Services):
         if agent is None:
             return
         state = as_text(attributes.get(k.AGENT_STATE))
-        if state in PHASES and not (state == "idle" and agent.phase in ("finished", "failed")):
-            agent.phase = state
+        agent.reported(state)
         depth = as_int(attributes.get(k.QUEUE_DEPTH))
         if depth is not None:
             agent.queue_depth = max(depth, 0)
@@ -321,4 +318,4 @@ class Folding(Services):
             reason = stop_reason(
                 span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"
             )
-            agent.phase = RUN_PHASE.get(reason, "failed")
+            agent.run_ended(reason)  # (no live records: no log line either)

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from pygents import AgentHook
 from pygents_otel import _names as k
 from pygents_tui.feeders.otlp.coerce import (
     as_capacity,
@@ -39,11 +40,10 @@ from pygents_tui.state import (
     queued,
 )
 
-__all__ = ["PHASES", "Handler", "Services"]
+__all__ = ["Handler", "Services"]
 
 Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 
-PHASES = frozenset(("idle", "running", "paused"))
 _SENT = " (otlp)"  # what sets a sender apart from a reserved service it names
 
 
@@ -218,7 +218,7 @@ class Services(Store):
     def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         agent = self.agent_of(service, record.attributes)
         if agent is not None:
-            agent.phase = "paused" if agent.phase == "paused" else "running"
+            agent.began()
             self.note(service, at, agent.label, "run", RUN_STARTED)
 
     def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
@@ -241,11 +241,11 @@ class Services(Store):
             tool = tool_of(attributes)
             self.note(service, at, agent.label, "put", queued(tool or "turn"))
         elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
-            agent.phase = "paused"
+            agent.hooked(AgentHook.ON_PAUSE)
             if name == k.ON_PAUSE:
                 self.note(service, at, agent.label, "pause", PAUSED)
         elif name == k.ON_RESUME:
-            agent.phase = "running"
+            agent.hooked(AgentHook.ON_RESUME)
             self.note(service, at, agent.label, "pause", RESUMED)
 
     def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:

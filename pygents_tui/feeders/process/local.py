@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from pygents.redis import MailboxStats
     from pygents_tui.listen.decode import ReceivedSpan
 
-__all__ = ["LiveProcess", "LocalView", "SpanSource", "ThisProcess"]
+__all__ = ["LiveProcess", "SpanSource", "ThisProcess"]
 
 NO_SDK = "no OpenTelemetry SDK is configured in this process, so no spans to show"
 
@@ -311,14 +311,6 @@ class LiveProcess(Store):
         if panel == "trace" and self.spans is None:
             return NO_SDK
         return super().unavailable(panel, agent)
-
-
-def LocalView(model: LiveProcess, tracer_provider: object | None = None) -> LiveProcess:
-    """``model`` itself, showing the spans of ``tracer_provider``: the in-process
-    model is a `DashboardView` of its own now (kept for code that wrapped it)."""
-    if tracer_provider is not None:
-        model.trace_with(tracer_provider)
-    return model
 
 
 def _program() -> str:

@@ -40,7 +40,7 @@ from pygents import (
     TurnHook,
 )
 from pygents_tui.feeders.process._agents import THROUGHPUT_SECONDS, AgentState
-from pygents_tui.feeders.process._records import LogEntry, TurnDetails, TurnRecord, ValueRecord
+from pygents_tui.feeders.process._turn_entries import LogEntry, TurnDetails, TurnRecord, ValueRecord
 from pygents_tui.feeders.process.local import LiveProcess
 from pygents_tui.state import (
     PAUSED,
@@ -210,7 +210,7 @@ class DashboardModel(LiveProcess, Subscriber):
     def _started(self, scope: Scope, at: float, trace: str | None = None) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
             state = self.agent(scope.target.name)
-            state.phase = "running"
+            state.began()
             self._note(at, state.name, "run", RUN_STARTED)
             return
         turn: Turn = scope.target
@@ -316,10 +316,10 @@ class DashboardModel(LiveProcess, Subscriber):
                 turn: Turn = event["turn"]
                 self._note(at, name, "put", queued(turn.tool.name))
             elif kind is AgentHook.ON_PAUSE:
-                self.agent(name).phase = "paused"
+                self.agent(name).hooked(kind)
                 self._note(at, name, "pause", PAUSED)
             elif kind is AgentHook.ON_RESUME:
-                self.agent(name).phase = "running"
+                self.agent(name).hooked(kind)
                 self._note(at, name, "pause", RESUMED)
             return
         owner = event.agent.name if event.agent is not None else "—"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from pygents_tui.feeders.otlp.fleet import FleetModel
 from pygents_tui.feeders.replay._replay import Replay
@@ -23,6 +23,7 @@ from pygents_tui.state import (
     Capabilities,
     ContextContents,
     DashboardView,
+    Meters,
     Panel,
     Reply,
     Sources,
@@ -56,7 +57,7 @@ class ReplayView:
         budget: int = 200,
     ) -> None:
         self._stale_after = stale_after
-        self._meters: dict[str, Any] = {}
+        self._meters = Meters()
         self.fleet: FleetModel | None = None
         self.replay = Replay(
             recording,
@@ -73,7 +74,7 @@ class ReplayView:
 
     def _new_fleet(self, clock: Callable[[], float], wall: Callable[[], int]) -> FleetModel:
         self.fleet = FleetModel(clock, wall, stale_after=self._stale_after)
-        self.fleet.configure_meters(**self._meters)
+        self.fleet.configure_meters(self._meters)
         return self.fleet
 
     @property
@@ -213,10 +214,10 @@ class ReplayView:
 
     # -- attention: the current fleet model's; a seek makes a new one, configured alike --
 
-    def configure_meters(self, **settings: Any) -> None:
+    def configure_meters(self, meters: Meters) -> None:
         """See `Store.configure_meters`: kept for every fleet model a seek makes."""
-        self._meters = settings
-        self.model.configure_meters(**settings)
+        self._meters = meters
+        self.model.configure_meters(meters)
 
     def stuck_turns(self) -> Sequence[Stuck]:
         return self.model.stuck_turns()

@@ -33,7 +33,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
 
 
 def arrived(counts: Mapping[str, int]) -> int:
-    """How many records the model took in: seam records in-process, spans and log
+    """How many records the view took in: seam records in-process, spans and log
     records in listen mode."""
     return counts.get("received", 0) + counts.get("spans", 0) + counts.get("records", 0)
 
@@ -46,7 +46,7 @@ GIVE_UP: tuple[str, ...] = ("events", "done", "tokens", "running", "finished", "
 
 
 def status_line(
-    model: DashboardView,
+    view: DashboardView,
     rows: Sequence[AgentRow],
     counts: Mapping[str, int],
     workload_failed: bool,
@@ -68,10 +68,10 @@ def status_line(
     if counts.get("finished_dropped"):
         kind, text = parts[-1]
         parts[-1] = (kind, f"{text} ({counts['finished_dropped']} older dropped)")
-    events, _ = model.event_log()
+    events, _ = view.event_log()
     done = counts.get("completed") or sum(row.completed for row in rows)
-    running = f"{len(model.running_turns())} turn(s) running"
-    mailboxes = model.mailboxes()
+    running = f"{len(view.running_turns())} turn(s) running"
+    mailboxes = view.mailboxes()
     # Agents heard of only in Redis report no turn: what their workers hold is said apart.
     held = sum(
         mailboxes[row.key].pending for row in rows if unseen_turns(row) and row.key in mailboxes
@@ -86,7 +86,7 @@ def status_line(
     parts += [
         ("lost", f"{counts[key]} {label}") for key, label in SHOWN_COUNTERS if counts.get(key)
     ]
-    parts += attention_parts(model)
+    parts += attention_parts(view)
     if workload_failed:
         parts.append(("failed", "workload failed"))
     given_up: set[str] = set()

@@ -83,7 +83,7 @@ def describe(
     ``service``: the tokens of the turn's service (`service_tokens`), if any. The
     times come with the state; a traceback, the longest part, comes last."""
     elapsed = record.elapsed_at(now if now is not None else record.started)
-    if wall_time is not None:  # the dates of the model's own start and end times
+    if wall_time is not None:  # the dates of the view's own start and end times
         started = wall_time(record.started).isoformat(timespec="milliseconds")
         ended = "running"
         if record.ended is not None:
@@ -147,7 +147,7 @@ class TextScreen(ModalScreen[None]):
 class InspectorScreen(TextScreen):
     """Arguments, metadata, timing, stop reason, output or exception (with its
     traceback), trace id, and the trace's spans. It follows the turn: repainted when
-    the model changes (a running turn ends, more of its spans arrive). ``x`` writes
+    the view changes (a running turn ends, more of its spans arrive). ``x`` writes
     the trace as an OTLP JSON file (`pygents_tui.ui._export`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -156,20 +156,20 @@ class InspectorScreen(TextScreen):
 
     def __init__(
         self,
-        model: DashboardView,
+        view: DashboardView,
         record: TurnRow,
         trace_url: str | None = None,
         wall_time: Callable[[float], datetime] | None = None,
     ) -> None:
         super().__init__()
-        self.model = model
+        self.view = view
         self.record = record
         self.trace_url = trace_url
         self.wall_time = wall_time
         self._version = -1
         self._body = Static(id="inspector-body")
         self._trace = Static(id="inspector-trace")
-        self.refresh_from_model()
+        self.refresh_view()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspector-dialog"):
@@ -179,37 +179,37 @@ class InspectorScreen(TextScreen):
                 Text("esc to go back · x: write the trace to a file (OTLP JSON)", style="dim")
             )
 
-    def refresh_from_model(self) -> None:
-        """Repaint if the model changed since the last call (the app's timer calls it
+    def refresh_view(self) -> None:
+        """Repaint if the view changed since the last call (the app's timer calls it
         while this screen is up)."""
-        model = self.model
-        if model.version == self._version:
+        view = self.view
+        if view.version == self._version:
             return
-        self._version = model.version
-        found = model.find_turn(self.record.key)
+        self._version = view.version
+        found = view.find_turn(self.record.key)
         if found is not None:
             self.record = found
         record = self.record
         service, _instance, _name = split_label(
             record.agent_label, record.agent_label.rpartition("/")[2]
         )
-        tokens = service_tokens(model, service) if service else None
+        tokens = service_tokens(view, service) if service else None
         body = describe(
-            record, self.trace_url, model.clock(), self.wall_time, model.epoch, service=tokens
+            record, self.trace_url, view.clock(), self.wall_time, view.epoch, service=tokens
         )
         self._body.update(body)
-        tree = model.trace_tree(record.trace_id) if record.trace_id else None
-        section = trace_section(record, tree, model.unavailable("trace"))
+        tree = view.trace_tree(record.trace_id) if record.trace_id else None
+        section = trace_section(record, tree, view.unavailable("trace"))
         self._trace.update(Text("\n").append_text(section))
 
     def action_export_trace(self) -> None:
-        record, model = self.record, self.model
-        tree = model.trace_tree(record.trace_id) if record.trace_id else None
+        record, view = self.record, self.view
+        tree = view.trace_tree(record.trace_id) if record.trace_id else None
         if tree is None:
-            why = model.unavailable("trace") or "no spans of this turn's trace yet"
+            why = view.unavailable("trace") or "no spans of this turn's trace yet"
             self.notify(f"nothing to export: {why}", severity="warning", markup=False)
             return
-        origin = trace_origin(record.started, model.clock(), time.time_ns())
+        origin = trace_origin(record.started, view.clock(), time.time_ns())
         folder: Path | None = getattr(self.app, "export_dir", None)  # the dashboard's
         saved(self.app, "trace", lambda: write_trace(tree, origin, folder))
 

@@ -2,7 +2,7 @@
 
 The screen owns what it shows: the selected agent (its reactive `MainScreen.
 selected`, following the agents table's cursor), whether the view is frozen, and
-which panel is visible. The app's timer drains the model and asks the screen to
+which panel is visible. The app's timer drains the view and asks the screen to
 repaint; the screen repaints the status line, the agents table and the one visible
 `Panel`, never the hidden ones.
 """
@@ -58,7 +58,7 @@ TABS: tuple[tuple[ViewPanel, str], ...] = (
     ("output", "Output"),
 )
 """The panels below the agents table, in the order of their number keys: each its
-name in the model's read API (what `DashboardView.unavailable` is asked about) and
+name in the read API (what `DashboardView.unavailable` is asked about) and
 its tab's label."""
 _PANELS: dict[str, ViewPanel] = {f"tab-{key}": key for key, _ in TABS}  # by tab id
 _PANELS["tab-mailbox"] = "mailbox"  # a tab only where a Redis source reads mailboxes
@@ -101,10 +101,10 @@ class MainScreen(Screen[None]):
     """The key of the agent under the agents table's cursor (None: no agent)."""
 
     def __init__(
-        self, model: DashboardView, output: ProgramOutput, *, agent_width: int = 10
+        self, view: DashboardView, output: ProgramOutput, *, agent_width: int = 10
     ) -> None:
         super().__init__()
-        self.model = model
+        self.view = view
         self.output = output
         self.agent_width = agent_width
         self.frozen = False
@@ -117,17 +117,17 @@ class MainScreen(Screen[None]):
         self._filtering: Filterable | None = None  # what the filter field edits
 
     def compose(self) -> ComposeResult:
-        model = self.model
+        view = self.view
         self._status = Static("", id="status")
         self._agents_note = Static("", id="agents-note", classes="note")
-        self._agents = AgentsTable(model, id="agents", agent_width=self.agent_width)
+        self._agents = AgentsTable(view, id="agents", agent_width=self.agent_width)
         panels: tuple[_PanelWidget, ...] = (
-            QueueTable(model, id="queue"),
-            RunningPanel(model, id="running"),
-            ValuesLog(model, id="values"),
-            ContextPanel(model, id="context"),
-            EventsPanel(model, id="events"),
-            TimelineTable(model, id="timeline", agent_width=max(self.agent_width, 12)),
+            QueueTable(view, id="queue"),
+            RunningPanel(view, id="running"),
+            ValuesLog(view, id="values"),
+            ContextPanel(view, id="context"),
+            EventsPanel(view, id="events"),
+            TimelineTable(view, id="timeline", agent_width=max(self.agent_width, 12)),
             OutputLog(self.output, id="output"),
         )
         self._panels = {f"tab-{key}": panel for (key, _), panel in zip(TABS, panels, strict=True)}
@@ -152,13 +152,13 @@ class MainScreen(Screen[None]):
                     yield self._titles[f"tab-{key}"]
                     yield self._notes[f"tab-{key}"]
                     yield panel
-            if model.sources.find(MailboxReader) is not None:  # type: ignore[type-abstract]
+            if view.sources.find(MailboxReader) is not None:  # type: ignore[type-abstract]
                 yield from self._mailbox_tab()
         yield Footer()
 
     def _mailbox_tab(self) -> ComposeResult:
         """The Mailbox panel's tab (key ``8``), composed only where a Redis source is."""
-        panel = self._panels["tab-mailbox"] = MailboxPanel(self.model, id="mailbox")
+        panel = self._panels["tab-mailbox"] = MailboxPanel(self.view, id="mailbox")
         note = self._notes["tab-mailbox"] = Static("", classes="note")
         title = self._titles["tab-mailbox"] = Static("", classes="panel-title")
         with TabPane(_LABELS["mailbox"], id="tab-mailbox"):
@@ -171,11 +171,11 @@ class MainScreen(Screen[None]):
     def refresh_view(self, workload_failed: bool = False) -> None:
         """One tick: the status line, then (unless frozen) the agents table and the
         visible panel, in one batch so that the terminal sees a single update."""
-        model = self.model
+        view = self.view
         status = self._status
-        counts = model.counters()
-        for passed in model.budget_news():  # each once, frozen or not
-            row = find_row(model, passed.scope)
+        counts = view.counters()
+        for passed in view.budget_news():  # each once, frozen or not
+            row = find_row(view, passed.scope)
             toast = budget_toast(passed, row.label if row is not None else passed.scope)
             self.app.notify(toast, title="budget", severity="warning", timeout=15, markup=False)
         if self.frozen:
@@ -184,9 +184,9 @@ class MainScreen(Screen[None]):
             status.add_class("frozen")
             return
         status.remove_class("frozen")
-        rows = model.agent_rows()
+        rows = view.agent_rows()
         width = status.content_size.width or self.app.size.width - 2  # its padding
-        line = status_line(model, rows, counts, workload_failed, width)
+        line = status_line(view, rows, counts, workload_failed, width)
         status.update(plain(line), layout=False)
         with self.app.batch_update():
             self._note(self._agents_note, "agents")
@@ -210,7 +210,7 @@ class MainScreen(Screen[None]):
         filter and sort in force (the agents table's above it, while it has some)."""
         key = _PANELS[tab]
         label = _LABELS[key]
-        row = find_row(self.model, self.selected)
+        row = find_row(self.view, self.selected)
         width = max(self.size.width - 2, 10)
         who = fit_label(row.label, row.name, width // 2) if row is not None else "no agent"
         if key in _ONE_AGENT:
@@ -295,9 +295,9 @@ class MainScreen(Screen[None]):
         self._sort(reverse=True)
 
     def _note(self, note: Static, panel: ViewPanel, agent: str | None = None) -> None:
-        """Say in one line what the model cannot show of ``panel`` for ``agent`` (hidden
+        """Say in one line what the view cannot show of ``panel`` for ``agent`` (hidden
         when everything is shown); repainted only when the line changes."""
-        line = self.model.unavailable(panel, agent)
+        line = self.view.unavailable(panel, agent)
         if self._shown_notes.get(panel, "") == line:
             return
         self._shown_notes[panel] = line
@@ -311,7 +311,7 @@ class MainScreen(Screen[None]):
     def toggle_freeze(self) -> None:
         """Stop (or resume) repainting; what arrives meanwhile is counted."""
         self.frozen = not self.frozen
-        self._frozen_at = arrived(self.model.counters())
+        self._frozen_at = arrived(self.view.counters())
 
     def show_tab(self, tab: str) -> None:
         """Show the panel ``tab`` and give the focus to what moves in it, so that its
@@ -326,8 +326,8 @@ class MainScreen(Screen[None]):
         Running, marked."""
         running = self._panels["tab-running"]
         assert isinstance(running, RunningPanel)
-        key = next_stuck(self.model.stuck_turns(), running.marked)
-        turn = self.model.find_turn(key) if key is not None else None
+        key = next_stuck(self.view.stuck_turns(), running.marked)
+        turn = self.view.find_turn(key) if key is not None else None
         if turn is None:
             self.app.notify("nothing stuck", markup=False)
             return

@@ -1,4 +1,4 @@
-"""The dashboard's panels; each refreshes itself from the model, never per event."""
+"""The dashboard's panels; each refreshes itself from the view, never per event."""
 
 from pygents_tui.ui.widgets._panel import ModelPanel, NavigableTable, Panel
 from pygents_tui.ui.widgets.agents import AgentsTable

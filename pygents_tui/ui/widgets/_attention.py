@@ -20,41 +20,41 @@ __all__ = [
 BUDGET_MARK = "⚠ budget"
 
 
-def attention_line(model: DashboardView) -> str:
+def attention_line(view: DashboardView) -> str:
     """`` · 2 stuck · 1 orphaned · 12.3k tok · 840 tok/min · $0.42 · ⚠ budget``: each
     part only when there is something to say (empty when there is none)."""
-    return "".join(f" · {text}" for _kind, text in attention_parts(model))
+    return "".join(f" · {text}" for _kind, text in attention_parts(view))
 
 
-def attention_parts(model: DashboardView) -> list[tuple[str, str]]:
+def attention_parts(view: DashboardView) -> list[tuple[str, str]]:
     """The parts of `attention_line`, in its order, each with its kind: ``stuck``,
     ``orphaned``, ``takeover``, ``tokens`` (the fleet's) or ``budget``."""
     parts: list[tuple[str, str]] = []
-    stuck = model.stuck_turns()
+    stuck = view.stuck_turns()
     orphaned = sum(1 for item in stuck if item.kind == "orphaned")
     if len(stuck) > orphaned:
         parts.append(("stuck", f"{len(stuck) - orphaned} stuck"))
     if orphaned:
         parts.append(("orphaned", f"{orphaned} orphaned"))
-    waiting = sum(model.awaiting_takeover().values())
+    waiting = sum(view.awaiting_takeover().values())
     if waiting:
         parts.append(("takeover", takeover(waiting)))
-    fleet = model.usage(None)
+    fleet = view.usage(None)
     if fleet is not None and fleet.calls:
-        cost = fleet.cost if model.priced() else None
+        cost = fleet.cost if view.priced() else None
         parts.append(("tokens", usage_line(fleet.tokens, fleet.per_minute, cost, fleet.unpriced)))
-    if model.over_budget():
+    if view.over_budget():
         parts.append(("budget", BUDGET_MARK))
     return parts
 
 
-def service_tokens(model: DashboardView, service: str) -> str | None:
+def service_tokens(view: DashboardView, service: str) -> str | None:
     """``svc-a: 12.3k tok · 840 tok/min · $0.42``, the tokens of ``service``'s agents
     (``None`` when none of its agents made a model call)."""
-    usage = model.service_usage(service)
+    usage = view.service_usage(service)
     if usage is None or not usage.calls:
         return None
-    cost = usage.cost if model.priced() else None
+    cost = usage.cost if view.priced() else None
     return f"{service}: {usage_line(usage.tokens, usage.per_minute, cost, usage.unpriced)}"
 
 

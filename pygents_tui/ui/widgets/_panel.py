@@ -1,5 +1,5 @@
 """What every panel of the main screen is: a widget that repaints itself from the
-model for the selected agent, and the bases that the panels share."""
+view for the selected agent, and the bases that the panels share."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ CellType = TypeVar("CellType")
 
 
 class Panel(Protocol):
-    """A panel refreshes itself, and only itself, from the model it was built with.
+    """A panel refreshes itself, and only itself, from the view it was built with.
 
     The main screen calls ``refresh_from`` on the timer for the panel that is visible
     (and on a change of tab or selection), so a hidden panel costs nothing. ``agent``
@@ -32,20 +32,20 @@ class Panel(Protocol):
 
 
 class ModelPanel(Widget):
-    """A panel drawn whole by its ``render``, which reads the model (and the selected
+    """A panel drawn whole by its ``render``, which reads the view (and the selected
     agent, looked up by key) only when Textual paints it: a refresh only marks it."""
 
     DEFAULT_CSS = "ModelPanel { height: 1fr; }"
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.model = model
+        self.view = view
         # The agent's key, not the agent: a panel must not keep an agent (and its
         # context) alive after the program has let go of it.
         self.agent: str | None = None
 
     def refresh_from(self, agent: str | None) -> None:
-        """Repaint: `render` reads the model and the agent when it runs."""
+        """Repaint: `render` reads the view and the agent when it runs."""
         self.agent = agent
         self.refresh()
 
@@ -74,9 +74,9 @@ class NavigableTable(DataTable[CellType]):
         return width
 
 
-def find_row(model: DashboardView, key: str | None) -> AgentRow | None:
+def find_row(view: DashboardView, key: str | None) -> AgentRow | None:
     """The agent row with ``key``, if it is listed."""
-    return None if key is None else model.agent_row(key)
+    return None if key is None else view.agent_row(key)
 
 
 class FollowingLog(Log):

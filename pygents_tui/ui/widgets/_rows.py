@@ -124,9 +124,9 @@ _TURN_STATE = {
 }
 
 
-def agent_names(model: DashboardView) -> dict[str, str]:
+def agent_names(view: DashboardView) -> dict[str, str]:
     """Each agent's own name by key: turns carry their agent's key and label only."""
-    return {row.key: row.name for row in model.agent_rows()}
+    return {row.key: row.name for row in view.agent_rows()}
 
 
 def turn_name(turn: TurnRow, names: Mapping[str, str]) -> str:

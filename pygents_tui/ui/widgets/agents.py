@@ -1,4 +1,4 @@
-"""The agents overview: one row per agent the model knows, the finished ones dimmed.
+"""The agents overview: one row per agent the view knows, the finished ones dimmed.
 
 With a fleet of thousands of agents, only the rows on screen are written on each
 repaint: the table keeps every row (Textual's cursor, scrolling and selection work on
@@ -100,10 +100,10 @@ class AgentsTable(NavigableTable[Text]):
     _laying_out = False  # rows are being added, removed or sorted: none is written
 
     def __init__(
-        self, model: DashboardView, *, id: str | None = None, agent_width: int = 10
+        self, view: DashboardView, *, id: str | None = None, agent_width: int = 10
     ) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, id=id)
-        self.model = model
+        self.view = view
         self.agent_width = agent_width  # the narrowest the Agent column starts at
         self.choice = RowChoice(self.SORTS)
         self._columns: tuple[tuple[str, str, int], ...] = self.COLUMNS
@@ -111,7 +111,7 @@ class AgentsTable(NavigableTable[Text]):
         self._drawn: tuple[dict[str, int], list[str]] = ({}, [])  # widths, row order
         self._current = 9  # the Current column's width: grows, never shrinks back
         # What the rows' cells are made of, as of the last `show`: the rows chosen, by
-        # key (the model's own, so a row written later shows it as it is then), their
+        # key (the view's own, so a row written later shows it as it is then), their
         # Tokens cells and the mailboxes' statistics.
         self._shown: dict[str, AgentRow] = {}
         self._tokens_of: Mapping[str, str] | None = None
@@ -135,7 +135,7 @@ class AgentsTable(NavigableTable[Text]):
 
     def refresh_from(self, agent: str | None = None) -> None:
         """Every agent's row; ``agent`` is unused (this table *makes* the choice)."""
-        self.show(self.model.agent_rows())
+        self.show(self.view.agent_rows())
 
     def choice_changed(self) -> None:
         self.refresh_from()
@@ -158,7 +158,7 @@ class AgentsTable(NavigableTable[Text]):
 
         Their Mailbox column appears with the first of them, so a program without
         mailboxes keeps a table that fits 80 columns."""
-        stats = self.model.mailboxes()
+        stats = self.view.mailboxes()
         if stats and not self._with_mailbox:
             self._with_mailbox = True
             self._columns = (*self._columns, MAILBOX_COLUMN)
@@ -167,13 +167,13 @@ class AgentsTable(NavigableTable[Text]):
     def _tokens(self, rows: Sequence[AgentRow]) -> dict[str, str] | None:
         """Each agent's Tokens cell; the column appears with the first model call
         credited to an agent (a program that makes none keeps its table as it was)."""
-        model = self.model
+        view = self.view
         if not self._with_tokens:
-            fleet = model.usage(None)  # no agent has any before the fleet has some
+            fleet = view.usage(None)  # no agent has any before the fleet has some
             if fleet is None or not fleet.calls:
                 return None
-        priced = model.priced()
-        texts = {row.key: tokens_cell(model.usage(row.key), priced) for row in rows}
+        priced = view.priced()
+        texts = {row.key: tokens_cell(view.usage(row.key), priced) for row in rows}
         if not self._with_tokens and any(texts.values()):
             self._with_tokens = True
             at = next(i for i, (key, _, _) in enumerate(self._columns) if key == "rate")

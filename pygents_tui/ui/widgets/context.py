@@ -21,16 +21,16 @@ class ContextPanel(ModelPanel):
     only the sizes are sent), the sizes, and the main screen says why."""
 
     def render(self) -> Group:
-        model = self.model
-        if not model.sources.of(self.agent).offers("context_items"):
+        view = self.view
+        if not view.sources.of(self.agent).offers("context_items"):
             return self._sizes()
         if self.agent is None:
             return Group("no agent selected")
-        contents = model.context_contents(self.agent)
+        contents = view.context_contents(self.agent)
         if contents is None:
             name = preview(self.agent, 60)
             return Group(Text(f"{name} has finished: its context went with it"))
-        row = find_row(model, self.agent)
+        row = find_row(view, self.agent)
         evictions = row.evictions if row is not None else 0
         queue, pool = contents.queue, contents.pool
         window = Table(title=f"queue {queue.size}/{queue.limit}", expand=True, show_edge=False)
@@ -51,7 +51,7 @@ class ContextPanel(ModelPanel):
         return Group(window, pooled)
 
     def _sizes(self) -> Group:
-        row = find_row(self.model, self.agent)
+        row = find_row(self.view, self.agent)
         if row is None:
             return Group("no agent selected")
         return Group(

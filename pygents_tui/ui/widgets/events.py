@@ -51,9 +51,9 @@ class EventsPanel(Vertical):
     )
     """What the log's symbols mean: shown in the help screen and as the tooltip."""
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.model = model
+        self.view = view
         self._written = 0
         self.choice = RowChoice()
 
@@ -79,15 +79,15 @@ class EventsPanel(Vertical):
         self.choice_changed()
 
     def choice_changed(self) -> None:
-        total, log = self.model.event_log()
+        total, log = self.view.event_log()
         self.log_widget.refill(self._lines(log))
         self._written = total
 
     def refresh_from(self, agent: str | None) -> None:
         """Write the events logged since the last call; every agent's (``agent`` is
         unused: the filter narrows the log)."""
-        model = self.model
-        total, log = model.event_log()
+        view = self.view
+        total, log = view.event_log()
         fresh = min(total - self._written, len(log))
         if fresh <= 0:
             return
@@ -98,7 +98,7 @@ class EventsPanel(Vertical):
 
     def _lines(self, entries: Iterable[EventRow]) -> list[str]:
         """The entries that pass the filter, as the log's lines."""
-        epoch = self.model.epoch
+        epoch = self.view.epoch
         return [
             f"{e.at - epoch:8.2f}  {e.agent:<12} {e.kind:<8} {e.text}"
             for e in self.choice.choose(entries, event_fields)

@@ -175,19 +175,19 @@ class MailboxPanel(NavigableTable[Text]):
             self.title = title
             self.lines = lines
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", id=id)
-        self.model = model
+        self.view = view
         self._shown: list[tuple[str, tuple[str, ...]]] = []
         self._mailbox: MailboxSurvey | None = None
 
     def refresh_from(self, agent: str | None) -> None:
-        reader = self.model.sources.find(MailboxReader)  # type: ignore[type-abstract]
+        reader = self.view.sources.find(MailboxReader)  # type: ignore[type-abstract]
         mailbox = reader.mailbox(agent) if reader is not None and agent is not None else None
         self._mailbox = mailbox
         found: list[tuple[str, tuple[str, ...]]] = []
         if mailbox is not None and reader is not None:
-            running = {turn.uuid for turn in self.model.running_turns(agent)}
+            running = {turn.uuid for turn in self.view.running_turns(agent)}
             found = rows(mailbox, reader.control, running)
         if reader is not None and reader.error is not None:
             error = _cells("redis", "unavailable", reader.error, "", "", error=True)

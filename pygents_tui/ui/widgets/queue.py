@@ -26,15 +26,15 @@ class QueueTable(NavigableTable[Text]):
         ("timeout", "Timeout", 8),
     )
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
         super().__init__(cursor_type="row", id=id)
-        self.model = model
+        self.view = view
         self._shown: list[tuple[str, ...]] = []
 
     def refresh_from(self, agent: str | None) -> None:
         rows: list[tuple[str, ...]]
-        if agent is not None and self.model.sources.of(agent).offers("queue_contents"):
-            rows = list(self.model.queued_turns(agent))
+        if agent is not None and self.view.sources.of(agent).offers("queue_contents"):
+            rows = list(self.view.queued_turns(agent))
         else:
             rows = self._depth(agent)
         if rows == self._shown:
@@ -45,7 +45,7 @@ class QueueTable(NavigableTable[Text]):
         self._shown = rows
 
     def _depth(self, agent: str | None) -> list[tuple[str, ...]]:
-        row = find_row(self.model, agent)
+        row = find_row(self.view, agent)
         if row is None:
             return []
         depth = "unknown" if row.queue_depth is None else str(row.queue_depth)

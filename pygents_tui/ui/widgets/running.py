@@ -42,8 +42,8 @@ class RunningPanel(ModelPanel):
 
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "tool", "took")
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
-        super().__init__(model, id=id)
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
+        super().__init__(view, id=id)
         self.choice = RowChoice(self.SORTS)
         self.marked: str | None = None  # the stuck turn the ``!`` key last jumped to
 
@@ -67,12 +67,12 @@ class RunningPanel(ModelPanel):
         return widths
 
     def render(self) -> Table:
-        model = self.model
-        now = model.clock()
-        names = agent_names(model)
-        timed_out = [r for r in model.recent_turns() if r.stop_reason is StopReason.TIMEOUT][-5:]
+        view = self.view
+        now = view.clock()
+        names = agent_names(view)
+        timed_out = [r for r in view.recent_turns() if r.stop_reason is StopReason.TIMEOUT][-5:]
         turns = self.choice.choose(
-            [*model.running_turns()[:_SHOWN], *reversed(timed_out)],
+            [*view.running_turns()[:_SHOWN], *reversed(timed_out)],
             lambda turn: turn_fields(turn, names),
             lambda turn, column: turn_sort_key(turn, column, now),
         )
@@ -90,7 +90,7 @@ class RunningPanel(ModelPanel):
             label = fit_label(record.agent_label, turn_name(record, names), widths["agent"])
             bold = "bold" if record.agent == self.agent else ""
             bar_text, status = self._state(record, now, widths["bar"])
-            stuck = model.stuck_turn(record.key) if record.ended is None else None
+            stuck = view.stuck_turn(record.key) if record.ended is None else None
             if stuck is not None:  # the reason where the bar was: it says more now
                 bar_text = plain(cut(f"⚠ {stuck.text}", widths["bar"]), style="yellow")
                 if not record.stale:  # (a stale one's status says so already)

@@ -64,10 +64,10 @@ class TimelineTable(NavigableTable[object]):
     """What the waterfall's colours mean: shown in the help screen and as the tooltip."""
 
     def __init__(
-        self, model: DashboardView, *, id: str | None = None, agent_width: int = 12
+        self, view: DashboardView, *, id: str | None = None, agent_width: int = 12
     ) -> None:
         super().__init__(cursor_type="row", id=id)
-        self.model = model
+        self.view = view
         self.agent_width = agent_width  # the narrowest the Agent column starts at
         self.tooltip = legend(self.LEGEND)
         self.choice = RowChoice(self.SORTS)
@@ -113,26 +113,26 @@ class TimelineTable(NavigableTable[object]):
             self._widths = widths
 
     def refresh_from(self, agent: str | None) -> None:
-        """Rebuilt when the model, the selection or the filter changed; every time
+        """Rebuilt when the view, the selection or the filter changed; every time
         while turns run, since their bars grow."""
-        model = self.model
+        view = self.view
         unchanged = (
-            model.version == self._version
+            view.version == self._version
             and agent == self._agent
             and self.choice.version == self._choice_version
         )
         if unchanged and not self._turns_running:
             return
-        self._version, self._agent = model.version, agent
+        self._version, self._agent = view.version, agent
         self._choice_version = self.choice.version
-        running = model.running_turns(agent)
+        running = view.running_turns(agent)
         self._turns_running = bool(running)
-        records: list[TurnRow] = [*model.recent_turns(agent), *running][-60:]
-        now = model.clock()
+        records: list[TurnRow] = [*view.recent_turns(agent), *running][-60:]
+        now = view.clock()
         # The window ends now while turns run; else at the last activity, so that the
         # bars of a program that ended stay in view however long ago it ended.
         end = now if running else max((r.ended or r.started for r in records), default=now)
-        names = agent_names(model)
+        names = agent_names(view)
         records = self.choice.choose(
             records,
             lambda turn: turn_fields(turn, names),

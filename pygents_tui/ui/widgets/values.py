@@ -15,9 +15,9 @@ class ValuesLog(FollowingLog):
     """Follows the newest values until the user scrolls back; ``end`` follows again.
     ``/`` filters the values (by ``tool:`` or their text)."""
 
-    def __init__(self, model: DashboardView, *, id: str | None = None) -> None:
+    def __init__(self, view: DashboardView, *, id: str | None = None) -> None:
         super().__init__(max_lines=1000, highlight=False, id=id)
-        self.model = model
+        self.view = view
         self.choice = RowChoice()
         self._agent: str | None = None  # the agent whose tail is written
         self._selected: str | None = None  # the agent the screen last asked for
@@ -35,11 +35,11 @@ class ValuesLog(FollowingLog):
             self.refill(())  # another agent's tail: from its newest value
             self._agent = agent
             self._written = 0
-            row = find_row(self.model, agent)
+            row = find_row(self.view, agent)
             self._agent_name = row.name if row is not None else ""
         if agent is None:
             return
-        total, values = self.model.value_tail(agent)
+        total, values = self.view.value_tail(agent)
         fresh = min(total - self._written, len(values))
         if fresh <= 0:
             return
@@ -48,7 +48,7 @@ class ValuesLog(FollowingLog):
 
     def _chosen(self, values: Iterable[ValueRow]) -> list[str]:
         """The values that pass the filter, as the log's lines."""
-        epoch, name = self.model.epoch, self._agent_name
+        epoch, name = self.view.epoch, self._agent_name
         chosen = self.choice.choose(
             values, lambda v: {"agent": name, "tool": v.tool, "text": v.text}
         )

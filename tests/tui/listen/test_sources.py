@@ -17,7 +17,6 @@ from test_listen_live import exporting, settle
 from pygents import Agent, AgentRegistry, Turn, TurnTimeoutError, subscribe, tool
 from pygents_tui.feeders import FleetModel
 from pygents_tui.feeders.otlp.fleet import CAPABILITIES
-from pygents_tui.feeders.process.local import LocalView
 from pygents_tui.feeders.process.model import DashboardModel
 from pygents_tui.state import (
     POOL_SHOWN,
@@ -188,7 +187,7 @@ async def test_an_in_process_source_handed_in_as_a_view_pauses_its_agents_as_it_
 
     agent = Agent("pausable", "waits", [ok])
     assert AgentRegistry.find("pausable") is agent
-    app = Dashboard(view=LocalView(DashboardModel()))
+    app = Dashboard(view=DashboardModel())
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.selected_agent == "pausable")
         await pilot.press("p")

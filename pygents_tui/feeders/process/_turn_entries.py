@@ -1,5 +1,8 @@
-"""What the dashboard keeps of each turn, value and event: bounded previews and
-plain values, never the program's objects."""
+"""The in-process feeder's turn entries: what it keeps of each turn, value and event
+of this process (bounded previews and plain values, never the program's objects).
+
+(Not the store's entries of ``state._entries``, which these extend, nor OTLP log
+records, nor the recording files of ``recording``.)"""
 
 from __future__ import annotations
 
