@@ -24,6 +24,7 @@ from pygents._public import publish as _publish
 
 if TYPE_CHECKING:
     from pygents_otel._instrumentor import PygentsInstrumentor, trace_id_of
+    from pygents_otel._model_call import model_call
     from pygents_otel._setup import Telemetry, configure
     from pygents_otel._tally import SpanCounts
 
@@ -32,6 +33,7 @@ OTEL_PROVIDES = ("opentelemetry",)
 
 _HOMES = {
     "_instrumentor": ("PygentsInstrumentor", "trace_id_of"),
+    "_model_call": ("model_call",),
     "_setup": ("Telemetry", "configure"),
     "_tally": ("SpanCounts",),
 }
@@ -73,5 +75,6 @@ __all__ = [
     "Telemetry",
     "__version__",
     "configure",
+    "model_call",
     "trace_id_of",
 ]

@@ -35,13 +35,28 @@ MIN_INTERVAL = 0.05
 MAX_INTERVAL = 3600.0
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
+# The content modes the GenAI instrumentations (openai-v2 and others) read from the
+# same variable: one setting captures content for them and for pygents. pygents puts
+# content where it always does (span attributes and events), whichever mode says yes.
+_CONTENT_ON = ("span_only", "span_and_event", "event_only")
+_CONTENT_OFF = ("no_content",)
 DEFAULT_CONTENT_MAX_LENGTH = 2048
 
 _log = logging.getLogger("pygents_otel")
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
+def _capture(value: bool | None) -> bool:
+    """Off unless turned on: the argument, else the variable as a true/false word or
+    as one of the GenAI instrumentations' content modes; anything else is refused."""
+    if value is not None:
+        return bool(value)
+    raw = os.environ.get(CAPTURE_ENV, "").strip()
+    if raw.lower() in _CONTENT_ON:
+        return True
+    if raw.lower() in _CONTENT_OFF:
+        return False
+    fix = "set it to true or false, or to SPAN_ONLY, SPAN_AND_EVENT, EVENT_ONLY or NO_CONTENT"
+    return _switch(None, CAPTURE_ENV, False, fix)
 
 
 def _switch(value: object, variable: str, default: bool, fix: str) -> bool:
@@ -149,7 +164,7 @@ class Settings:
             tracer_provider=kwargs.get("tracer_provider"),
             meter_provider=kwargs.get("meter_provider"),
             content=s.Content(
-                capture=_env_flag(CAPTURE_ENV) if capture is None else bool(capture),
+                capture=_capture(capture),
                 max_length=_content_max_length(kwargs.get("content_max_length")),
             ),
             max_value_events=(

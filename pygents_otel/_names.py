@@ -51,6 +51,7 @@ TOOL_NAME: Final = "gen_ai.tool.name"
 TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
 TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 ERROR_TYPE: Final = "error.type"
@@ -61,6 +62,17 @@ EVENT_NAME: Final = "event.name"
 INVOKE_AGENT: Final = "invoke_agent"
 EXECUTE_TOOL: Final = "execute_tool"
 TURN_SPAN_PREFIX: Final = "turn "  # a turn span is "turn <tool>" (no GenAI operation)
+
+# -- OpenInference, for the viewers that read it (Phoenix, and others) -----------------------
+# A span without its kind shows as UNKNOWN there; input and output show only from these.
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_AGENT: Final = "AGENT"
+OI_CHAIN: Final = "CHAIN"  # a turn: one step of an agent's work, neither a tool nor a model
+OI_TOOL: Final = "TOOL"
+OI_INPUT: Final = "input.value"
+OI_INPUT_MIME: Final = "input.mime_type"
+OI_OUTPUT: Final = "output.value"
+OI_OUTPUT_MIME: Final = "output.mime_type"
 
 # -- pygents' own attributes, on spans and records -------------------------------------------
 TAGS: Final = "pygents.tags"
@@ -201,6 +213,7 @@ __all__ = [
     "CONTEXT_QUEUE_GAUGE",
     "CONTEXT_QUEUE_PREFIX",
     "CONTEXT_SIZE",
+    "CONVERSATION_ID",
     "CURRENT_TURN",
     "DROPPED_EVENTS",
     "END",
@@ -220,6 +233,14 @@ __all__ = [
     "MAILBOX_DEPTH",
     "MAILBOX_PENDING",
     "MAILBOX_WORKERS",
+    "OI_AGENT",
+    "OI_CHAIN",
+    "OI_INPUT",
+    "OI_INPUT_MIME",
+    "OI_OUTPUT",
+    "OI_OUTPUT_MIME",
+    "OI_SPAN_KIND",
+    "OI_TOOL",
     "ON_PAUSE",
     "ON_RESUME",
     "ON_TURN_ERROR",

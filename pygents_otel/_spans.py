@@ -24,6 +24,7 @@ from pygents import (
     DecoratedTool,
     Event,
     HookType,
+    Injectable,
     StopReason,
     ToolHook,
     Turn,
@@ -100,9 +101,12 @@ def of_agent(agent: Agent | None) -> dict[str, AttributeValue]:
 
 
 def agent_span(agent: Agent) -> tuple[str, dict[str, AttributeValue]]:
+    # No ``gen_ai.provider.name``: it names the model's provider, and a GenAI viewer
+    # shows it as the model system (pygents is none). A tool that calls a model says
+    # which provider it called.
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.INVOKE_AGENT,
-        n.PROVIDER: "pygents",
+        n.OI_SPAN_KIND: n.OI_AGENT,
         **of_agent(agent),
         **tags(agent),
     }
@@ -116,11 +120,32 @@ def turn_span(turn: Turn, agent: Agent | None = None) -> tuple[str, dict[str, At
     attributes: dict[str, AttributeValue] = {
         n.TURN_UUID: turn.uuid,
         n.TURN_TIMEOUT: float(turn.timeout),
+        # A step of the agent's work: neither a tool nor a model call (the tool span
+        # below it is the tool), so a GenAI viewer shows it as a chain, not UNKNOWN.
+        n.OI_SPAN_KIND: n.OI_CHAIN,
         n.PYGENTS_TOOL: name,
         **of_agent(agent),
+        **of_conversation(turn),
         **tags(turn),
     }
     return f"{n.TURN_SPAN_PREFIX}{name}", attributes
+
+
+CONVERSATION: Final = "conversation_id"
+"""The key of `Turn.metadata` naming the conversation (a user's session) the turn
+belongs to: ``gen_ai.conversation.id`` on its turn and tool spans and on the run that
+takes it, so a viewer can follow one session across runs."""
+
+
+def of_conversation(turn: Turn | None) -> dict[str, AttributeValue]:
+    found = turn.metadata.get(CONVERSATION) if turn is not None else None
+    return {n.CONVERSATION_ID: bounded(found)} if isinstance(found, str) and found else {}
+
+
+CALL_ID: Final = "tool_call_id"
+"""The key of `Turn.metadata` under which a caller keeps the model's id for the call
+the turn answers: it becomes ``gen_ai.tool.call.id`` (the turn's own uuid is on its
+turn span, the tool span's parent)."""
 
 
 def tool_span(
@@ -129,16 +154,18 @@ def tool_span(
     name = bounded(tool.name)
     attributes: dict[str, AttributeValue] = {
         n.OPERATION: n.EXECUTE_TOOL,
-        n.PROVIDER: "pygents",
+        n.OI_SPAN_KIND: n.OI_TOOL,
         n.TOOL_NAME: name,
         n.TOOL_TYPE: "function",
         **of_agent(agent),
+        **of_conversation(turn),
         **tags(tool),
     }
     if tool.metadata.description:
         attributes[n.TOOL_DESCRIPTION] = bounded(tool.metadata.description, TEXT_LIMIT)
-    if turn is not None:
-        attributes[n.TOOL_CALL_ID] = turn.uuid
+    call_id = turn.metadata.get(CALL_ID) if turn is not None else None
+    if isinstance(call_id, str) and call_id:
+        attributes[n.TOOL_CALL_ID] = bounded(call_id)
     return f"{n.EXECUTE_TOOL} {name}", attributes
 
 
@@ -255,5 +282,24 @@ def event_attributes(
     return attributes
 
 
+JSON: Final = "application/json"
+
+
+def io_attributes(key: str, mime_key: str, text: str) -> dict[str, AttributeValue]:
+    """OpenInference's ``input.value``/``output.value`` with its mime type: what
+    Phoenix shows as a span's input and output (content capture only)."""
+    return {key: text, mime_key: JSON}
+
+
+def run_input(turn: Turn, content: Content) -> str:
+    """An agent run's input, as a viewer shows it: the first turn it took."""
+    return content.dump({"tool": turn.tool.name, "arguments": dict(turn.kwargs)})
+
+
 def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:
-    return content.dump({"args": list(args), **kwargs} if args else dict(kwargs))
+    """The arguments the caller gave, as JSON: the ones pygents injected (a context
+    queue or pool, a subclass of one such as a conversation) are the agent's, not the
+    call's, and stay out."""
+    given = [value for value in args if not isinstance(value, Injectable)]
+    named = {key: value for key, value in kwargs.items() if not isinstance(value, Injectable)}
+    return content.dump({"args": given, **named} if given else named)

@@ -41,7 +41,18 @@ TRACEPARENT: Final = "traceparent"
 class _SpanState:
     """What the subscriber keeps in ``scope.state`` for one span."""
 
-    __slots__ = ("counts", "dropped", "recorded", "saved", "span", "start", "tokens", "values")
+    __slots__ = (
+        "counts",
+        "dropped",
+        "first_turn",
+        "last_value",
+        "recorded",
+        "saved",
+        "span",
+        "start",
+        "tokens",
+        "values",
+    )
 
     def __init__(self, span: trace.Span) -> None:
         self.span = span
@@ -54,8 +65,14 @@ class _SpanState:
         # The context the tool body had when its last step ended: restored at the next
         # step, so spans a streaming tool keeps open across yields stay current.
         self.saved: Context | None = None
+        # An agent run's input and output for a GenAI viewer (content capture only):
+        # the first turn it took and the last value it routed.
+        self.first_turn: Turn | None = None
+        self.last_value: object = _NOTHING
 
 
+_NOTHING: Final = object()
+_RUN_IO: Final = (AgentHook.ON_TURN_VALUE, AgentHook.AFTER_TURN)
 _SCOPE_OF: Final[dict[type, ScopeKind]] = {ToolHook: ScopeKind.TOOL, TurnHook: ScopeKind.TURN}
 
 
@@ -109,6 +126,10 @@ class TelemetrySubscriber(Subscriber):
             name, attributes = s.agent_span(scope.target)
         elif scope.kind is ScopeKind.TURN:
             name, attributes = s.turn_span(scope.target, scope.agent)
+            conversation = attributes.get(n.CONVERSATION_ID)
+            if conversation is not None and parent is not None and parent.span.is_recording():
+                # The run that takes a turn of a conversation is part of it too.
+                parent.span.set_attribute(n.CONVERSATION_ID, conversation)
             origin = _origin(scope.target)
             if origin is not None:
                 links.append(Link(origin, {n.LINK_TYPE: n.QUEUED_FROM}))
@@ -153,6 +174,14 @@ class TelemetrySubscriber(Subscriber):
             return
         span, error, reason = state.span, scope.error, scope.stop_reason
         attributes = s.end_attributes(scope.kind.value, reason, error)
+        if state.first_turn is not None:
+            content = self.content
+            attributes.update(
+                s.io_attributes(n.OI_INPUT, n.OI_INPUT_MIME, s.run_input(state.first_turn, content))
+            )
+            if state.last_value is not _NOTHING:
+                output = content.dump(state.last_value)
+                attributes.update(s.io_attributes(n.OI_OUTPUT, n.OI_OUTPUT_MIME, output))
         if state.values:
             attributes[n.SPAN_VALUES] = state.values
         if state.dropped:
@@ -190,6 +219,11 @@ class TelemetrySubscriber(Subscriber):
             return
         index: int | None = None
         if state is not None:
+            if kind in _RUN_IO and self.content.capture:
+                if state.first_turn is None:
+                    state.first_turn = event["turn"]
+                if kind is AgentHook.ON_TURN_VALUE:
+                    state.last_value = event["value"]
             if kind in s.BULK_EVENTS:
                 if kind in s.VALUE_EVENTS:
                     index = state.values
@@ -205,11 +239,13 @@ class TelemetrySubscriber(Subscriber):
             state.recorded += 1
         if self.content.capture:
             if kind is ToolHook.BEFORE_INVOKE:
-                span.set_attribute(
-                    n.TOOL_CALL_ARGUMENTS, s.call_arguments(event.args, event.kwargs, self.content)
-                )
+                arguments = s.call_arguments(event.args, event.kwargs, self.content)
+                span.set_attribute(n.TOOL_CALL_ARGUMENTS, arguments)
+                span.set_attributes(s.io_attributes(n.OI_INPUT, n.OI_INPUT_MIME, arguments))
             elif kind is ToolHook.AFTER_INVOKE:
-                span.set_attribute(n.TOOL_CALL_RESULT, self.content.dump(event["result"]))
+                result = self.content.dump(event["result"])
+                span.set_attribute(n.TOOL_CALL_RESULT, result)
+                span.set_attributes(s.io_attributes(n.OI_OUTPUT, n.OI_OUTPUT_MIME, result))
         span.add_event(n.EVENT_NAMES[kind], s.event_attributes(event, index, self.content))
 
     def _event_state(self, event: Event) -> _SpanState | None:

@@ -479,6 +479,47 @@ async def test_content_capture_records_arguments_and_results_as_json(
     assert json.loads(stream.attributes[RESULT]) == ["day 0: sunny", "day 1: sunny"]
 
 
+@pytest.mark.parametrize(
+    ("mode", "captured"),
+    [
+        ("SPAN_ONLY", True),
+        ("span_and_event", True),
+        ("EVENT_ONLY", True),
+        ("NO_CONTENT", False),
+        ("false", False),
+    ],
+)
+async def test_the_genai_instrumentations_content_modes_turn_capture_on_or_off(
+    instrument_with: Callable[..., PygentsInstrumentor],
+    monkeypatch: pytest.MonkeyPatch,
+    exporter: InMemorySpanExporter,
+    mode: str,
+    captured: bool,
+) -> None:
+    """One setting for pygents and the openai-v2 instrumentation, which reads the same
+    variable as a content mode."""
+    monkeypatch.setenv(CAPTURE_ENV, mode)
+    instrument_with()
+
+    @tool
+    async def whisper(text: str) -> str:
+        return text
+
+    await Turn(whisper, args=[SECRET]).returning()
+
+    spans = exporter.get_finished_spans()
+    assert {span.name for span in spans} >= {"execute_tool whisper"}
+    assert any(SECRET in text for text in all_attribute_values(spans)) is captured
+
+
+def test_a_content_mode_that_is_no_mode_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(CAPTURE_ENV, "SPAN_ONLY_PLEASE")
+    with pytest.raises(ValueError, match="SPAN_ONLY, SPAN_AND_EVENT, EVENT_ONLY or NO_CONTENT"):
+        PygentsInstrumentor().instrument()
+
+
 async def test_an_explicit_capture_content_false_beats_the_environment(
     instrument_with: Callable[..., PygentsInstrumentor],
     monkeypatch: pytest.MonkeyPatch,
@@ -560,3 +601,75 @@ async def test_awkward_values_never_break_the_run(
             assert len(span.attributes[key]) <= 201
     for event in events_named(spans["execute_tool relay"], "pygents.tool.on_yield"):
         assert len(str(event.get("pygents.value", ""))) <= 201
+
+
+async def test_injected_parameters_stay_out_of_the_recorded_arguments(
+    instrument_with: Callable[..., PygentsInstrumentor], spans_by_name: SpansByName
+) -> None:
+    """A context queue given to the tool is the agent's, not the call's argument."""
+    instrument_with(capture_content=True)
+
+    @tool
+    async def note(text: str, queue: ContextQueue) -> int:
+        await queue.append(ContextItem(text))
+        return len(queue)
+
+    agent = Agent("scribe", "Takes notes.", [note], context_queue=ContextQueue(limit=4))
+    await agent.put(Turn(note, kwargs={"text": "remember"}))
+    assert await drain(agent) == [1]
+    call = spans_by_name()["execute_tool note"]
+    assert json.loads(call.attributes[ARGUMENTS]) == {"text": "remember"}
+
+
+async def test_a_genai_viewer_reads_each_span_kind_and_under_capture_the_inputs_and_outputs(
+    instrument_with: Callable[..., PygentsInstrumentor], exporter: InMemorySpanExporter
+) -> None:
+    """Phoenix shows a span with no OpenInference kind as UNKNOWN, and shows input and
+    output only from ``input.value`` / ``output.value``."""
+    instrument_with(capture_content=True)
+
+    @tool
+    async def double(n: int) -> int:
+        return 2 * n
+
+    agent = Agent("doubler", "Doubles.", [double])
+    await agent.put(Turn(double, kwargs={"n": 2}))
+    await agent.put(Turn(double, kwargs={"n": 5}))
+    assert await drain(agent) == [4, 10]
+    spans = exporter.get_finished_spans()
+    (run,) = [span for span in spans if span.name == "invoke_agent doubler"]
+    tools = [span for span in spans if span.name == "execute_tool double"]
+    turns = [span for span in spans if span.name == "turn double"]
+    assert run.attributes["openinference.span.kind"] == "AGENT"
+    assert json.loads(run.attributes["input.value"]) == {"tool": "double", "arguments": {"n": 2}}
+    assert json.loads(run.attributes["output.value"]) == 10  # the last value it routed
+    assert run.attributes["input.mime_type"] == "application/json"
+    assert run.attributes["output.mime_type"] == "application/json"
+    assert [t.attributes["openinference.span.kind"] for t in turns] == ["CHAIN", "CHAIN"]
+    assert [t.attributes["openinference.span.kind"] for t in tools] == ["TOOL", "TOOL"]
+    assert [json.loads(t.attributes["input.value"]) for t in tools] == [{"n": 2}, {"n": 5}]
+    assert [json.loads(t.attributes["output.value"]) for t in tools] == [4, 10]
+
+
+async def test_without_capture_the_spans_say_their_kind_and_carry_no_input_or_output(
+    instrument_with: Callable[..., PygentsInstrumentor], exporter: InMemorySpanExporter
+) -> None:
+    instrument_with()
+
+    @tool
+    async def echo(text: str) -> str:
+        return text
+
+    agent = Agent("echoer", "Echoes.", [echo])
+    await agent.put(Turn(echo, args=[SECRET]))
+    assert await drain(agent) == [SECRET]
+    spans = exporter.get_finished_spans()
+    kinds = {span.name: span.attributes["openinference.span.kind"] for span in spans}
+    assert kinds == {
+        "invoke_agent echoer": "AGENT",
+        "turn echo": "CHAIN",
+        "execute_tool echo": "TOOL",
+    }
+    for span in spans:
+        assert not {"input.value", "output.value"} & set(span.attributes), span.name
+    assert [t for t in all_attribute_values(spans) if SECRET in t] == []

@@ -362,12 +362,16 @@ def _complete_examples() -> list[str]:
 
 
 def test_guide_marks_its_complete_examples() -> None:
-    assert len(_complete_examples()) == 2
+    assert len(_complete_examples()) == 3
 
 
 @pytest.mark.parametrize(
     ("index", "expected"),
-    [(0, '"name": "invoke_agent splitter"'), (1, "spans ok")],
+    [
+        (0, '"name": "invoke_agent splitter"'),
+        (1, "spans ok"),
+        (2, '"name": "chat my-model"'),  # the tool's span, made the model call's
+    ],
 )
 def test_guide_complete_examples_run(tmp_path: Path, index: int, expected: str) -> None:
     script = tmp_path / f"telemetry_example_{index}.py"

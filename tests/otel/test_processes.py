@@ -249,7 +249,7 @@ def test_restored_agent_links_its_turn_spans_to_the_original_trace(
         assert_child(tool_span, turn_span)
         assert turn_span.resource["service.name"] == "consumer"
         assert turn_span.attributes["pygents.turn.uuid"] == uuids[name]
-        assert tool_span.attributes["gen_ai.tool.call.id"] == uuids[name]
+        assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
         # The link back to where the turn was queued, in the other process.
         assert [(link.trace_id, link.span_id) for link in turn_span.links] == [
             (origin_trace, origin_span)

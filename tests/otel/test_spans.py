@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+import pygents_otel
 from pygents import Agent, Turn, TurnTimeoutError, tool
 from pygents.testing import drain
 from pygents_otel import PygentsInstrumentor
@@ -137,7 +138,7 @@ async def test_agent_turn_and_tool_spans_nest_with_their_attributes(
     assert run.attributes["gen_ai.agent.name"] == "planner"
     assert run.attributes["gen_ai.agent.description"] == "Plans things"
     assert run.attributes["gen_ai.agent.id"] == agent.uuid
-    assert run.attributes["gen_ai.provider.name"] == "pygents"
+    assert "gen_ai.provider.name" not in run.attributes  # a viewer would show it as the model
     assert set(run.attributes["pygents.tags"]) == {"team-a", "blue"}
 
     assert turn_span.attributes["pygents.turn.uuid"] == turn.uuid
@@ -149,7 +150,7 @@ async def test_agent_turn_and_tool_spans_nest_with_their_attributes(
     assert tool_span.attributes["gen_ai.tool.name"] == "lookup"
     assert tool_span.attributes["gen_ai.tool.description"] == "Look a thing up."
     assert tool_span.attributes["gen_ai.tool.type"] == "function"
-    assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+    assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
 
     for span in spans.values():
         assert span.status.status_code is StatusCode.UNSET
@@ -247,7 +248,7 @@ async def test_subtool_spans_use_the_scoped_name(spans_by_name: SpansByName) -> 
     tool_span = spans["execute_tool files.read"]
     assert tool_span.attributes["gen_ai.tool.name"] == "files.read"
     assert tool_span.attributes["gen_ai.tool.description"] == "Read a file."
-    assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+    assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
     assert_child_of(tool_span, spans["turn files.read"])
 
 
@@ -371,7 +372,7 @@ async def test_concurrent_turns_each_make_their_own_tool_span_current(
         inside = next(s for s in spans if s.name == f"inside {n}")
         tool_span = by_id[inside.parent.span_id]
         assert tool_span.name == "execute_tool job"
-        assert tool_span.attributes["gen_ai.tool.call.id"] == turn.uuid
+        assert "gen_ai.tool.call.id" not in tool_span.attributes  # no model call id given
         turn_span = by_id[tool_span.parent.span_id]
         assert turn_span.attributes["pygents.turn.uuid"] == turn.uuid
         assert_child_of(turn_span, outer)
@@ -739,3 +740,102 @@ async def test_uninstrument_stops_tracing_and_instrument_resumes_it(
     instrument.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     assert await Turn(echo, args=["c"]).returning() == "c"
     assert {s.name for s in exporter.get_finished_spans()} == {"turn echo", "execute_tool echo"}
+
+
+async def test_the_tool_call_id_is_the_models_call_id_the_caller_kept_on_the_turn(
+    spans_by_name: SpansByName,
+) -> None:
+    """``gen_ai.tool.call.id`` joins a tool span to the model's request for it, as GenAI
+    viewers expect; the turn's own uuid stays on the turn span."""
+
+    @tool
+    async def lookup(key: str) -> str:
+        return key
+
+    turn = Turn(lookup, kwargs={"key": "k"}, metadata={"tool_call_id": "call_Xy12"})
+    await turn.returning()
+    spans = spans_by_name()
+    assert spans["execute_tool lookup"].attributes["gen_ai.tool.call.id"] == "call_Xy12"
+    assert spans["turn lookup"].attributes["pygents.turn.uuid"] == turn.uuid
+
+
+async def test_a_turn_of_a_conversation_puts_its_run_turn_and_tool_spans_in_it(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """``gen_ai.conversation.id`` lets a viewer follow one user's session across runs."""
+
+    @tool
+    async def reply(text: str) -> str:
+        return text
+
+    agent = Agent("chat", "Chats.", [reply])
+    await agent.put(Turn(reply, args=["hi"], metadata={"conversation_id": "session-7"}))
+    assert await drain(agent) == ["hi"]
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    for name in ("invoke_agent chat", "turn reply", "execute_tool reply"):
+        assert spans[name].attributes["gen_ai.conversation.id"] == "session-7", name
+
+
+async def test_a_turn_of_no_conversation_says_none(spans_by_name: SpansByName) -> None:
+    @tool
+    async def reply(text: str) -> str:
+        return text
+
+    await Turn(reply, args=["hi"], metadata={"conversation_id": 7}).returning()  # not a string
+    for span in spans_by_name().values():
+        assert "gen_ai.conversation.id" not in span.attributes, span.name
+
+
+async def test_a_tool_that_calls_a_model_makes_its_span_the_chat_span_with_its_tokens(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """A GenAI viewer shows a model step as ``chat {model}`` with its usage: the tool's own
+    span becomes it (one span, so its tokens count once)."""
+    said: list[bool] = []
+
+    @tool
+    async def respond(prompt: str) -> str:
+        said.append(
+            pygents_otel.model_call(
+                model="gpt-test",
+                provider="openai",
+                input_tokens=120,
+                output_tokens=30,
+                cache_read_tokens=100,
+                finish_reasons=["tool_calls"],
+            )
+        )
+        return "ok"
+
+    agent = Agent("talker", "Talks.", [respond])
+    await agent.put(Turn(respond, args=["hi"]))
+    assert await drain(agent) == ["ok"]
+    assert said == [True]
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert "execute_tool respond" not in spans
+    chat = spans["chat gpt-test"]
+    assert chat.parent is not None
+    assert chat.parent.span_id == spans["turn respond"].context.span_id
+    attributes = chat.attributes
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert attributes["gen_ai.request.model"] == attributes["gen_ai.response.model"] == "gpt-test"
+    assert attributes["gen_ai.provider.name"] == "openai"
+    assert attributes["gen_ai.usage.input_tokens"] == 120
+    assert attributes["gen_ai.usage.output_tokens"] == 30
+    assert attributes["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert "gen_ai.usage.reasoning.output_tokens" not in attributes  # not given
+    assert tuple(attributes["gen_ai.response.finish_reasons"]) == ("tool_calls",)
+    assert attributes["openinference.span.kind"] == "LLM"
+    assert attributes["llm.token_count.total"] == 150
+    assert spans["turn respond"].attributes["openinference.span.kind"] == "CHAIN"
+
+
+async def test_a_model_call_outside_a_tool_changes_no_span(
+    exporter: InMemorySpanExporter, tracer_provider: TracerProvider
+) -> None:
+    tracer = tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("mine"):
+        assert pygents_otel.model_call(model="m", provider="p", input_tokens=-5) is False
+    assert pygents_otel.model_call(model="m", provider="p") is False  # nothing current
+    (mine,) = [span for span in exporter.get_finished_spans() if span.name == "mine"]
+    assert "gen_ai.operation.name" not in (mine.attributes or {})

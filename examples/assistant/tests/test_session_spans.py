@@ -79,3 +79,25 @@ async def test_two_sessions_trace_the_same_tool_span_names_told_apart_by_agent(
     assert sorted(s.name for s in spans if s.name.startswith("invoke_agent ")) == sorted(
         f"invoke_agent {session.name}" for session in sessions
     )
+
+
+async def test_a_sessions_spans_are_one_conversation_and_its_tool_calls_keep_the_models_ids(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """A GenAI viewer groups a session by ``gen_ai.conversation.id`` and joins a tool span
+    to the model's request by ``gen_ai.tool.call.id``."""
+    session = build_session(script())
+    try:
+        [event async for event in session.run("write, list, read")]
+    finally:
+        await close_session(session)
+
+    spans = exporter.get_finished_spans()
+    assert spans
+    assert {s.attributes.get("gen_ai.conversation.id") for s in spans} == {session.conversation_id}
+    tools = {
+        s.attributes["gen_ai.tool.name"]: s for s in spans if s.name.startswith("execute_tool ")
+    }
+    assert tools["write_file"].attributes["gen_ai.tool.call.id"] == "c1"
+    assert tools["bash"].attributes["gen_ai.tool.call.id"] == "c3"
+    assert "gen_ai.tool.call.id" not in tools["respond"].attributes  # no model call asked for it

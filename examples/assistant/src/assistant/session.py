@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
+import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -82,6 +83,9 @@ class Session:
     outcome: Outcome | None = None
     background: TaskManager | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
+    # Names this conversation on every turn's telemetry (``gen_ai.conversation.id``), so
+    # a GenAI viewer follows the session across its runs; new for each session object.
+    conversation_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     conversation: Conversation = field(init=False)
     agent: Agent = field(init=False)
     _tools: Toolset = field(init=False, repr=False)
@@ -266,13 +270,17 @@ class Session:
         if limit is not None:
             return events + await self._limit(run, limit)
         budget.model_calls += 1
-        run.next = Turn(self._tools.respond, timeout=min(RESPOND_TIMEOUT, budget.remaining()))
+        run.next = Turn(
+            self._tools.respond,
+            timeout=min(RESPOND_TIMEOUT, budget.remaining()),
+            metadata={"conversation_id": self.conversation_id},
+        )
         return events
 
     def _turn(self, call: ToolCall, run: _Run) -> Turn:
         spec = self._tools.specs[call.name]
         timeout = min(spec.turn_timeout(call.arguments), run.budget.remaining())
-        meta = {"tool_call_id": call.id}
+        meta = {"tool_call_id": call.id, "conversation_id": self.conversation_id}
         return Turn(spec.tool, kwargs=dict(call.arguments), timeout=timeout, metadata=meta)
 
     async def _queue_next(self, run: _Run) -> None:
