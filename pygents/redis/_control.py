@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from redis.exceptions import ResponseError
 
-from pygents._enums import CANCELLED
 from pygents._errors import brief
 from pygents.redis._cluster import queue_time, time_ms
 from pygents.redis._control_lua import CANCEL, HANDED_BACK_IDLE, RETRY
@@ -36,7 +35,8 @@ from pygents.redis._mailbox_types import (
     MailboxFullError,
     MailboxNotFoundError,
     bounded,
-    outcome_data,
+    cancelled_outcome,
+    outcome_record,
 )
 from pygents.redis._replies import CONNECTION_ERRORS
 from pygents.redis._survey import agent_names
@@ -49,11 +49,10 @@ if TYPE_CHECKING:
     from pygents.redis._replies import Replies
     from pygents.redis._reply_streams import ReplyStreams
 
-__all__ = ["CANCEL_MESSAGE", "CancelResult", "Control"]
+__all__ = ["CancelResult", "Control"]
 
 CancelResult = Literal["cancelling", "removed", "not found"]
 
-CANCEL_MESSAGE: Final = "cancelled through Mailboxes.cancel()"
 _STREAM_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
 
 
@@ -155,16 +154,13 @@ class Control:
         reply = envelope.get("reply")
         if not isinstance(reply, str) or not reply:
             return
-        outcome = outcome_data(
-            turn_uuid, agent, CANCELLED, None, "CancelledError", CANCEL_MESSAGE, 0, 0, "", False
-        )
-        record = json.dumps([[turn_uuid, "o", 0, 0, outcome]])
+        record = outcome_record(turn_uuid, 0, cancelled_outcome(turn_uuid, agent))
         maxlen = envelope.get("reply_maxlen")
         ttl = envelope.get("reply_ttl_ms")
         pipe = self.client.pipeline(transaction=False)
         pipe.xadd(
             reply,
-            {"r": record},
+            {"r": f"[{record}]"},  # an entry holds a list of records
             maxlen=maxlen if isinstance(maxlen, int) else self._reply_limits["reply_maxlen"],
             approximate=True,
         )

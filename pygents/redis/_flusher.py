@@ -15,7 +15,6 @@ entry alone and never fails its batch.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -29,7 +28,7 @@ from pygents.redis._durability import NodeCommand
 from pygents.redis._entries import ReplyTo
 from pygents.redis._intake import FULL
 from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
-from pygents.redis._mailbox_types import Outcome, bounded
+from pygents.redis._mailbox_types import Outcome, bounded, outcome_record
 from pygents.redis._replies import Backoff
 
 if TYPE_CHECKING:
@@ -297,7 +296,7 @@ class Flusher:
             worker=self.worker,
             dead_letter=True,
         )
-        record = json.dumps([turn_uuid, "o", 0, deliveries, outcome.to_dict()])
+        record = outcome_record(turn_uuid, deliveries, outcome.to_dict())
         keys = served.keys
         entry = {
             "message_id": message_id,
