@@ -182,8 +182,12 @@ if kind(1, 'stream') then
     local consumers = redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
     for i = 1, math.min(#consumers, rows) do
       local c = consumers[i]
+      -- Live as `Mailboxes.stats` says it: a heartbeat not expired (asked of each
+      -- listed consumer: the workers listed below are bounded by rows too).
+      local beat = redis.pcall('ZSCORE', KEYS[3], field(c, 'name'))
       out.consumers[#out.consumers + 1] = {field(c, 'name'), field(c, 'pending'),
-                                           field(c, 'idle')}
+                                           field(c, 'idle'),
+                                           type(beat) == 'string' and tonumber(beat) > now}
     end
     for _, p in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', rows)) do
       local e = redis.call('XRANGE', KEYS[1], p[1], p[1])

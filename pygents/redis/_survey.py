@@ -281,9 +281,8 @@ def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, Mailbox
                 *said.get(str(name), (None, None)),
             )
         )
-    live = {w.name for w in workers}
     consumers = tuple(
-        ConsumerStats(str(c[0]), int(c[1]), int(c[2]) / 1000, str(c[0]) in live)
+        ConsumerStats(str(c[0]), int(c[1]), int(c[2]) / 1000, c[3] is True)
         for c in _list(data.get("consumers"))[:rows]
     )
     pending = tuple(

@@ -229,3 +229,24 @@ async def test_stats_and_the_survey_agree_on_a_mailbox_in_every_state(
 
 async def _dead(mailboxes: Mailboxes, agent: str) -> bool:
     return (await mailboxes.stats(agent)).dead_letters == 1
+
+
+async def test_a_consumer_is_live_in_the_survey_as_in_stats_with_more_workers_than_rows(
+    listed: Tool,
+    mailboxes: Mailboxes,
+) -> None:
+    client, keys = mailboxes.client, mailboxes.keys("desk")
+    await mailboxes.put_many("desk", [Turn(listed, args=["x"]) for _ in range(2)], reply=False)
+    await client.xgroup_create(keys.mailbox, "pygents", id="0")
+    for consumer in ("a-worker", "b-worker"):
+        await client.xreadgroup("pygents", consumer, {keys.mailbox: ">"}, count=1)
+    now_ms = int(time.time() * 1000)
+    # Both heartbeat; the one listed first among the consumers expires last.
+    await client.zadd(keys.workers, {"a-worker": now_ms + 60_000, "b-worker": now_ms + 30_000})
+
+    stats = await mailboxes.stats("desk")
+    surveyed = (await mailboxes.survey(["desk"], rows=1))["desk"].stats
+
+    assert [(c.name, c.live) for c in stats.consumers] == [("a-worker", True), ("b-worker", True)]
+    assert [(c.name, c.live) for c in surveyed.consumers] == [("a-worker", True)]
+    assert surveyed.workers == stats.workers == 2
