@@ -39,7 +39,6 @@ from pygents.redis._mailbox_types import (
 from pygents.redis._reading import Reading
 from pygents.redis._replies import Backoff, Replies
 from pygents.redis._reply_streams import ReplyStreams
-from pygents.redis._survey import Surveying
 
 __all__ = ["Mailboxes"]
 
@@ -53,7 +52,7 @@ def _positive(name: str, value: object, kind: type = int, *, zero: bool = False)
     return value
 
 
-class Mailboxes(Control, Surveying, Reading):
+class Mailboxes(Control, Reading):
     """Agents' mailboxes on one Redis: put turns for agents served by workers.
 
     Args:
