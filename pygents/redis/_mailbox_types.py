@@ -17,7 +17,7 @@ from pygents._enums import CANCELLED, FAILED, StopReason
 from pygents._errors import PygentsError, cut
 
 if TYPE_CHECKING:
-    from pygents.redis._handle import TurnHandle
+    from pygents.redis._producer.handle import TurnHandle
 
 __all__ = [
     "CANCEL_MESSAGE",
@@ -298,7 +298,7 @@ def reply_record(turn_uuid: str, kind: str, index: int, attempt: int, data: Any)
     ``ValueError`` if JSON cannot carry ``data``.
 
     A reply stream's entry holds a JSON list of such records in its ``r`` field (the
-    scripts join a batch's records with commas, see ``_mailbox_lua``)."""
+    scripts join a batch's records with commas, see ``_lua.mailbox``)."""
     return COMPACT([turn_uuid, kind, index, attempt, data])
 
 

@@ -56,7 +56,7 @@ class Keys:
     tools: str  # set: the tools the agent's workers have
     workers: str  # sorted set: live workers, scored by heartbeat expiry (ms)
     errors: str  # hash: message id -> last error of an unfinished delivery
-    # hash: what the workers are asked to do (see `pygents.redis._control`):
+    # hash: what the workers are asked to do (see `pygents.redis._producer.control`):
     # "paused", "cancel:<message id>" -> turn uuid, "drain:<worker>" -> time (ms),
     # and what workers say: "paused:<worker>", "draining:<worker>"
     control: str

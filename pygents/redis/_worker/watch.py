@@ -1,7 +1,7 @@
 """The worker's side of control: what the control hashes ask of it, read on a timer.
 
 Every ``control_interval`` seconds a worker reads the control hash of each mailbox it
-serves (one pipelined ``HMGET`` each, see `pygents.redis._control` for why a timer)
+serves (one pipelined ``HMGET`` each, see `pygents.redis._producer.control` for why a timer)
 and keeps here what applies to it: the paused mailboxes, the deliveries it holds that
 must be cancelled, and whether it is asked to drain. Cancelling a running delivery
 cancels the lane task running it (`Controls.cancel_running`); the worker then records
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 from redis.asyncio import Redis
 
 from pygents._identity import IDENTITY
-from pygents.redis._entries import Served
+from pygents.redis._worker.entries import Served
 
 if TYPE_CHECKING:
-    from pygents.redis._delivering import Deliveries, WorkerState
+    from pygents.redis._worker.delivering import Deliveries, WorkerState
 
 __all__ = ["Controls", "Watcher"]
 

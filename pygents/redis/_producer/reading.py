@@ -1,5 +1,5 @@
 """Reading mailboxes: the agents listed, a mailbox's statistics, its dead letters, and
-the survey of many (`pygents.redis._survey` has its values and its parsing).
+the survey of many (`pygents.redis._producer.survey` has its values and its parsing).
 
 A mixin of `Mailboxes` (it uses the client and key naming of the `Mailboxes`), kept
 apart from putting turns: what a dashboard or an operator reads, not the hot path.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from redis.exceptions import ResponseError
 
 from pygents.redis._cluster import queue_time, time_ms
-from pygents.redis._mailbox_lua import GROUP, Keys
+from pygents.redis._lua.mailbox import GROUP, Keys
 from pygents.redis._mailbox_types import (
     ConsumerStats,
     DeadLetter,
@@ -23,8 +23,8 @@ from pygents.redis._mailbox_types import (
     MailboxUnavailableError,
     bounded,
 )
-from pygents.redis._replies import CONNECTION_ERRORS
-from pygents.redis._survey import MAX_AGENTS, Survey, agent_names, read_one, surveyed
+from pygents.redis._producer.replies import CONNECTION_ERRORS
+from pygents.redis._producer.survey import MAX_AGENTS, Survey, agent_names, read_one, surveyed
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

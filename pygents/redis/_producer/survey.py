@@ -1,7 +1,7 @@
 """The survey: everything a dashboard shows of the mailboxes, in one round trip.
 
 [`Mailboxes.survey`][pygents.redis.Mailboxes.survey] sends one pipeline: the read-only
-script ``SURVEY`` (`pygents.redis._control_lua`) once per mailbox, with ``EVALSHA_RO``
+script ``SURVEY`` (`pygents.redis._lua.control`) once per mailbox, with ``EVALSHA_RO``
 (a read-only ACL user may run it). The script decodes the entries on the server, so
 that only bounded previews cross the network, and reports what it cannot read —
 a key of the wrong type, an entry that is not a turn — as counted ``malformed`` rows
@@ -23,14 +23,14 @@ from redis.client import NEVER_DECODE
 from redis.exceptions import NoScriptError
 
 from pygents._errors import cut
-from pygents.redis._control_lua import SURVEY
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.control import SURVEY
+from pygents.redis._lua.mailbox import GROUP
 from pygents.redis._mailbox_types import ConsumerStats, MailboxStats
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._lua.mailbox import Keys
 
 __all__ = [
     "DeadLetterRow",
@@ -100,7 +100,7 @@ class WorkerRow:
     # Who it is in its telemetry (``service.name``, ``service.instance.id``), as it
     # says beside its heartbeat when ``pygents_otel`` instruments its process; ``None``
     # otherwise. What tells a dashboard that the agents it hears from that process
-    # over OTLP are this worker's (see `pygents.redis._watch`).
+    # over OTLP are this worker's (see `pygents.redis._worker.watch`).
     service: str | None = None
     instance: str | None = None
 

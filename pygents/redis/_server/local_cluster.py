@@ -18,7 +18,7 @@ from typing import Final
 
 from redis.client import Redis
 
-from pygents.redis._redis_server import RedisServer, Throwaway
+from pygents.redis._server.redis_server import RedisServer, Throwaway
 
 __all__ = ["LocalCluster"]
 

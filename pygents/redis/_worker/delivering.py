@@ -1,7 +1,7 @@
 """How a worker handles one delivery: queue it in a lane, run its turn as its agent
 (or move it to the dead letters), and hand its outcome to the writer.
 
-The control requests (`pygents.redis._watch`) act here too: a delivery of a paused
+The control requests (`pygents.redis._worker.watch`) act here too: a delivery of a paused
 mailbox is handed back when its lane reaches it, one asked to be cancelled before it
 started is recorded as cancelled without running, and a running one cancelled by
 request is recorded as ``CANCELLED`` — not left unfinished, as when the worker stops.
@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING
 from pygents._turn import Turn
 from pygents._turn_run import Runner
 from pygents.redis._driver import Sink, run_as
-from pygents.redis._entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
-from pygents.redis._intake import hand_back
-from pygents.redis._lanes import Lanes
 from pygents.redis._mailbox_types import DELIVERY, Delivery, bounded, cancelled_outcome
-from pygents.redis._stats import WorkerCounters
+from pygents.redis._worker.entries import DeadEntry, Malformed, Served, decode_entry, parse_entry
+from pygents.redis._worker.intake import hand_back
+from pygents.redis._worker.lanes import Lanes
+from pygents.redis._worker.stats import WorkerCounters
 
 if TYPE_CHECKING:
-    from pygents.redis._flusher import Flusher
-    from pygents.redis._mailbox import Mailboxes
-    from pygents.redis._watch import Controls
+    from pygents.redis._producer.mailbox import Mailboxes
+    from pygents.redis._worker.flusher import Flusher
+    from pygents.redis._worker.watch import Controls
 
 __all__ = ["Deliveries", "WorkerState"]
 

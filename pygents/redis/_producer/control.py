@@ -5,12 +5,12 @@ hash* (``Keys.control``) holds what its workers are asked to do: ``paused``,
 ``cancel:<message id>`` and ``drain:<worker>``. Each worker reads the fields that
 concern it in the control hashes of the mailboxes it serves every
 ``Worker(control_interval=...)`` seconds (0.2 by default: one ``HMGET`` per mailbox,
-pipelined) and acts (`pygents.redis._watch`).
+pipelined) and acts (`pygents.redis._worker.watch`).
 A key read on a timer, rather than a control stream read with the turns, because the
 worker's read blocks up to a second on the turns: a request in a stream would wait
 for it, and every worker would need a cursor of its own in it.
 
-What needs atomicity is a script (`pygents.redis._control_lua`): removing a queued
+What needs atomicity is a script (`pygents.redis._lua.control`): removing a queued
 turn that a worker might take at the same instant, and moving a dead letter back.
 
 A name, id or uuid this Redis does not have raises
@@ -28,9 +28,8 @@ from redis.exceptions import ResponseError
 
 from pygents._errors import brief
 from pygents.redis._cluster import queue_time, time_ms
-from pygents.redis._control_lua import CANCEL, HANDED_BACK_IDLE, RETRY
-from pygents.redis._handle import TurnHandle
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.control import CANCEL, HANDED_BACK_IDLE, RETRY
+from pygents.redis._lua.mailbox import GROUP
 from pygents.redis._mailbox_types import (
     MailboxFullError,
     MailboxNotFoundError,
@@ -38,16 +37,17 @@ from pygents.redis._mailbox_types import (
     cancelled_outcome,
     outcome_record,
 )
-from pygents.redis._replies import CONNECTION_ERRORS
-from pygents.redis._survey import agent_names
+from pygents.redis._producer.handle import TurnHandle
+from pygents.redis._producer.replies import CONNECTION_ERRORS
+from pygents.redis._producer.survey import agent_names
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._lua.mailbox import Keys
     from pygents.redis._mailbox_types import MailboxUnavailableError
-    from pygents.redis._replies import Replies
-    from pygents.redis._reply_streams import ReplyStreams
+    from pygents.redis._producer.replies import Replies
+    from pygents.redis._producer.reply_streams import ReplyStreams
 
 __all__ = ["CancelResult", "Control"]
 

@@ -7,10 +7,10 @@ A `Worker` runs five things side by side until `Worker.stop`:
   at least ``concurrency`` (fewer with a small prefetch), so the lanes rarely wait
   for a read while turns wait in Redis, and a busy replica leaves the rest to others.
   After a read that brought all it asked for, the next goes through the ``READ``
-  script instead, whose reply costs far less to parse (see ``_mailbox_lua``);
+  script instead, whose reply costs far less to parse (see ``_lua.mailbox``);
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
-* the *writer* (`Flusher` in `pygents.redis._flusher`) records outcomes and streams
+* the *writer* (`Flusher` in `pygents.redis._worker.flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
@@ -18,8 +18,8 @@ A `Worker` runs five things side by side until `Worker.stop`:
   ``stats_interval`` it also reads the served mailboxes' statistics for
   ``served_stats()`` (what the dashboard and the telemetry gauges show).
 * the *watcher* reads the served mailboxes' control hashes every
-  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._watch`;
-  each delivery's side of it is in `pygents.redis._delivering`).
+  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._worker.watch`;
+  each delivery's side of it is in `pygents.redis._worker.delivering`).
 
 A `Worker` is one class that owns its parts rather than inheriting them: a
 `Deliveries` (each delivery's life), a `Watcher` (control requests), a `Flusher` (the
@@ -44,21 +44,21 @@ from redis.exceptions import NoScriptError, ResponseError
 from pygents._agent import Agent
 from pygents._routing import ROUTES
 from pygents.redis._cluster import connection_lost
-from pygents.redis._control_lua import WORKER_FIELDS
-from pygents.redis._delivering import Deliveries, WorkerState
-from pygents.redis._entries import Served
-from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, Entry, claim, leave, read_waiting, setup
-from pygents.redis._lanes import Lanes
-from pygents.redis._mailbox import Mailboxes
-from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
+from pygents.redis._lua.control import WORKER_FIELDS
+from pygents.redis._lua.mailbox import GROUP, HEARTBEAT, READ
 from pygents.redis._mailbox_types import unique_name
 from pygents.redis._outage import Outage
-from pygents.redis._reading import tool_names
-from pygents.redis._replies import Backoff
-from pygents.redis._slot_reads import Reads
-from pygents.redis._stats import SERVED, WorkerCounters, setting
-from pygents.redis._watch import Controls, Watcher
+from pygents.redis._producer.mailbox import Mailboxes
+from pygents.redis._producer.reading import tool_names
+from pygents.redis._producer.replies import Backoff
+from pygents.redis._worker.delivering import Deliveries, WorkerState
+from pygents.redis._worker.entries import Served
+from pygents.redis._worker.flusher import Flusher
+from pygents.redis._worker.intake import FULL, Entry, claim, leave, read_waiting, setup
+from pygents.redis._worker.lanes import Lanes
+from pygents.redis._worker.slot_reads import Reads
+from pygents.redis._worker.stats import SERVED, WorkerCounters, setting
+from pygents.redis._worker.watch import Controls, Watcher
 
 __all__ = ["Worker"]
 
