@@ -23,7 +23,7 @@ from typing import Any, Final
 from benchmarks.redis_workloads import CHUNK, READ, _row, _until, bench_w9, processes
 from pygents import Agent, AgentRegistry, Turn
 from pygents.redis import Mailboxes, RedisServer, Worker
-from pygents.redis._local_cluster import LocalCluster
+from pygents.redis._server.local_cluster import LocalCluster
 
 AGENTS: Final = 6
 NAMES: Final = [f"bench-w9c-{n}" for n in range(AGENTS)]

@@ -25,7 +25,7 @@ from typing import ForwardRef
 
 def publish(package: str, names: Iterable[str], namespace: Mapping[str, object]) -> None:
     """Set ``__module__`` to ``package`` on each class or function among ``names`` that
-    one of its private modules defines (``pygents.redis._worker`` for ``pygents.redis``).
+    one of its private modules defines (``pygents.redis._worker.worker`` for ``pygents.redis``).
 
     Names from public modules (``pygents_tui.ui.app``) keep theirs, and so do objects that
     are not classes or functions (a registry instance, a constant): their type, not

@@ -27,7 +27,7 @@ def _no_worker_left_serving() -> Iterator[None]:
     would show a Mailbox column on every later test's dashboard, far from its cause;
     here it fails the test that left it, and is cleared."""
     yield
-    stats = sys.modules.get("pygents.redis._stats")
+    stats = sys.modules.get("pygents.redis._worker.stats")
     if stats is None:  # no test has imported the Redis layer
         return
     left = dict(stats.SERVED.view)

@@ -32,8 +32,6 @@ from pygents._extras import missing_extra
 from pygents._public import publish as _publish
 
 try:
-    from pygents.redis._handle import TurnHandle
-    from pygents.redis._mailbox import Mailboxes
     from pygents.redis._mailbox_types import (
         ConsumerStats,
         DeadLetter,
@@ -53,9 +51,9 @@ try:
         TurnRerunError,
         current_delivery,
     )
-    from pygents.redis._redis_server import RedisServer
-    from pygents.redis._stats import WorkerCounters, served_stats
-    from pygents.redis._survey import (
+    from pygents.redis._producer.handle import TurnHandle
+    from pygents.redis._producer.mailbox import Mailboxes
+    from pygents.redis._producer.survey import (
         DeadLetterRow,
         MailboxSurvey,
         PendingTurn,
@@ -63,7 +61,9 @@ try:
         Survey,
         WorkerRow,
     )
-    from pygents.redis._worker import Worker
+    from pygents.redis._server.redis_server import RedisServer
+    from pygents.redis._worker.stats import WorkerCounters, served_stats
+    from pygents.redis._worker.worker import Worker
 except ModuleNotFoundError as error:
     # Without the 'redis' extra: one line naming it, not "No module named 'redis'".
     replacement = missing_extra(error, "pygents.redis", "redis", ("redis",))

@@ -3,7 +3,7 @@ script or ``TIME`` in a pipeline, and closing every connection of a client.
 
 Everything else is redis-py's own cluster client (``redis.asyncio.cluster``): it routes
 each command to the shard of its keys, splits a pipeline by node, and refreshes its
-slot map after a failover. pygents only chooses hash tags (`_mailbox_lua.Keys`), so that
+slot map after a failover. pygents only chooses hash tags (`_lua.mailbox.Keys`), so that
 every script names keys of one slot.
 """
 

@@ -15,13 +15,12 @@ replicas), and a plain value goes back to the caller instead of being yielded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from pygents._agent import Agent
 from pygents._agent_run import AgentRun
-from pygents._enums import COMPLETED, COMPLETION_CHECK, FAILED, TIMED_OUT
+from pygents._enums import COMPLETED, COMPLETION_CHECK, TIMED_OUT
 from pygents._lifecycle import (
     ROUTED,
     PutTurn,
@@ -36,7 +35,7 @@ from pygents._lifecycle import (
 from pygents._scope import stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner, TurnRun
-from pygents.redis._mailbox_types import COMPACT, bounded, outcome_data
+from pygents.redis._mailbox_types import bounded, outcome_data, outcome_record, reply_record
 
 __all__ = ["Sink", "run_as"]
 
@@ -67,7 +66,7 @@ class Sink:
             self.values += 1
             return
         try:
-            record = COMPACT([self.turn_uuid, "v", index, self.attempt, value])
+            record = reply_record(self.turn_uuid, "v", index, self.attempt, value)
         except (TypeError, ValueError):
             raise TypeError(
                 f"value #{index} of turn {self.turn_uuid} is a {type(value).__name__}, which "
@@ -78,20 +77,8 @@ class Sink:
         await self.emit(self.reply, record)
 
     def outcome_record(self, outcome: dict[str, Any]) -> str:
-        """The outcome as a reply record; an output JSON cannot carry becomes an error."""
-        try:
-            return COMPACT([self.turn_uuid, "o", 0, self.attempt, outcome])
-        except (TypeError, ValueError):
-            output = outcome["output"]
-            failed = dict(
-                outcome,
-                output=None,
-                stop_reason=FAILED.value,
-                error_type="TypeError",
-                error=f"the turn returned a {type(output).__name__}, which JSON cannot carry "
-                "back to the caller; return JSON-ready values",
-            )
-            return json.dumps([self.turn_uuid, "o", 0, self.attempt, failed])
+        """The outcome as a reply record (see `outcome_record`)."""
+        return outcome_record(self.turn_uuid, self.attempt, outcome)
 
 
 async def run_as(

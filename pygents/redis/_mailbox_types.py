@@ -13,13 +13,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from pygents._enums import StopReason
+from pygents._enums import CANCELLED, FAILED, StopReason
 from pygents._errors import PygentsError, cut
 
 if TYPE_CHECKING:
-    from pygents.redis._handle import TurnHandle
+    from pygents.redis._producer.handle import TurnHandle
 
 __all__ = [
+    "CANCEL_MESSAGE",
     "COMPACT",
     "DELIVERY",
     "ConsumerStats",
@@ -39,8 +40,11 @@ __all__ = [
     "TurnLostError",
     "TurnRerunError",
     "bounded",
+    "cancelled_outcome",
     "current_delivery",
     "outcome_data",
+    "outcome_record",
+    "reply_record",
     "unique_name",
 ]
 
@@ -256,6 +260,64 @@ def outcome_data(
         "dead_letter": dead_letter,
         "streaming": streaming,
     }
+
+
+CANCEL_MESSAGE: Final = "cancelled through Mailboxes.cancel()"
+
+
+def cancelled_outcome(
+    turn_uuid: str,
+    agent: str,
+    *,
+    values: int = 0,
+    deliveries: int = 0,
+    worker: str = "",
+    streaming: bool = False,
+) -> dict[str, Any]:
+    """The ``CANCELLED`` outcome of a turn cancelled through ``Mailboxes.cancel``: the
+    one a worker records for a delivery it held, and the one the producer writes for a
+    turn it removed before any worker took it (no values, delivery 0, no worker)."""
+    return outcome_data(
+        turn_uuid,
+        agent,
+        CANCELLED,
+        None,
+        "CancelledError",
+        CANCEL_MESSAGE,
+        values,
+        deliveries,
+        worker,
+        streaming,
+    )
+
+
+def reply_record(turn_uuid: str, kind: str, index: int, attempt: int, data: Any) -> str:
+    """One record of a reply stream, ``[uuid, "v" | "o", index, delivery, data]`` as
+    `Replies` reads it: the one encoder of every writer (a worker's values and
+    outcomes, its dead letters, the producer's own cancellations). ``TypeError`` or
+    ``ValueError`` if JSON cannot carry ``data``.
+
+    A reply stream's entry holds a JSON list of such records in its ``r`` field (the
+    scripts join a batch's records with commas, see ``_lua.mailbox``)."""
+    return COMPACT([turn_uuid, kind, index, attempt, data])
+
+
+def outcome_record(turn_uuid: str, attempt: int, outcome: dict[str, Any]) -> str:
+    """An outcome (`outcome_data`) as a reply record; an output JSON cannot carry
+    becomes the error it is for the caller, so that an outcome always reaches it."""
+    try:
+        return reply_record(turn_uuid, "o", 0, attempt, outcome)
+    except (TypeError, ValueError):
+        output = outcome["output"]
+        failed = dict(
+            outcome,
+            output=None,
+            stop_reason=FAILED.value,
+            error_type="TypeError",
+            error=f"the turn returned a {type(output).__name__}, which JSON cannot carry "
+            "back to the caller; return JSON-ready values",
+        )
+        return reply_record(turn_uuid, "o", 0, attempt, failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """What a worker's log says while it cannot use Redis: one line, not one per retry.
 
 A worker's loops (reader, keeper, statistics, control, writer) each back off and retry
-on their own when Redis is away (`pygents.redis._replies.Backoff`). Each used to say so
+on their own when Redis is away (`pygents.redis._producer.replies.Backoff`). Each used to say so
 once, without saying where, and then retry quietly forever: a wrong URL showed as five
 anonymous lines and then silence. An `Outage` is shared by one worker's loops and
 speaks for all of them: one WARNING line at the first failure, naming the URL (without

@@ -201,5 +201,5 @@ def test_no_module_outside_the_redis_layer_imports_it() -> None:
         offenders.extend(f"{module}:{hit}" for hit in _redis_layer_imports(path, module))
     assert offenders == []
     # The walker sees the layer's own imports, so an empty list above means something.
-    assert _redis_layer_imports(layer / "_worker.py", "pygents.redis._worker")
+    assert _redis_layer_imports(layer / "_worker" / "worker.py", "pygents.redis._worker.worker")
     assert _redis_layer_imports(layer / "__init__.py", "pygents.redis")

@@ -1,7 +1,7 @@
 """The local Redis Cluster the Redis tests also run on (see ``conftest.py``).
 
 One cluster per test session — three primaries and three replicas on free 127.0.0.1
-ports (`pygents.redis._local_cluster.LocalCluster`: ``redis-server --cluster-enabled
+ports (`pygents.redis._server.local_cluster.LocalCluster`: ``redis-server --cluster-enabled
 yes`` and ``redis-cli --cluster create``) — emptied before each test that uses it, and
 stopped at the end of the session. Six servers and the slot assignment take seconds:
 one per test would cost more than the tests.
@@ -18,8 +18,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis_helpers import eventually
 
-from pygents.redis._local_cluster import LocalCluster
-from pygents.redis._redis_server import RedisServer
+from pygents.redis._server.local_cluster import LocalCluster
+from pygents.redis._server.redis_server import RedisServer
 from system_programs import require
 
 __all__ = ["ClusterServer", "Failover", "running_cluster"]

@@ -23,7 +23,7 @@ from desk_tools import DeskTools, declare
 from redis_helpers import Serving, running_server
 
 from pygents.redis import Mailboxes, RedisServer
-from pygents.redis._local_cluster import LocalCluster
+from pygents.redis._server.local_cluster import LocalCluster
 from system_programs import require
 
 # The modules whose tests also run on the cluster: delivery, replies, serving, the

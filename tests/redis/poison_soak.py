@@ -41,7 +41,7 @@ from redis.asyncio import Redis
 
 from pygents import Agent, DecoratedTool, Turn, tool
 from pygents.redis import Mailboxes, RedisServer, Worker
-from pygents.redis._reading import dead_letter
+from pygents.redis._producer.reading import dead_letter
 
 AGENT = "soak"
 BAD_HASH = "soak:reply-is-a-hash"

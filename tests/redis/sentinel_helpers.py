@@ -24,7 +24,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis_helpers import eventually
 
 from pygents.redis import RedisServer
-from pygents.redis._redis_server import answers_ping, free_port
+from pygents.redis._server.redis_server import answers_ping, free_port
 from system_programs import require
 
 SERVICE = "m"

@@ -19,7 +19,7 @@ from redis_helpers import Serving, eventually
 
 from pygents import Agent, Tool, Turn, tool
 from pygents.redis import MailboxError, Mailboxes, Worker
-from pygents.redis._local_cluster import LocalCluster
+from pygents.redis._server.local_cluster import LocalCluster
 from redis import Redis as SyncRedis
 from system_programs import require
 

@@ -21,8 +21,8 @@ from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, NotReplicatedError, Worker
-from pygents.redis._local_cluster import LocalCluster
-from pygents.redis._redis_server import RedisServer
+from pygents.redis._server.local_cluster import LocalCluster
+from pygents.redis._server.redis_server import RedisServer
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from failover_helpers import Counts, run_load
 from redis.asyncio.cluster import RedisCluster
 
 from pygents.redis import Mailboxes
-from pygents.redis._local_cluster import LocalCluster
+from pygents.redis._server.local_cluster import LocalCluster
 from system_programs import require
 
 pytestmark = pytest.mark.slow

@@ -21,7 +21,7 @@ from pygents.redis import (
     _outage,
     current_delivery,
 )
-from pygents.redis._redis_server import free_port
+from pygents.redis._server.redis_server import free_port
 
 
 class Gate:

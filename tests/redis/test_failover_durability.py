@@ -29,7 +29,7 @@ from sentinel_helpers import Replicated, replicated
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, NotReplicatedError, RedisServer, Worker
-from pygents.redis._mailbox_lua import RECORD
+from pygents.redis._lua.mailbox import RECORD
 from system_programs import require
 
 

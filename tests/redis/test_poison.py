@@ -18,7 +18,7 @@ from redis_helpers import Serving, eventually
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, RedisServer, Worker
 from pygents.redis._cluster import connect
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.mailbox import GROUP
 
 
 async def xadd_raw(raw: Redis, key: str, fields: dict[bytes, bytes]) -> str:

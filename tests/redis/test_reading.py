@@ -9,8 +9,8 @@ from redis_helpers import Serving
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, Worker
-from pygents.redis._intake import read, read_waiting
-from pygents.redis._mailbox_lua import GROUP, READ
+from pygents.redis._lua.mailbox import GROUP, READ
+from pygents.redis._worker.intake import read, read_waiting
 
 # Field names and values a hostile or careless producer may write by hand: separators
 # of the packed form, bytes that are not UTF-8, empty strings, several fields.

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pygents.redis import RedisServer
-from pygents.redis._local_cluster import LocalCluster
-from pygents.redis._redis_server import _ephemeral, answers_ping, free_port
+from pygents.redis._server.local_cluster import LocalCluster
+from pygents.redis._server.redis_server import _ephemeral, answers_ping, free_port
 from system_programs import needs
 
 pytestmark = needs("redis-server")

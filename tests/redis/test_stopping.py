@@ -15,7 +15,7 @@ from pygents.redis import (
     current_delivery,
     served_stats,
 )
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.mailbox import GROUP
 
 
 async def test_a_stopping_worker_starts_no_new_turn_and_hands_back_what_it_read_ahead(

@@ -1,17 +1,22 @@
 """The survey on a real ``redis-server``: a populated keyspace read back exactly, a
 hostile keyspace (keys of the wrong type, garbage entries) read without an exception
-and counted as malformed, and its cost in Redis commands."""
+and counted as malformed, its cost in Redis commands, and its counts the same as
+``Mailboxes.stats`` gives for the same mailbox."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from redis_helpers import Serving, eventually
 
-from pygents import Tool, Turn, tool
+from pygents import Agent, Tool, Turn, tool
 from pygents._errors import ELLIPSIS
-from pygents.redis import Mailboxes
+from pygents.redis import Mailboxes, MailboxStats, Worker
 
 WORKER = "box-4242-abc123"
 
@@ -163,3 +168,85 @@ async def test_a_survey_of_100_mailboxes_is_one_read_only_script_call_each(
     assert stats["cmdstat_smembers"]["calls"] == 1
     for n in range(100):
         assert survey[f"agent-{n}"].queued[0].arguments == f'[["{n}"]]'
+
+
+def _shared(stats: MailboxStats) -> tuple[Any, ...]:
+    """What ``stats()`` and the survey both report of a mailbox. A consumer's idle time
+    is left out: it grows between the two reads (and a heartbeat resets it)."""
+    consumers = sorted((c.name, c.pending, c.live) for c in stats.consumers)
+    return (stats.agent, stats.depth, stats.pending, stats.waiting, stats.dead_letters,
+            stats.workers, consumers)  # fmt: skip
+
+
+async def test_stats_and_the_survey_agree_on_a_mailbox_in_every_state(
+    mailboxes: Mailboxes,
+    serving: Serving,
+) -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    @tool()
+    async def tick(n: int) -> int:
+        return n
+
+    @tool()
+    async def count(n: int) -> AsyncIterator[int]:
+        for i in range(n):
+            yield i
+
+    @tool()
+    async def held() -> None:
+        started.set()
+        await release.wait()
+
+    agent = Agent("desk-agree", "Agrees", [tick, count, held])
+    keys = mailboxes.keys(agent.name)
+    # One lane and no read-ahead: the running turn is all the worker holds, and the
+    # turns put after it wait in the mailbox.
+    await serving.start(Worker(mailboxes, agent, concurrency=1, prefetch=0))
+    done = await mailboxes.put_many(agent.name, [Turn(tick, args=[1]), Turn(count, args=[3])])
+    for handle in done:
+        await handle.outcome()  # finished (one with streamed values): gone from the mailbox
+    await mailboxes.client.xadd(keys.mailbox, {"junk": "not a turn"})  # dead-lettered
+    await eventually(lambda: _dead(mailboxes, agent.name))
+    running = await mailboxes.put(agent.name, Turn(held))
+    await started.wait()
+    await mailboxes.put_many(agent.name, [Turn(tick, args=[n]) for n in range(4)], reply=False)
+    # A consumer that is no live worker holds one of them (a worker that died).
+    await mailboxes.client.xreadgroup("pygents", "ghost", {keys.mailbox: ">"}, count=1)
+    await mailboxes.client.zadd(keys.workers, {"ghost": 1})  # its heartbeat long expired
+
+    stats = await mailboxes.stats(agent.name)
+    surveyed = (await mailboxes.survey([agent.name]))[agent.name].stats
+
+    assert _shared(surveyed) == _shared(stats)
+    assert (stats.depth, stats.pending, stats.waiting, stats.dead_letters) == (5, 2, 3, 1)
+    assert stats.workers == 1
+    assert sorted((c.pending, c.live) for c in stats.consumers) == [(1, False), (1, True)]
+    release.set()
+    await running.outcome()
+
+
+async def _dead(mailboxes: Mailboxes, agent: str) -> bool:
+    return (await mailboxes.stats(agent)).dead_letters == 1
+
+
+async def test_a_consumer_is_live_in_the_survey_as_in_stats_with_more_workers_than_rows(
+    listed: Tool,
+    mailboxes: Mailboxes,
+) -> None:
+    client, keys = mailboxes.client, mailboxes.keys("desk")
+    await mailboxes.put_many("desk", [Turn(listed, args=["x"]) for _ in range(2)], reply=False)
+    await client.xgroup_create(keys.mailbox, "pygents", id="0")
+    for consumer in ("a-worker", "b-worker"):
+        await client.xreadgroup("pygents", consumer, {keys.mailbox: ">"}, count=1)
+    now_ms = int(time.time() * 1000)
+    # Both heartbeat; the one listed first among the consumers expires last.
+    await client.zadd(keys.workers, {"a-worker": now_ms + 60_000, "b-worker": now_ms + 30_000})
+
+    stats = await mailboxes.stats("desk")
+    surveyed = (await mailboxes.survey(["desk"], rows=1))["desk"].stats
+
+    assert [(c.name, c.live) for c in stats.consumers] == [("a-worker", True), ("b-worker", True)]
+    assert [(c.name, c.live) for c in surveyed.consumers] == [("a-worker", True)]
+    assert surveyed.workers == stats.workers == 2

@@ -9,7 +9,7 @@ from redis_helpers import Serving, eventually
 
 from pygents import Agent, Turn, tool
 from pygents.redis import Mailboxes, Worker, served_stats
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.mailbox import GROUP
 from pygents_tui import Dashboard
 
 FAST = 0.02  # seconds between two readings of the statistics

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pygents.redis._redis_server import free_port as free_port  # one port picker
+from pygents.redis._server.redis_server import free_port as free_port  # one port picker
 from system_programs import require
 
 WAIT = 20.0  # seconds, for each thing the test waits for

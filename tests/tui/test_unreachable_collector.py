@@ -13,7 +13,7 @@ from pathlib import Path
 
 from terminal import SCRIPT, terminal
 
-from pygents.redis._redis_server import free_port
+from pygents.redis._server.redis_server import free_port
 
 
 def test_quitting_a_demo_whose_collector_is_gone_says_so_in_one_line(tmp_path: Path) -> None:

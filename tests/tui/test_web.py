@@ -28,7 +28,7 @@ from pilot import dashboard
 from terminal import ANSI, WAIT
 
 from pygents import Agent, Turn, tool
-from pygents.redis._redis_server import free_port
+from pygents.redis._server.redis_server import free_port
 from pygents_tui.cli._commands import main
 from pygents_tui.cli._web import served_command
 from system_programs import require

@@ -56,7 +56,7 @@ class Keys:
     tools: str  # set: the tools the agent's workers have
     workers: str  # sorted set: live workers, scored by heartbeat expiry (ms)
     errors: str  # hash: message id -> last error of an unfinished delivery
-    # hash: what the workers are asked to do (see `pygents.redis._control`):
+    # hash: what the workers are asked to do (see `pygents.redis._producer.control`):
     # "paused", "cancel:<message id>" -> turn uuid, "drain:<worker>" -> time (ms),
     # and what workers say: "paused:<worker>", "draining:<worker>"
     control: str
@@ -170,6 +170,16 @@ local function usable(k)
   local t = kind(k)
   return t == 'stream' or t == 'none'
 end
+-- Adds item to the list of key in lists, the keys kept in the order first seen.
+local function append(lists, keys, key, item)
+  local list = lists[key]
+  if list == nil then
+    list = {}
+    lists[key] = list
+    keys[#keys + 1] = key
+  end
+  list[#list + 1] = item
+end
 local batches, order, out = {}, {}, {0}
 local acked, mailboxes = {}, {}  -- ids acknowledged, by mailbox index
 for i = 5, #ARGV do
@@ -205,27 +215,13 @@ for i = 5, #ARGV do
         out[#out + 1] = reason
       end
     elseif redis.pcall('XACK', KEYS[mk], group, id) == 1 then
-      local gone = acked[mk]
-      if gone == nil then
-        gone = {}
-        acked[mk] = gone
-        mailboxes[#mailboxes + 1] = mk
-      end
-      gone[#gone + 1] = id
+      append(acked, mailboxes, mk, id)
       out[1] = out[1] + 1
     else
       keep = false
     end
   end
-  if keep then
-    local batch = batches[rk]
-    if batch == nil then
-      batch = {}
-      batches[rk] = batch
-      order[#order + 1] = rk
-    end
-    batch[#batch + 1] = record
-  end
+  if keep then append(batches, order, rk, record) end
 end
 -- The acknowledged turns leave their mailbox (and their errors) in one call per key:
 -- a command per turn costs Redis more than the deletion itself.

@@ -3,7 +3,7 @@
 Entries are read as bytes. The client of `Mailboxes` decodes every reply as UTF-8,
 and a single field that is not UTF-8 would then fail the whole ``XREADGROUP`` or
 claim reply — every entry read with it, again at each retry. Reading bytes and
-decoding each entry on its own (`pygents.redis._entries.decode_entry`) confines a bad entry
+decoding each entry on its own (`pygents.redis._worker.entries.decode_entry`) confines a bad entry
 to itself: it is dead-lettered, the others run. `read_waiting` gives the same entries
 through the ``READ`` script, packed in one string that `unpack` splits by the lengths
 it carries, so that no byte of an entry can be mistaken for a separator.
@@ -26,8 +26,8 @@ from redis.client import NEVER_DECODE
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from pygents.redis._cluster import connection_lost
-from pygents.redis._control_lua import HANDED_BACK_IDLE, WORKER_FIELDS
-from pygents.redis._mailbox_lua import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
+from pygents.redis._lua.control import HANDED_BACK_IDLE, WORKER_FIELDS
+from pygents.redis._lua.mailbox import ANNOUNCE, CLAIM, FULL_GROUP, GROUP, HAND_BACK, Keys
 
 __all__ = [
     "FULL",
@@ -109,7 +109,7 @@ async def read_waiting(
 ) -> list[tuple[str, list[Entry]]]:
     """Like `read`, without blocking, for when turns are known to wait: through the
     ``READ`` script (``sha``), whose packed reply costs the client a fraction of the
-    parsing (see ``_mailbox_lua``). ``NoScriptError`` if Redis lost the script."""
+    parsing (see ``_lua.mailbox``). ``NoScriptError`` if Redis lost the script."""
     blob: bytes = await client.execute_command(  # type: ignore[no-untyped-call]
         "EVALSHA", sha, len(mailboxes), *mailboxes, GROUP, consumer, count,
         **{NEVER_DECODE: True},

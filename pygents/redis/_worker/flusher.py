@@ -2,12 +2,12 @@
 
 Records accumulate while the event loop is busy and go out together, in one
 pipeline per batch with one ``RECORD`` script call for each run of records whose reply
-streams take the same limits (the producer's, see `pygents.redis._entries.ReplyTo`; almost
-always one run) — see ``_mailbox_lua``: values first, in the order
+streams take the same limits (the producer's, see `pygents.redis._worker.entries.ReplyTo`; almost
+always one run) — see ``_lua.mailbox``: values first, in the order
 they were produced, and each outcome after its turn's values. A batch that fails
 because Redis went away, or is full, is kept and retried after a backoff; a turn whose
 outcome cannot be recorded at all is simply not acknowledged, so it is delivered
-again. The scripts check what they write to before writing (see ``_mailbox_lua``), so
+again. The scripts check what they write to before writing (see ``_lua.mailbox``), so
 that a bad key named by one entry — a reply key holding a hash, say — dead-letters that
 entry alone and never fails its batch.
 """
@@ -15,7 +15,6 @@ entry alone and never fails its batch.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -26,15 +25,15 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from pygents.redis._cluster import connection_lost, queue_script
 from pygents.redis._durability import NodeCommand
-from pygents.redis._entries import ReplyTo
-from pygents.redis._intake import FULL
-from pygents.redis._mailbox_lua import DEAD, GROUP, RECORD, Keys
-from pygents.redis._mailbox_types import Outcome, bounded
-from pygents.redis._replies import Backoff
+from pygents.redis._lua.mailbox import DEAD, GROUP, RECORD, Keys
+from pygents.redis._mailbox_types import Outcome, bounded, outcome_record
+from pygents.redis._producer.replies import Backoff
+from pygents.redis._worker.entries import ReplyTo
+from pygents.redis._worker.intake import FULL
 
 if TYPE_CHECKING:
-    from pygents.redis._entries import DeadEntry, Served
-    from pygents.redis._mailbox import Mailboxes
+    from pygents.redis._producer.mailbox import Mailboxes
+    from pygents.redis._worker.entries import DeadEntry, Served
 
 __all__ = ["Flusher"]
 
@@ -278,7 +277,7 @@ class Flusher:
         """Move a delivery to the dead-letter stream, telling its caller if known.
 
         Never raises but for cancellation: whatever the entry holds, its fields are text
-        here (see `pygents.redis._entries.decode_entry`), and the script checks its keys.
+        here (see `pygents.redis._worker.entries.decode_entry`), and the script checks its keys.
         """
         served, message_id, reason, deliveries = (
             dead.served,
@@ -297,7 +296,7 @@ class Flusher:
             worker=self.worker,
             dead_letter=True,
         )
-        record = json.dumps([turn_uuid, "o", 0, deliveries, outcome.to_dict()])
+        record = outcome_record(turn_uuid, deliveries, outcome.to_dict())
         keys = served.keys
         entry = {
             "message_id": message_id,

@@ -1,5 +1,5 @@
-"""The Lua scripts of the control actions and of the survey (see `pygents.redis._control`
-and `pygents.redis._survey`).
+"""The Lua scripts of the control actions and of the survey (see `pygents.redis._producer.control`
+and `pygents.redis._producer.survey`).
 
 Each script names only keys of one mailbox (`Keys`), so that they all hash to one
 slot once the keys carry a hash tag. A reply stream is not a mailbox key: where an
@@ -31,13 +31,13 @@ epoch (Redis ignores an idle time that would put the delivery before it)."""
 WORKER_FIELDS: Final = ("drain", "draining", "paused", "identity")
 """The control hash's fields about one worker, ``<kind>:<worker>``: a drain request,
 and what the worker says (it drains, it applies the pause, who it is in its
-telemetry: see `pygents.redis._watch`). Cleared when it leaves, and when a worker of
+telemetry: see `pygents.redis._worker.watch`). Cleared when it leaves, and when a worker of
 the same name starts (left by one that died)."""
 
 # KEYS: mailbox, control, errors. ARGV: group, turn uuid, a message id to try first
 # (or ""), the idle time (ms) from which a pending entry counts as handed back.
 # Returns {"missing"}, {"running", id} or {"removed", id, envelope}. A request is the
-# field "cancel:<message id>" (a worker asks for the ids it holds, see `_watch`).
+# field "cancel:<message id>" (a worker asks for the ids it holds, see `_worker.watch`).
 # Stale requests (their entry is gone) are pruned on the way, which bounds the hash
 # (a hash grown beyond 10,000 fields by someone else is left alone).
 CANCEL: Final = """
@@ -129,7 +129,7 @@ return {'ok', id, payload}
 
 # KEYS: mailbox, dead, workers, control. ARGV: group, rows, characters kept of a
 # preview (one more than shown, so that the caller's cut marks what it left out).
-# Returns a JSON document (see `pygents.redis._survey.read_one`). The turns' envelopes
+# Returns a JSON document (see `pygents.redis._producer.survey.read_one`). The turns' envelopes
 # are decoded here, so that only a bounded preview of each crosses the network.
 SURVEY: Final = """#!lua flags=no-writes
 local rows = tonumber(ARGV[2])
@@ -182,8 +182,12 @@ if kind(1, 'stream') then
     local consumers = redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
     for i = 1, math.min(#consumers, rows) do
       local c = consumers[i]
+      -- Live as `Mailboxes.stats` says it: a heartbeat not expired (asked of each
+      -- listed consumer: the workers listed below are bounded by rows too).
+      local beat = redis.pcall('ZSCORE', KEYS[3], field(c, 'name'))
       out.consumers[#out.consumers + 1] = {field(c, 'name'), field(c, 'pending'),
-                                           field(c, 'idle')}
+                                           field(c, 'idle'),
+                                           type(beat) == 'string' and tonumber(beat) > now}
     end
     for _, p in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', rows)) do
       local e = redis.call('XRANGE', KEYS[1], p[1], p[1])

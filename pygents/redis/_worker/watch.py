@@ -1,7 +1,7 @@
 """The worker's side of control: what the control hashes ask of it, read on a timer.
 
 Every ``control_interval`` seconds a worker reads the control hash of each mailbox it
-serves (one pipelined ``HMGET`` each, see `pygents.redis._control` for why a timer)
+serves (one pipelined ``HMGET`` each, see `pygents.redis._producer.control` for why a timer)
 and keeps here what applies to it: the paused mailboxes, the deliveries it holds that
 must be cancelled, and whether it is asked to drain. Cancelling a running delivery
 cancels the lane task running it (`Controls.cancel_running`); the worker then records
@@ -23,27 +23,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 
-from pygents._enums import CANCELLED
 from pygents._identity import IDENTITY
-from pygents._turn import Turn
-from pygents.redis._control import CANCEL_MESSAGE
-from pygents.redis._driver import Sink
-from pygents.redis._entries import Served
-from pygents.redis._intake import hand_back
-from pygents.redis._mailbox_types import outcome_data
+from pygents.redis._worker.entries import Served
 
 if TYPE_CHECKING:
-    from pygents.redis._flusher import Flusher
-    from pygents.redis._lanes import Lanes
-    from pygents.redis._mailbox import Mailboxes
-    from pygents.redis._stats import WorkerCounters
+    from pygents.redis._worker.delivering import Deliveries, WorkerState
 
-__all__ = ["Controls", "Watching"]
+__all__ = ["Controls", "Watcher"]
 
 _log = logging.getLogger("pygents.redis")
 
@@ -138,93 +129,56 @@ class Controls:
         return True
 
 
-class Watching:
-    """The control side of `Worker` (a mixin: it uses the worker's state)."""
+class Watcher:
+    """A worker's side of control: acts on what its `Controls` read (see the module)."""
 
-    name: str
-    mailboxes: Mailboxes
-    served: dict[str, Served]
-    controls: Controls
-    counters: WorkerCounters
-    flusher: Flusher
-    _held: dict[str, set[str]]
-    _begun: dict[str, set[str]]
-    _lanes: Lanes
-    _stopping: asyncio.Event
+    __slots__ = ("claim", "deliveries", "state", "stop")
 
-    def stop(self) -> None:
-        raise NotImplementedError
+    def __init__(
+        self,
+        state: WorkerState,
+        deliveries: Deliveries,
+        claim: Callable[[Served], Awaitable[bool]],
+        stop: Callable[[], None],
+    ) -> None:
+        self.state = state
+        self.deliveries = deliveries
+        self.claim = claim  # take over a mailbox's idle turns: True once a scan is over
+        self.stop = stop  # the worker's own stop
 
-    async def _claim(self, served: Served) -> bool:
-        raise NotImplementedError
-
-    async def _stopped_or(self, event: asyncio.Event) -> None:
-        """Wait until ``event`` is set or the worker stops."""
-        waits = [asyncio.ensure_future(e.wait()) for e in (event, self._stopping)]
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for wait in waits:
-                wait.cancel()
-
-    async def _watch(self) -> None:
+    async def watch(self) -> None:
         """Act on the control requests: drain, hand back what a newly paused mailbox
         read ahead, take back at once what was handed back on resume."""
-        before = self.controls.paused
-        await self.controls.refresh(self._held)
-        if self.controls.draining:
-            _log.info("pygents.redis: %s drains, as asked through Redis", self.name)
-            self._lanes.close()  # no turn starts from now on; the rest is handed back
-            await self._say("draining", self.served.values(), True)
+        state, controls = self.state, self.state.controls
+        before = controls.paused
+        await controls.refresh(state.held)
+        if controls.draining:
+            _log.info("pygents.redis: %s drains, as asked through Redis", state.name)
+            state.lanes.close()  # no turn starts from now on; the rest is handed back
+            await self.say("draining", state.served.values(), True)
             self.stop()
             return
-        paused = [self.served[name] for name in self.controls.paused - before]
+        paused = [state.served[name] for name in controls.paused - before]
         for served in paused:
-            await self._hand_back(served)
-        await self._say("paused", paused, True)
-        resumed = [self.served[name] for name in before - self.controls.paused]
-        await self._say("paused", resumed, False)
+            await self.deliveries.hand_back(served)
+        await self.say("paused", paused, True)
+        resumed = [state.served[name] for name in before - controls.paused]
+        await self.say("paused", resumed, False)
         # What was handed back on pause is taken back now, not at the keeper's next
         # round (every visibility_timeout / 4): ticks go on until a scan is complete.
-        self.controls.reclaim.update(s.name for s in resumed)
-        for name in list(self.controls.reclaim):
-            if name in self.controls.paused or await self._claim(self.served[name]):
-                self.controls.reclaim.discard(name)
+        controls.reclaim.update(s.name for s in resumed)
+        for name in list(controls.reclaim):
+            if name in controls.paused or await self.claim(state.served[name]):
+                controls.reclaim.discard(name)
 
-    async def _say(self, what: str, mailboxes: Iterable[Served], on: bool) -> None:
+    async def say(self, what: str, mailboxes: Iterable[Served], on: bool) -> None:
         """Set (or clear) ``<what>:<worker>`` in the control hashes of ``mailboxes``."""
-        pipe = self.mailboxes.client.pipeline(transaction=False)
+        pipe = self.state.mailboxes.client.pipeline(transaction=False)
+        field = f"{what}:{self.state.name}"
         for served in mailboxes:
-            field = f"{what}:{self.name}"
             if on:
                 pipe.hset(served.keys.control, field, 1)
             else:
                 pipe.hdel(served.keys.control, field)
         if len(pipe):
             await pipe.execute(raise_on_error=False)  # a hash gone wrong: said nowhere
-
-    async def _hand_back(self, served: Served) -> None:
-        """Give back the turns of ``served`` read ahead and not started (paused)."""
-        held = self._held[served.name]
-        held.intersection_update(self._begun[served.name])  # queued jobs then skip
-        await hand_back(self.mailboxes.client, served.keys, self.name, held)
-
-    def _cancelled(
-        self, served: Served, message_id: str, turn: Turn, reply: str | None, sink: Sink
-    ) -> None:
-        """Record a delivery cancelled through ``Mailboxes.cancel`` (once, as any outcome:
-        the writer's script records only what its acknowledgement took)."""
-        data = outcome_data(
-            turn.uuid,
-            served.name,
-            CANCELLED,
-            None,
-            "CancelledError",
-            CANCEL_MESSAGE,
-            sink.values,
-            sink.attempt,
-            self.name,
-            turn.tool.streaming,
-        )
-        self.counters.turns += 1
-        self.flusher.outcome(served, message_id, reply, sink.attempt, sink.outcome_record(data))

@@ -1,18 +1,21 @@
-"""Reading a mailbox: the agents listed, a mailbox's statistics, its dead letters.
+"""Reading mailboxes: the agents listed, a mailbox's statistics, its dead letters, and
+the survey of many (`pygents.redis._producer.survey` has its values and its parsing).
 
 A mixin of `Mailboxes` (it uses the client and key naming of the `Mailboxes`), kept
 apart from putting turns: what a dashboard or an operator reads, not the hot path.
+``stats`` and ``survey`` give the same `MailboxStats` of a mailbox: a test holds them
+to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from redis.exceptions import ResponseError
 
 from pygents.redis._cluster import queue_time, time_ms
-from pygents.redis._mailbox_lua import GROUP, Keys
+from pygents.redis._lua.mailbox import GROUP, Keys
 from pygents.redis._mailbox_types import (
     ConsumerStats,
     DeadLetter,
@@ -20,7 +23,8 @@ from pygents.redis._mailbox_types import (
     MailboxUnavailableError,
     bounded,
 )
-from pygents.redis._replies import CONNECTION_ERRORS
+from pygents.redis._producer.replies import CONNECTION_ERRORS
+from pygents.redis._producer.survey import MAX_AGENTS, Survey, agent_names, read_one, surveyed
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -29,7 +33,7 @@ __all__ = ["Reading", "dead_letter", "tool_names"]
 
 
 class Reading:
-    """``Mailboxes.agents``, ``stats`` and ``dead_letters``."""
+    """``Mailboxes.agents``, ``stats``, ``dead_letters`` and ``survey``."""
 
     client: Redis
     prefix: str
@@ -93,6 +97,35 @@ class Reading:
         except CONNECTION_ERRORS as exc:
             raise self.unavailable(f"read the dead letters of {bounded(agent)!r}", exc) from exc
         return [dead_letter(agent, entry_id, fields) for entry_id, fields in entries]
+
+    async def survey(self, agents: Iterable[str] | None = None, *, rows: int = 50) -> Survey:
+        """Read every mailbox of ``agents`` (default: all, up to 1,000) in one round
+        trip: counts, pause, workers, pending, queued turns and dead letters.
+
+        Each list holds ``rows`` entries at most. Never fails on what the keys hold:
+        unreadable entries and keys are counted in ``malformed``. Without ``agents``,
+        the names are read first (one more command).
+        """
+        if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= 10_000:
+            raise ValueError(f"Mailboxes.survey(rows=...) takes 1..10000, got {rows!r}")
+        truncated = False
+        if agents is None:
+            try:
+                names = await agent_names(self.client, self.prefix)
+            except CONNECTION_ERRORS as exc:
+                raise self.unavailable("list the mailboxes", exc) from exc
+            truncated = len(names) > MAX_AGENTS
+            names = names[:MAX_AGENTS]
+        else:
+            names = list(dict.fromkeys(agents))
+        keys = [self.keys(name) for name in names]  # checks the names
+        try:
+            replies = await surveyed(self.client, keys, rows)
+        except CONNECTION_ERRORS as exc:
+            raise self.unavailable("survey the mailboxes", exc) from exc
+        read = [read_one(n, r, rows) for n, r in zip(names, replies, strict=True)]
+        now = max((r[0] for r in read), default=0.0)
+        return Survey(now, tuple(r[1] for r in read), truncated)
 
 
 def dead_letter(agent: str, entry_id: str, fields: dict[str, str]) -> DeadLetter:

@@ -23,10 +23,8 @@ from pygents._routing import ROUTES
 from pygents._turn import Turn
 from pygents.redis._cluster import connection_lost, queue_script
 from pygents.redis._connecting import DEFAULT_URL, connect
-from pygents.redis._control import Control
 from pygents.redis._durability import Replication
-from pygents.redis._handle import TurnHandle
-from pygents.redis._mailbox_lua import PUT, Keys
+from pygents.redis._lua.mailbox import PUT, Keys
 from pygents.redis._mailbox_types import (
     COMPACT,
     MailboxFullError,
@@ -36,10 +34,11 @@ from pygents.redis._mailbox_types import (
     bounded,
     unique_name,
 )
-from pygents.redis._reading import Reading
-from pygents.redis._replies import Backoff, Replies
-from pygents.redis._reply_streams import ReplyStreams
-from pygents.redis._survey import Surveying
+from pygents.redis._producer.control import Control
+from pygents.redis._producer.handle import TurnHandle
+from pygents.redis._producer.reading import Reading
+from pygents.redis._producer.replies import Backoff, Replies
+from pygents.redis._producer.reply_streams import ReplyStreams
 
 __all__ = ["Mailboxes"]
 
@@ -53,7 +52,7 @@ def _positive(name: str, value: object, kind: type = int, *, zero: bool = False)
     return value
 
 
-class Mailboxes(Control, Surveying, Reading):
+class Mailboxes(Control, Reading):
     """Agents' mailboxes on one Redis: put turns for agents served by workers.
 
     Args:

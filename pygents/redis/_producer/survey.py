@@ -1,7 +1,7 @@
 """The survey: everything a dashboard shows of the mailboxes, in one round trip.
 
 [`Mailboxes.survey`][pygents.redis.Mailboxes.survey] sends one pipeline: the read-only
-script ``SURVEY`` (`pygents.redis._control_lua`) once per mailbox, with ``EVALSHA_RO``
+script ``SURVEY`` (`pygents.redis._lua.control`) once per mailbox, with ``EVALSHA_RO``
 (a read-only ACL user may run it). The script decodes the entries on the server, so
 that only bounded previews cross the network, and reports what it cannot read —
 a key of the wrong type, an entry that is not a turn — as counted ``malformed`` rows
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -23,16 +23,14 @@ from redis.client import NEVER_DECODE
 from redis.exceptions import NoScriptError
 
 from pygents._errors import cut
-from pygents.redis._control_lua import SURVEY
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.control import SURVEY
+from pygents.redis._lua.mailbox import GROUP
 from pygents.redis._mailbox_types import ConsumerStats, MailboxStats
-from pygents.redis._replies import CONNECTION_ERRORS
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from pygents.redis._mailbox_lua import Keys
-    from pygents.redis._mailbox_types import MailboxUnavailableError
+    from pygents.redis._lua.mailbox import Keys
 
 __all__ = [
     "DeadLetterRow",
@@ -40,9 +38,10 @@ __all__ = [
     "PendingTurn",
     "QueuedTurn",
     "Survey",
-    "Surveying",
     "WorkerRow",
     "agent_names",
+    "read_one",
+    "surveyed",
 ]
 
 PREVIEW: Final = 200  # characters of an argument preview or an error
@@ -101,7 +100,7 @@ class WorkerRow:
     # Who it is in its telemetry (``service.name``, ``service.instance.id``), as it
     # says beside its heartbeat when ``pygents_otel`` instruments its process; ``None``
     # otherwise. What tells a dashboard that the agents it hears from that process
-    # over OTLP are this worker's (see `pygents.redis._watch`).
+    # over OTLP are this worker's (see `pygents.redis._worker.watch`).
     service: str | None = None
     instance: str | None = None
 
@@ -139,68 +138,27 @@ class Survey:
         raise KeyError(agent)
 
 
-class Surveying:
-    """``Mailboxes.survey`` (a mixin: it uses the client and key naming of the
-    `Mailboxes`)."""
-
-    client: Redis
-    prefix: str
-
-    def keys(self, agent: str) -> Keys:
-        raise NotImplementedError
-
-    def unavailable(self, doing: str, exc: BaseException) -> MailboxUnavailableError:
-        raise NotImplementedError
-
-    async def survey(self, agents: Iterable[str] | None = None, *, rows: int = 50) -> Survey:
-        """Read every mailbox of ``agents`` (default: all, up to 1,000) in one round
-        trip: counts, pause, workers, pending, queued turns and dead letters.
-
-        Each list holds ``rows`` entries at most. Never fails on what the keys hold:
-        unreadable entries and keys are counted in ``malformed``. Without ``agents``,
-        the names are read first (one more command).
-        """
-        if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= 10_000:
-            raise ValueError(f"Mailboxes.survey(rows=...) takes 1..10000, got {rows!r}")
-        truncated = False
-        if agents is None:
-            try:
-                names = await agent_names(self.client, self.prefix)
-            except CONNECTION_ERRORS as exc:
-                raise self.unavailable("list the mailboxes", exc) from exc
-            truncated = len(names) > MAX_AGENTS
-            names = names[:MAX_AGENTS]
-        else:
-            names = list(dict.fromkeys(agents))
-        keys = [self.keys(name) for name in names]  # checks the names
-        try:
-            replies = await self._run(keys, rows)
-        except CONNECTION_ERRORS as exc:
-            raise self.unavailable("survey the mailboxes", exc) from exc
-        read = [read_one(n, r, rows) for n, r in zip(names, replies, strict=True)]
-        now = max((r[0] for r in read), default=0.0)
-        return Survey(now, tuple(r[1] for r in read), truncated)
-
-    async def _run(self, keys: Sequence[Keys], rows: int) -> list[Any]:
-        """One pipeline of ``EVALSHA_RO``; scripts missing from Redis's cache (first
-        call, or after a restart) are sent whole once with ``EVAL_RO``, which caches
-        them (no ``SCRIPT LOAD``: a read-only user may lack it)."""
-        found: list[Any] = []
-        for attempt in ("EVALSHA_RO", "EVAL_RO"):
-            body = _SHA if attempt == "EVALSHA_RO" else SURVEY
-            pipe = self.client.pipeline(transaction=False)
-            for k in keys:
-                pipe.execute_command(
-                    attempt, body, 4, k.mailbox, k.dead, k.workers, k.control,
-                    GROUP, rows, PREVIEW + 1, **{NEVER_DECODE: True},
-                )  # fmt: skip
-            found = await pipe.execute(raise_on_error=False)
-            if not any(isinstance(r, NoScriptError) for r in found):
-                break
-        return found
-
-
 _SHA: Final = hashlib.sha1(SURVEY.encode()).hexdigest()
+
+
+async def surveyed(client: Redis, keys: Sequence[Keys], rows: int) -> list[Any]:
+    """The ``SURVEY`` script's replies for ``keys``: one pipeline of ``EVALSHA_RO``;
+    scripts missing from Redis's cache (first call, or after a restart) are sent whole
+    once with ``EVAL_RO``, which caches them (no ``SCRIPT LOAD``: a read-only user may
+    lack it)."""
+    found: list[Any] = []
+    for attempt in ("EVALSHA_RO", "EVAL_RO"):
+        body = _SHA if attempt == "EVALSHA_RO" else SURVEY
+        pipe = client.pipeline(transaction=False)
+        for k in keys:
+            pipe.execute_command(
+                attempt, body, 4, k.mailbox, k.dead, k.workers, k.control,
+                GROUP, rows, PREVIEW + 1, **{NEVER_DECODE: True},
+            )  # fmt: skip
+        found = await pipe.execute(raise_on_error=False)
+        if not any(isinstance(r, NoScriptError) for r in found):
+            break
+    return found
 
 
 async def agent_names(client: Redis, prefix: str) -> list[str]:
@@ -281,9 +239,8 @@ def _parsed(agent: str, data: dict[str, Any], rows: int) -> tuple[float, Mailbox
                 *said.get(str(name), (None, None)),
             )
         )
-    live = {w.name for w in workers}
     consumers = tuple(
-        ConsumerStats(str(c[0]), int(c[1]), int(c[2]) / 1000, str(c[0]) in live)
+        ConsumerStats(str(c[0]), int(c[1]), int(c[2]) / 1000, c[3] is True)
         for c in _list(data.get("consumers"))[:rows]
     )
     pending = tuple(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from redis.crc import key_slot
 
-from pygents.redis._intake import Entry, read
+from pygents.redis._worker.intake import Entry, read
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -13,12 +13,13 @@ import socket
 import subprocess
 import tempfile
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Final, Self
 
-__all__ = ["RedisServer"]
+__all__ = ["RedisServer", "Throwaway"]
 
 _STARTUP: Final = 10.0  # seconds a server may take to answer PING
 _ATTEMPTS: Final = 5  # ports a first start tries when the one picked was taken meanwhile
@@ -67,7 +68,31 @@ def answers_ping(port: int) -> bool:
         return False
 
 
-class RedisServer:
+class Throwaway(ABC):
+    """Redis started for a ``with`` block (a server, a cluster) and gone after it."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Start it: ready for clients once this returns."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop it and remove what it wrote."""
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class RedisServer(Throwaway):
     """A ``redis-server`` process on ``127.0.0.1``, without persistence.
 
     Use it as a context manager, or call [`start`][pygents.redis.RedisServer.start]
@@ -188,15 +213,3 @@ class RedisServer:
         if self._own_dir is not None:
             self._own_dir.cleanup()
             self._own_dir = None
-
-    def __enter__(self) -> RedisServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

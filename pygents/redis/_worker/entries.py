@@ -1,6 +1,6 @@
 """Mailbox entries as a worker reads them: decoded, parsed, or refused with a reason.
 
-A worker reads entries as bytes (see `_intake`) and decodes each on its own here, so
+A worker reads entries as bytes (see `intake`) and decodes each on its own here, so
 that one bad entry is dead-lettered alone (`Malformed`, with its reason) and the
 others run. A good entry gives the `Turn` to run and the reply stream its caller
 named (`ReplyTo`, with the limits it asked for).
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from pygents._agent import Agent
 from pygents._turn import Turn
-from pygents.redis._mailbox_lua import Keys
+from pygents.redis._lua.mailbox import Keys
 from pygents.redis._mailbox_types import bounded
 
 __all__ = [

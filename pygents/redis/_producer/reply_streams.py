@@ -21,10 +21,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pygents.redis._mailbox_types import MailboxClosedError
-from pygents.redis._replies import Replies, closed_message
+from pygents.redis._producer.replies import Replies, closed_message
 
 if TYPE_CHECKING:
-    from pygents.redis._handle import TurnHandle
+    from pygents.redis._producer.handle import TurnHandle
 
 __all__ = ["ReplyStreams"]
 

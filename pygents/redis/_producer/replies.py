@@ -7,7 +7,7 @@ batches (one stream entry holds a JSON array of records)::
     [turn_uuid, "o", 0, attempt, outcome_dict]   # how the turn ended (exactly once)
 
 One reader task per `Replies` follows the stream while some handle waits, hands
-each record to the handle of its turn (`pygents.redis._handle.TurnHandle`), and trims what
+each record to the handle of its turn (`pygents.redis._producer.handle.TurnHandle`), and trims what
 it has read. The stream is bounded (``MAXLEN ~``, the producer's ``reply_maxlen``)
 and expires when nobody writes to it for a while (its ``reply_ttl``), so a caller
 that went away leaves nothing behind for long.
@@ -41,18 +41,18 @@ from redis.exceptions import ResponseError
 
 import pygents.redis._outage as _outage
 from pygents.redis._cluster import CONNECTION_ERRORS, disconnect
-from pygents.redis._handle import TurnHandle
 from pygents.redis._mailbox_types import (
     MailboxClosedError,
     RepliesLostError,
     TurnLostError,
     bounded,
 )
+from pygents.redis._producer.handle import TurnHandle
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._lua.mailbox import Keys
     from pygents.redis._outage import Outage
 
 

@@ -14,19 +14,18 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Final
 
 from redis.client import Redis
 
-from pygents.redis._redis_server import RedisServer
+from pygents.redis._server.redis_server import RedisServer, Throwaway
 
 __all__ = ["LocalCluster"]
 
 _READY: Final = 30.0  # seconds for the cluster to agree on its slots, at most
 
 
-class LocalCluster:
+class LocalCluster(Throwaway):
     """``primaries`` × (1 + ``replicas``) ``redis-server`` cluster nodes, in a temporary
     directory; ``url`` is a ``redis+cluster://`` URL for `Mailboxes`."""
 
@@ -107,15 +106,3 @@ class LocalCluster:
         for node in self.nodes:
             node.stop()
         self._dir.cleanup()
-
-    def __enter__(self) -> LocalCluster:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

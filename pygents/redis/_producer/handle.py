@@ -1,6 +1,6 @@
 """`TurnHandle`: one turn put on a mailbox, as its caller follows it.
 
-The reply reader (`pygents.redis._replies.Replies`) hands each record of the turn to its
+The reply reader (`pygents.redis._producer.replies.Replies`) hands each record of the turn to its
 handle: values (``"v"``) numbered from zero *per delivery* — a turn whose worker died
 runs again from the start as delivery 2 — and one outcome (``"o"``), which says which
 delivery recorded it. The handle therefore keeps each delivery's values apart and
@@ -30,8 +30,8 @@ from pygents.redis._mailbox_types import (
 )
 
 if TYPE_CHECKING:
-    from pygents.redis._replies import Replies
-    from pygents.redis._reply_streams import ReplyStreams
+    from pygents.redis._producer.replies import Replies
+    from pygents.redis._producer.reply_streams import ReplyStreams
 
 __all__ = ["TurnHandle"]
 

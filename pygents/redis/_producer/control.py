@@ -5,12 +5,12 @@ hash* (``Keys.control``) holds what its workers are asked to do: ``paused``,
 ``cancel:<message id>`` and ``drain:<worker>``. Each worker reads the fields that
 concern it in the control hashes of the mailboxes it serves every
 ``Worker(control_interval=...)`` seconds (0.2 by default: one ``HMGET`` per mailbox,
-pipelined) and acts (`pygents.redis._watch`).
+pipelined) and acts (`pygents.redis._worker.watch`).
 A key read on a timer, rather than a control stream read with the turns, because the
 worker's read blocks up to a second on the turns: a request in a stream would wait
 for it, and every worker would need a cursor of its own in it.
 
-What needs atomicity is a script (`pygents.redis._control_lua`): removing a queued
+What needs atomicity is a script (`pygents.redis._lua.control`): removing a queued
 turn that a worker might take at the same instant, and moving a dead letter back.
 
 A name, id or uuid this Redis does not have raises
@@ -26,34 +26,33 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from redis.exceptions import ResponseError
 
-from pygents._enums import CANCELLED
 from pygents._errors import brief
 from pygents.redis._cluster import queue_time, time_ms
-from pygents.redis._control_lua import CANCEL, HANDED_BACK_IDLE, RETRY
-from pygents.redis._handle import TurnHandle
-from pygents.redis._mailbox_lua import GROUP
+from pygents.redis._lua.control import CANCEL, HANDED_BACK_IDLE, RETRY
+from pygents.redis._lua.mailbox import GROUP
 from pygents.redis._mailbox_types import (
     MailboxFullError,
     MailboxNotFoundError,
     bounded,
-    outcome_data,
+    cancelled_outcome,
+    outcome_record,
 )
-from pygents.redis._replies import CONNECTION_ERRORS
-from pygents.redis._survey import agent_names
+from pygents.redis._producer.handle import TurnHandle
+from pygents.redis._producer.replies import CONNECTION_ERRORS
+from pygents.redis._producer.survey import agent_names
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from pygents.redis._mailbox_lua import Keys
+    from pygents.redis._lua.mailbox import Keys
     from pygents.redis._mailbox_types import MailboxUnavailableError
-    from pygents.redis._replies import Replies
-    from pygents.redis._reply_streams import ReplyStreams
+    from pygents.redis._producer.replies import Replies
+    from pygents.redis._producer.reply_streams import ReplyStreams
 
-__all__ = ["CANCEL_MESSAGE", "CancelResult", "Control"]
+__all__ = ["CancelResult", "Control"]
 
 CancelResult = Literal["cancelling", "removed", "not found"]
 
-CANCEL_MESSAGE: Final = "cancelled through Mailboxes.cancel()"
 _STREAM_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
 
 
@@ -155,16 +154,13 @@ class Control:
         reply = envelope.get("reply")
         if not isinstance(reply, str) or not reply:
             return
-        outcome = outcome_data(
-            turn_uuid, agent, CANCELLED, None, "CancelledError", CANCEL_MESSAGE, 0, 0, "", False
-        )
-        record = json.dumps([[turn_uuid, "o", 0, 0, outcome]])
+        record = outcome_record(turn_uuid, 0, cancelled_outcome(turn_uuid, agent))
         maxlen = envelope.get("reply_maxlen")
         ttl = envelope.get("reply_ttl_ms")
         pipe = self.client.pipeline(transaction=False)
         pipe.xadd(
             reply,
-            {"r": record},
+            {"r": f"[{record}]"},  # an entry holds a list of records
             maxlen=maxlen if isinstance(maxlen, int) else self._reply_limits["reply_maxlen"],
             approximate=True,
         )

@@ -7,10 +7,10 @@ A `Worker` runs five things side by side until `Worker.stop`:
   at least ``concurrency`` (fewer with a small prefetch), so the lanes rarely wait
   for a read while turns wait in Redis, and a busy replica leaves the rest to others.
   After a read that brought all it asked for, the next goes through the ``READ``
-  script instead, whose reply costs far less to parse (see ``_mailbox_lua``);
+  script instead, whose reply costs far less to parse (see ``_lua.mailbox``);
 * ``concurrency`` *lanes* run the turns taken, each as its agent, one after the
   other in a lane and side by side across lanes;
-* the *writer* (`Flusher` in `pygents.redis._flusher`) records outcomes and streams
+* the *writer* (`Flusher` in `pygents.redis._worker.flusher`) records outcomes and streams
   values in batches, acknowledging each turn only once its outcome is recorded;
 * the *keeper* heartbeats (which keeps this worker's own turns from looking idle),
   and takes over turns idle longer than ``visibility_timeout`` — their worker died
@@ -18,8 +18,12 @@ A `Worker` runs five things side by side until `Worker.stop`:
   ``stats_interval`` it also reads the served mailboxes' statistics for
   ``served_stats()`` (what the dashboard and the telemetry gauges show).
 * the *watcher* reads the served mailboxes' control hashes every
-  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._watch`;
-  each delivery's side of it is in `pygents.redis._delivering`).
+  ``control_interval`` and acts on them: pause, cancel, drain (`pygents.redis._worker.watch`;
+  each delivery's side of it is in `pygents.redis._worker.delivering`).
+
+A `Worker` is one class that owns its parts rather than inheriting them: a
+`Deliveries` (each delivery's life), a `Watcher` (control requests), a `Flusher` (the
+writer) and `Lanes`; what they share is one `WorkerState` handed to each.
 
 Every loop survives Redis going away or filling up (``maxmemory``): it backs off
 exponentially, then carries on, re-creating the consumer groups if Redis came back
@@ -40,30 +44,28 @@ from redis.exceptions import NoScriptError, ResponseError
 from pygents._agent import Agent
 from pygents._routing import ROUTES
 from pygents.redis._cluster import connection_lost
-from pygents.redis._control_lua import WORKER_FIELDS
-from pygents.redis._delivering import Delivering
-from pygents.redis._entries import Served
-from pygents.redis._flusher import Flusher
-from pygents.redis._intake import FULL, Entry, claim, leave, read_waiting, setup
-from pygents.redis._lanes import Lanes
-from pygents.redis._mailbox import Mailboxes
-from pygents.redis._mailbox_lua import GROUP, HEARTBEAT, READ
-from pygents.redis._mailbox_types import (
-    unique_name,
-)
+from pygents.redis._lua.control import WORKER_FIELDS
+from pygents.redis._lua.mailbox import GROUP, HEARTBEAT, READ
+from pygents.redis._mailbox_types import unique_name
 from pygents.redis._outage import Outage
-from pygents.redis._reading import tool_names
-from pygents.redis._replies import Backoff
-from pygents.redis._slot_reads import Reads
-from pygents.redis._stats import SERVED, WorkerCounters, setting
-from pygents.redis._watch import Controls
+from pygents.redis._producer.mailbox import Mailboxes
+from pygents.redis._producer.reading import tool_names
+from pygents.redis._producer.replies import Backoff
+from pygents.redis._worker.delivering import Deliveries, WorkerState
+from pygents.redis._worker.entries import Served
+from pygents.redis._worker.flusher import Flusher
+from pygents.redis._worker.intake import FULL, Entry, claim, leave, read_waiting, setup
+from pygents.redis._worker.lanes import Lanes
+from pygents.redis._worker.slot_reads import Reads
+from pygents.redis._worker.stats import SERVED, WorkerCounters, setting
+from pygents.redis._worker.watch import Controls, Watcher
 
 __all__ = ["Worker"]
 
 _log = logging.getLogger("pygents.redis")
 
 
-class Worker(Delivering):
+class Worker:
     """Serves ``agents`` from their mailboxes on ``mailboxes``' Redis.
 
     Args:
@@ -136,14 +138,12 @@ class Worker(Delivering):
         names = tool_names(served)
         self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
         self._by_mailbox = {s.keys.mailbox: s for s in self.served.values()}
-        self.counters = WorkerCounters()
         self.controls = Controls(mailboxes.client, self.served, self.name)
-        self._held: dict[str, set[str]] = {name: set() for name in self.served}
-        # Deliveries whose job started (a turn ran, or a move to the dead letters):
-        # a stopping worker hands back everything else it holds.
-        self._begun: dict[str, set[str]] = {name: set() for name in self.served}
-        self._lanes = Lanes(self.concurrency)
-        self._stopping = asyncio.Event()
+        # What its parts share; each part is handed it (and what else it needs).
+        state = self._state = WorkerState(
+            self.name, mailboxes, self.served, self.controls, Lanes(self.concurrency)
+        )
+        self.counters: WorkerCounters = state.counters
         self._ready = asyncio.Event()
         self._started = False
         self._ready_once = False
@@ -157,29 +157,24 @@ class Worker(Delivering):
         self.flusher = Flusher(
             mailboxes,
             self._new_backoff(),
-            self._recorded,
+            state.recorded,
             self.name,
-            self._dead_lettered,
-            self._unreplicated,
+            state.dead_lettered,
+            state.unreplicated,
         )
+        self._deliveries = Deliveries(state, self.flusher, self.max_deliveries)
+        self._watcher = Watcher(state, self._deliveries, self._claim, self.stop)
 
     def __repr__(self) -> str:
         return f"<Worker {self.name!r} serving {sorted(self.served)}>"
 
     def _new_backoff(self) -> Backoff:
-        return Backoff(*self._backoff, on_failure=self._failed, outage=self._outage)
-
-    def _unreplicated(self) -> None:
-        self.counters.unreplicated += 1
-
-    def _failed(self, delay: float) -> None:
-        self.counters.connection_failures += 1
-        self.counters.last_backoff = delay
+        return Backoff(*self._backoff, on_failure=self._state.failed, outage=self._outage)
 
     @property
     def free(self) -> int:
         """Turns this worker could take right now (it holds up to 2 × concurrency)."""
-        return self.concurrency + self.prefetch - self._lanes.load
+        return self.concurrency + self.prefetch - self._state.lanes.load
 
     @property
     def ready(self) -> bool:
@@ -193,8 +188,8 @@ class Worker(Delivering):
         """Ask [`run`][pygents.redis.Worker.run] to stop taking turns, finish (within
         ``stop_grace``) and return. No turn starts after this call: those read ahead
         are handed back, for another worker."""
-        self._stopping.set()
-        self._lanes.close()
+        self._state.stopping.set()
+        self._state.lanes.close()
 
     # -- the main loop ----------------------------------------------------------------
 
@@ -219,11 +214,13 @@ class Worker(Delivering):
             stats = self._every(self.stats_interval, "reading statistics", self._report)
             loops.append(asyncio.create_task(stats, name=f"pygents.redis stats {self.name}"))
         if self.control_interval is not None:
-            watch = self._every(self.control_interval, "reading control requests", self._watch)
+            watch = self._every(
+                self.control_interval, "reading control requests", self._watcher.watch
+            )
             loops.append(asyncio.create_task(watch, name=f"pygents.redis control {self.name}"))
         writer = asyncio.create_task(self.flusher.run(), name=f"pygents.redis writer {self.name}")
-        self._lanes.start()
-        stopping = asyncio.create_task(self._stopping.wait())
+        self._state.lanes.start()
+        stopping = asyncio.create_task(self._state.stopping.wait())
         failure: BaseException | None = None
         try:
             done, _ = await asyncio.wait(
@@ -243,7 +240,7 @@ class Worker(Delivering):
                 # running turns have finished (a read cut short may have left some held
                 # here too).
                 await self._leave(goodbye=False)
-                await self._lanes.drain(self.stop_grace)
+                await self._state.lanes.drain(self.stop_grace)
                 self.flusher.close()
                 await asyncio.gather(writer, return_exceptions=True)
                 await self.flusher.flush_now()
@@ -261,7 +258,7 @@ class Worker(Delivering):
     async def _leave(self, *, goodbye: bool = True) -> None:
         """Hand back the turns read ahead, and say goodbye."""
         for served in self.served.values():
-            began = self._begun[served.name]
+            began = self._state.begun[served.name]
             await leave(self.mailboxes.client, served.keys, self.name, began, goodbye=goodbye)
 
     async def _setup(self) -> None:
@@ -273,7 +270,7 @@ class Worker(Delivering):
             # What an earlier worker of this name left (it died before leaving) is not
             # about this one: a drain request would stop it at once.
             for kind in WORKER_FIELDS:
-                await self._say(kind, self.served.values(), False)
+                await self._watcher.say(kind, self.served.values(), False)
             self._ready_once = True
         await self._beat()
         self._ready.set()
@@ -283,7 +280,7 @@ class Worker(Delivering):
         for served in self.served.values():
             await self._heartbeat(
                 keys=[served.keys.workers, served.keys.mailbox],
-                args=[GROUP, self.name, ttl, *self._held[served.name]],
+                args=[GROUP, self.name, ttl, *self._state.held[served.name]],
             )
 
     async def _guarded(self, what: str, backoff: Backoff, step: Any) -> None:
@@ -314,17 +311,17 @@ class Worker(Delivering):
 
     async def _reader(self) -> None:
         backoff = self._new_backoff()
-        while not self._stopping.is_set():
+        while not self._state.stopping.is_set():
             while self.free < self._read_at:
-                self._lanes.room.clear()
-                await self._lanes.room.wait()
-            if self._stopping.is_set():
+                self._state.lanes.room.clear()
+                await self._state.lanes.room.wait()
+            if self._state.stopping.is_set():
                 return  # what a stopped worker reads would only be handed back
             paused = self.controls.paused
             streams = [key for key, s in self._by_mailbox.items() if s.name not in paused]
             if not streams:  # every mailbox paused: wait for a resume, or the stop
                 self.controls.changed.clear()
-                await self._stopped_or(self.controls.changed)
+                await self._state.stopped_or(self.controls.changed)
                 continue
 
             async def take(streams: list[str] = streams) -> None:
@@ -335,7 +332,7 @@ class Worker(Delivering):
                     served = self._by_mailbox[key]
                     taken += len(entries)
                     for message_id, fields in entries:
-                        self._take(served, message_id, fields, 1, None)
+                        self._deliveries.take(served, message_id, fields, 1, None)
                 self._backlog = taken >= count
 
             await self._guarded("reading turns", backoff, take)
@@ -357,10 +354,10 @@ class Worker(Delivering):
     async def _every(self, interval: float, what: str, step: Any) -> None:
         """Run ``step`` (guarded) every ``interval`` seconds until the worker stops."""
         backoff = self._new_backoff()
-        while not self._stopping.is_set():
+        while not self._state.stopping.is_set():
             await self._guarded(what, backoff, step)
             try:
-                await asyncio.wait_for(self._stopping.wait(), interval)
+                await asyncio.wait_for(self._state.stopping.wait(), interval)
             except TimeoutError:
                 pass
 
@@ -391,8 +388,8 @@ class Worker(Delivering):
         )
         self._cursors[served.name] = cursor
         for message_id, fields, deliveries, last_error in found:
-            if message_id in self._held[served.name]:
+            if message_id in self._state.held[served.name]:
                 continue  # ours already (a late heartbeat); it is running here
             self.counters.claimed += 1
-            self._take(served, message_id, fields, deliveries, last_error)
+            self._deliveries.take(served, message_id, fields, deliveries, last_error)
         return cursor == "0-0"
