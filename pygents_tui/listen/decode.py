@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -347,51 +347,60 @@ def _resource(resource: Any, limits: Limits, reads: Reads) -> ResourceInfo:
 # -- signals ---------------------------------------------------------------------------
 
 
+def _scoped(
+    groups: Any, scopes: str, items: str, limits: Limits, reads: Reads
+) -> Iterator[tuple[ResourceInfo, str, int, Any]]:
+    """Each scope's items of a request, with their resource, scope name and the bytes
+    those two cost (counted in each item holding them): one walk for spans and records."""
+    for group in groups:
+        resource = _resource(group.resource, limits, reads)
+        for scoped in getattr(group, scopes):
+            scope = name_of(scoped.scope.name, limits)
+            yield resource, scope, resource.size + _getsizeof(scope), getattr(scoped, items)
+
+
 def _spans(request: Any, limits: Limits, reads: Reads) -> Batch:
     spans: list[ReceivedSpan] = []
     rejected = 0
     total = 0
-    for resource_spans in request.resource_spans:
-        resource = _resource(resource_spans.resource, limits, reads)
-        for scope_spans in resource_spans.scope_spans:
-            scope = name_of(scope_spans.scope.name, limits)
-            shared = resource.size + _getsizeof(scope)  # counted in each span holding them
-            for span in scope_spans.spans:
-                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
-                if (
-                    len(trace_id) != 16
-                    or len(span_id) != 8
-                    or len(parent) not in (0, 8)
-                    or not any(trace_id)
-                    or not any(span_id)
-                ):
-                    rejected += 1
-                    continue
-                attributes, dropped, size = attributes_of(span.attributes, limits, reads)
-                name = name_of(span.name, limits)
-                status = span.status
-                start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                message = cut(status.message, limits.max_value)
-                size += _SPAN_BYTES + shared + _getsizeof(name) + _getsizeof(message)
-                total += size
-                spans.append(
-                    ReceivedSpan(
-                        resource=resource,
-                        scope=scope,
-                        trace_id=trace_id.hex(),
-                        span_id=span_id.hex(),
-                        parent_id=parent.hex() if any(parent) else None,
-                        name=name,
-                        kind=_KINDS[span.kind] if 0 <= span.kind < len(_KINDS) else "unspecified",
-                        start_ns=start,
-                        end_ns=max(end, start),
-                        status=_STATUS[status.code] if 0 <= status.code < 3 else "unset",
-                        status_message=message,
-                        attributes=attributes,
-                        dropped_attributes=dropped + span.dropped_attributes_count,
-                        size=size,
-                    )
+    scoped = _scoped(request.resource_spans, "scope_spans", "spans", limits, reads)
+    for resource, scope, shared, found in scoped:
+        for span in found:
+            trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+            if (
+                len(trace_id) != 16
+                or len(span_id) != 8
+                or len(parent) not in (0, 8)
+                or not any(trace_id)
+                or not any(span_id)
+            ):
+                rejected += 1
+                continue
+            attributes, dropped, size = attributes_of(span.attributes, limits, reads)
+            name = name_of(span.name, limits)
+            status = span.status
+            start, end = span.start_time_unix_nano, span.end_time_unix_nano
+            message = cut(status.message, limits.max_value)
+            size += _SPAN_BYTES + shared + _getsizeof(name) + _getsizeof(message)
+            total += size
+            spans.append(
+                ReceivedSpan(
+                    resource=resource,
+                    scope=scope,
+                    trace_id=trace_id.hex(),
+                    span_id=span_id.hex(),
+                    parent_id=parent.hex() if any(parent) else None,
+                    name=name,
+                    kind=_KINDS[span.kind] if 0 <= span.kind < len(_KINDS) else "unspecified",
+                    start_ns=start,
+                    end_ns=max(end, start),
+                    status=_STATUS[status.code] if 0 <= status.code < 3 else "unset",
+                    status_message=message,
+                    attributes=attributes,
+                    dropped_attributes=dropped + span.dropped_attributes_count,
+                    size=size,
                 )
+            )
     reason = "trace ids must be 16 bytes and span ids 8, not all zero" if rejected else ""
     return Batch("traces", spans=tuple(spans), rejected=rejected, reason=reason, size=total)
 
@@ -400,38 +409,35 @@ def _records(request: Any, limits: Limits, reads: Reads) -> Batch:
     records: list[ReceivedRecord] = []
     rejected = 0
     total = 0
-    for resource_logs in request.resource_logs:
-        resource = _resource(resource_logs.resource, limits, reads)
-        for scope_logs in resource_logs.scope_logs:
-            scope = name_of(scope_logs.scope.name, limits)
-            shared = resource.size + _getsizeof(scope)  # counted in each record holding them
-            for record in scope_logs.log_records:
-                trace_id, span_id = record.trace_id, record.span_id
-                if len(trace_id) not in (0, 16) or len(span_id) not in (0, 8):
-                    rejected += 1
-                    continue
-                attributes, dropped, size = attributes_of(record.attributes, limits, reads)
-                event_name = name_of(record.event_name or attributes.get(k.EVENT_NAME, ""), limits)
-                value = value_of(record.body, limits, reads) if record.HasField("body") else None
-                body = None if value is None else str(value)
-                severity = record.severity_number
-                size += _RECORD_BYTES + shared + _getsizeof(event_name) + _getsizeof(body)
-                total += size
-                records.append(
-                    ReceivedRecord(
-                        resource=resource,
-                        scope=scope,
-                        event_name=event_name,
-                        time_ns=record.time_unix_nano or record.observed_time_unix_nano,
-                        severity=_SEVERITY[(severity + 3) // 4] if 0 < severity <= 24 else "",
-                        body=body,
-                        trace_id=trace_id.hex() if any(trace_id) else None,
-                        span_id=span_id.hex() if any(span_id) else None,
-                        attributes=attributes,
-                        dropped_attributes=dropped + record.dropped_attributes_count,
-                        size=size,
-                    )
+    scoped = _scoped(request.resource_logs, "scope_logs", "log_records", limits, reads)
+    for resource, scope, shared, found in scoped:
+        for record in found:
+            trace_id, span_id = record.trace_id, record.span_id
+            if len(trace_id) not in (0, 16) or len(span_id) not in (0, 8):
+                rejected += 1
+                continue
+            attributes, dropped, size = attributes_of(record.attributes, limits, reads)
+            event_name = name_of(record.event_name or attributes.get(k.EVENT_NAME, ""), limits)
+            value = value_of(record.body, limits, reads) if record.HasField("body") else None
+            body = None if value is None else str(value)
+            severity = record.severity_number
+            size += _RECORD_BYTES + shared + _getsizeof(event_name) + _getsizeof(body)
+            total += size
+            records.append(
+                ReceivedRecord(
+                    resource=resource,
+                    scope=scope,
+                    event_name=event_name,
+                    time_ns=record.time_unix_nano or record.observed_time_unix_nano,
+                    severity=_SEVERITY[(severity + 3) // 4] if 0 < severity <= 24 else "",
+                    body=body,
+                    trace_id=trace_id.hex() if any(trace_id) else None,
+                    span_id=span_id.hex() if any(span_id) else None,
+                    attributes=attributes,
+                    dropped_attributes=dropped + record.dropped_attributes_count,
+                    size=size,
                 )
+            )
     reason = "trace ids must be empty or 16 bytes, span ids empty or 8" if rejected else ""
     return Batch("logs", records=tuple(records), rejected=rejected, reason=reason, size=total)
 
