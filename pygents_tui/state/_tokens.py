@@ -32,26 +32,44 @@ MAX_TOKENS: Final = 10_000_000
 """The most one model call is believed to use, per count: past every model's context
 window by a wide margin, far below what would overflow anything."""
 
-INPUT: Final = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-OUTPUT: Final = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+# The GenAI conventions' names first, then older spellings, pydantic-ai's details and
+# OpenInference's (``llm.token_count.*``, on its LLM spans): the first one a span
+# sends is read, so a span that sends two spellings of one count counts it once.
+INPUT: Final = (
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "llm.token_count.prompt",
+)
+OUTPUT: Final = (
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
 CACHE_READ: Final = (
     "gen_ai.usage.cache_read.input_tokens",
     "gen_ai.usage.cache_read_input_tokens",
     "gen_ai.usage.input_tokens.cached",
+    "gen_ai.usage.details.cache_read_tokens",
+    "llm.token_count.prompt_details.cache_read",
 )
 CACHE_CREATION: Final = (
     "gen_ai.usage.cache_creation.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
     "gen_ai.usage.input_tokens.cache_write",
+    "gen_ai.usage.details.cache_write_tokens",
+    "llm.token_count.prompt_details.cache_write",
 )
 REASONING: Final = (
     "gen_ai.usage.reasoning.output_tokens",
     "gen_ai.usage.output_tokens.reasoning",
+    "gen_ai.usage.details.reasoning_tokens",
+    "llm.token_count.completion_details.reasoning",
 )
 USAGE_KEYS: Final = frozenset((*INPUT, *OUTPUT, *CACHE_READ, *CACHE_CREATION, *REASONING))
 """Every count `read_usage` reads: a span with none of them is no model call (a set
 check, cheaper than reading it, for the many spans that are not)."""
-MODEL: Final = ("gen_ai.response.model", "gen_ai.request.model")  # the model that answered first
+# The model that answered first, then the one asked for.
+MODEL: Final = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 
 
 @dataclass(frozen=True, slots=True)

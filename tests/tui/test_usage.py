@@ -349,3 +349,37 @@ def test_a_store_takes_its_prices_budgets_and_stuck_thresholds_as_one_meters_val
     )
     assert model.priced()
     assert model.attention.watch.factor == 7.0
+
+
+def test_openinference_and_pydantic_ai_counts_are_read_and_one_count_sent_twice_counts_once() -> (
+    None
+):
+    """OpenInference's LLM spans say ``llm.token_count.*``; pydantic-ai puts cache and
+    reasoning under ``gen_ai.usage.details.*``; a span with both spellings of a count
+    (pygents' ``model_call`` writes both) counts it once."""
+    openinference = read_usage(
+        {
+            "llm.token_count.prompt": 120,
+            "llm.token_count.completion": 30,
+            "llm.token_count.total": 150,
+            "llm.token_count.prompt_details.cache_read": 100,
+            "llm.model_name": "gpt-x",
+        }
+    )
+    assert openinference is not None
+    assert (openinference.input, openinference.output, openinference.cache_read) == (120, 30, 100)
+    assert openinference.models == ("gpt-x",)
+    both = read_usage({"gen_ai.usage.input_tokens": 7, "llm.token_count.prompt": 7})
+    assert both is not None
+    assert both.total == 7
+    details = read_usage(
+        {"gen_ai.usage.output_tokens": 9, "gen_ai.usage.details.reasoning_tokens": 4}
+    )
+    assert details is not None
+    assert (details.reasoning, details.output) == (4, 9)
+
+
+def test_a_runs_aggregated_usage_is_not_a_model_call() -> None:
+    """pydantic-ai sums a run's calls on its agent span under ``gen_ai.aggregated_usage``:
+    counting it too would count every token twice."""
+    assert read_usage({"gen_ai.aggregated_usage.input_tokens": 5}) is None
