@@ -10,7 +10,7 @@ import pytest
 
 from pygents._errors import cut as core_cut
 from pygents_tui.listen import values
-from pygents_tui.text._cut import ELLIPSIS, cut
+from pygents_tui.text._cut import ELLIPSIS, cut, cut_middle
 from pygents_tui.text._preview import preview
 
 TEXTS = ["", "a", "abcdef", "x" * 300, "é\u200b" * 40]
@@ -24,13 +24,13 @@ def test_the_copy_gives_what_the_cores_rule_gives() -> None:
 
 
 def test_the_received_values_cut_is_the_same_function() -> None:
-    assert values.cut is cut
+    assert values.cut_middle is cut_middle
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3, 8, 40])
 def test_a_cut_received_value_fits_its_limit_and_shows_the_cut(limit: int) -> None:
     text = "trace-" + "0" * 100 + "-end"
-    result = values.cut(text, limit)
+    result = values.cut_middle(text, limit)
     assert len(result) == limit
     assert result.count(ELLIPSIS) == 1
 
