@@ -6,9 +6,8 @@ shows user values through `brief`, never a whole ``repr``.
 User text is cut to size by `cut`, the one rule for the whole core: one ``…``
 marks the cut, and the text, ellipsis included, fits the limit it was cut to, so
 a limit is a promise about what the reader sees. ``pygents_otel`` and
-``pygents_tui`` follow the same rule with a copy of their own
-(``pygents_otel._text.cut``, ``pygents_tui.text._cut.cut``) rather than import a
-private module of the core; their tests compare them with this one.
+``pygents_tui`` import this function (``pygents_otel._text``,
+``pygents_tui.text._cut``): one implementation, so the three cannot drift apart.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ stops as soon as the text is longer than the budget, so a value costs what its f
 The text is JSON for what JSON holds (``dict`` with keys made strings as ``json``
 does, ``list``, ``tuple``, ``str``, numbers, ``bool``, ``None``), and a JSON array for
 sets and deques, a JSON object for dataclasses and other mappings, and a JSON string
-holding ``repr()`` for anything else. For JSON values, the text before the final ``…``
+holding ``repr()`` for anything else. For JSON values, the text before a final ``…``
 is a prefix of what ``json.dumps(value, ensure_ascii=False)`` gives. Cycles, deep
 nesting, huge integers and values whose ``repr()`` raises give short placeholders;
 nothing raises.
@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pygents_otel._text import ELLIPSIS
+from pygents_otel._text import cut
 
 MAX_DEPTH: Final = 32
 """Containers nested deeper than this are written as a placeholder."""
@@ -64,16 +64,16 @@ class _Out:
 
 
 def dump(value: Any, budget: int) -> str:
-    """``value`` as JSON-ish text of at most ``budget`` characters, plus ``…`` when it
-    was cut. ``budget`` must be at least 1."""
+    """``value`` as JSON-ish text of at most ``budget`` characters, ending in ``…``
+    when it was cut (the ellipsis counts: the core's `cut` rule). ``budget`` must be
+    at least 1."""
     out = _Out(budget)
     try:
         _write(value, out, 0, set())
-    except _Full:
-        return "".join(out.parts)[:budget] + ELLIPSIS
+    except _Full:  # more than ``budget`` characters were written: cut, so a cut shows
+        return cut("".join(out.parts), budget)
     except Exception:  # user code raised while the value was walked (a broken mapping)
-        text = json.dumps(f"<{type(value).__name__} (could not be serialized)>")
-        return text if len(text) <= budget else text[:budget] + ELLIPSIS
+        return cut(json.dumps(f"<{type(value).__name__} (could not be serialized)>"), budget)
     return "".join(out.parts)
 
 

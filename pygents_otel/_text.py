@@ -5,16 +5,18 @@ user's text: they go into span names, span and metric attributes and error messa
 and none of them may carry an unbounded string there. Cutting is cheap (a length
 check, then a slice) so it can run on every span.
 
-The rule is the core's (``pygents._errors.cut``): one ``…`` marks a cut, and the cut
-text, ellipsis included, fits the limit. This is a copy, not an import: the only
-private core modules pygents_otel relies on are ``pygents._extras`` and
-``pygents._public``, and the rule belongs in neither. ``tests/otel/test_otel_text_cutting.py``
-holds the copy to the core's results.
+The rule and the function are the core's (``pygents._errors.cut``): one ``…`` marks a
+cut, and the cut text, ellipsis included, fits the limit. Imported, not copied, so
+the core, this layer and the dashboard cannot drift apart.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
+
+from pygents._errors import ELLIPSIS, cut
+
+__all__ = ["ELLIPSIS", "NAME_LIMIT", "STACK_LIMIT", "TEXT_LIMIT", "bounded", "bounded_tail", "cut"]
 
 NAME_LIMIT: Final = 256
 """Characters kept of a name, tag or id (and of a value quoted in an error message)."""
@@ -24,24 +26,6 @@ TEXT_LIMIT: Final = 1024
 
 STACK_LIMIT: Final = 8192
 """Characters kept of a stack trace (its end: the innermost frames and the error)."""
-
-ELLIPSIS: Final = "…"
-
-
-def cut(text: str, limit: int, keep: Literal["head", "tail", "middle"] = "head") -> str:
-    """``text`` if it fits in ``limit`` characters, else ``limit`` characters of it
-    with ``…`` where text was left out: its head kept, its tail, or both ends."""
-    if len(text) <= limit:
-        return text
-    if limit <= 1:
-        return ELLIPSIS[: max(limit, 0)]
-    room = limit - 1
-    if keep == "head":
-        return text[:room] + ELLIPSIS
-    if keep == "tail":
-        return ELLIPSIS + text[len(text) - room :]
-    head = room // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (room - head) :]
 
 
 def bounded(text: str, limit: int = NAME_LIMIT) -> str:

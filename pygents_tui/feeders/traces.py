@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from pygents_tui.listen.decode import ReceivedSpan, Value, cut
+from pygents_tui.listen.decode import ReceivedSpan, Value, cut_middle
 from pygents_tui.state import SpanNode, TraceTree
 
 __all__ = ["TraceStore", "flatten"]
@@ -171,7 +171,7 @@ def _node(
 
 def _render(value: Value) -> str:
     text = "[" + ", ".join(map(str, value)) + "]" if isinstance(value, tuple) else str(value)
-    return cut(text, _ATTRIBUTE_TEXT)
+    return cut_middle(text, _ATTRIBUTE_TEXT)
 
 
 def flatten(tree: TraceTree) -> list[tuple[int, SpanNode]]:

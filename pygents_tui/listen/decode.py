@@ -36,7 +36,7 @@ from pygents_tui.listen.values import (
     Reads,
     Value,
     attributes_of,
-    cut,
+    cut_middle,
     name_of,
     value_of,
 )
@@ -51,7 +51,7 @@ __all__ = [
     "ResourceInfo",
     "Signal",
     "Value",
-    "cut",
+    "cut_middle",
     "decode",
     "response",
     "transcode_json",
@@ -85,7 +85,7 @@ class Malformed(Exception):
     """The request cannot be decoded. ``status`` says how the transport answers."""
 
     def __init__(self, message: str, status: Literal["invalid", "too_large"] = "invalid"):
-        super().__init__(cut(message, 300))
+        super().__init__(cut_middle(message, 300))
         self.status = status
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -307,7 +307,7 @@ def _hex_ids_to_base64(document: Any, budget: int) -> Any:
                 try:
                     node[key] = base64.b64encode(bytes.fromhex(value)).decode()
                 except ValueError:
-                    raise Malformed(f"{cut(key, 20)} is not a hex string") from None
+                    raise Malformed(f"{cut_middle(key, 20)} is not a hex string") from None
     return document
 
 
@@ -380,7 +380,7 @@ def _spans(request: Any, limits: Limits, reads: Reads) -> Batch:
             name = name_of(span.name, limits)
             status = span.status
             start, end = span.start_time_unix_nano, span.end_time_unix_nano
-            message = cut(status.message, limits.max_value)
+            message = cut_middle(status.message, limits.max_value)
             size += _SPAN_BYTES + shared + _getsizeof(name) + _getsizeof(message)
             total += size
             spans.append(

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut_middle
 
 __all__ = [
     "Limits",
@@ -24,7 +24,7 @@ __all__ = [
     "Scalar",
     "Value",
     "attributes_of",
-    "cut",
+    "cut_middle",
     "name_of",
     "size_of",
     "value_of",
@@ -108,7 +108,7 @@ def size_of(value: Value) -> int:
 def _scalar(value: Any, kind: str, limits: Limits) -> Scalar | None:
     if kind == "string_value":
         text: str = value.string_value
-        return text if len(text) <= limits.max_value else cut(text, limits.max_value)
+        return text if len(text) <= limits.max_value else cut_middle(text, limits.max_value)
     if kind == "bytes_value":
         return f"<{len(value.bytes_value)} bytes>"
     if kind in ("bool_value", "int_value", "double_value"):
@@ -170,7 +170,7 @@ def _text(value: Any, limits: Limits, reads: Reads) -> str:
                         if index:
                             parts.append(", ")
                         if kind == "kvlist_value":
-                            parts.append(f"{cut(item.key, limits.max_name)}: ")
+                            parts.append(f"{cut_middle(item.key, limits.max_name)}: ")
                             parts.append((item.value, depth + 1))
                         else:
                             parts.append((item, depth + 1))
@@ -184,7 +184,7 @@ def _text(value: Any, limits: Limits, reads: Reads) -> str:
                 piece = json.dumps(found, ensure_ascii=False) if found is not None else "null"
         out.append(piece)
         size += len(piece)
-    return cut("".join(out), limits.max_value)
+    return cut_middle("".join(out), limits.max_value)
 
 
 def attributes_of(pairs: Any, limits: Limits, reads: Reads) -> tuple[dict[str, Value], int, int]:
@@ -202,7 +202,7 @@ def attributes_of(pairs: Any, limits: Limits, reads: Reads) -> tuple[dict[str, V
     for pair in read:
         key: str = pair.key
         if len(key) > max_name:
-            key = cut(key, max_name)
+            key = cut_middle(key, max_name)
         value = found[key] = _value(pair.value, limits, reads)
         size += _getsizeof(key) + (size_of(value) if type(value) is tuple else _getsizeof(value))
     return found, sent - len(found), size + _getsizeof(found)
@@ -210,4 +210,4 @@ def attributes_of(pairs: Any, limits: Limits, reads: Reads) -> tuple[dict[str, V
 
 def name_of(value: object, limits: Limits) -> str:
     text = value if isinstance(value, str) else str(value)
-    return text if len(text) <= limits.max_name else cut(text, limits.max_name)
+    return text if len(text) <= limits.max_name else cut_middle(text, limits.max_name)

@@ -12,7 +12,7 @@ from itertools import islice
 from typing import Final
 
 from pygents_tui.state._view import Capacity, ContextContents
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut_middle
 
 __all__ = ["POOL_SHOWN", "QUEUE_SHOWN", "QueuedTurn", "bounded_context", "bounded_queue"]
 
@@ -32,7 +32,14 @@ def bounded_queue(rows: Iterable[QueuedTurn], more: int) -> tuple[tuple[QueuedTu
     for row in rows:
         if len(listed) < QUEUE_SHOWN:
             position, tool, arguments, timeout = row
-            listed.append((cut(position, 8), cut(tool, 64), cut(arguments, 200), cut(timeout, 16)))
+            listed.append(
+                (
+                    cut_middle(position, 8),
+                    cut_middle(tool, 64),
+                    cut_middle(arguments, 200),
+                    cut_middle(timeout, 16),
+                )
+            )
         else:
             left_out += 1
     return tuple(listed), max(more, 0) + left_out
@@ -44,7 +51,11 @@ def bounded_context(context: ContextContents) -> ContextContents:
     pool: Sequence[tuple[str, str, str]] = context.pool_items[-POOL_SHOWN:]
     return ContextContents(
         queue=Capacity(max(context.queue.size, 0), context.queue.limit),
-        queue_items=tuple(cut(item, 200) for item in islice(context.queue_items, _QUEUE_ITEMS)),
+        queue_items=tuple(
+            cut_middle(item, 200) for item in islice(context.queue_items, _QUEUE_ITEMS)
+        ),
         pool=Capacity(max(context.pool.size, 0), context.pool.limit),
-        pool_items=tuple((cut(i, 64), cut(d, 100), cut(c, 100)) for i, d, c in pool),
+        pool_items=tuple(
+            (cut_middle(i, 64), cut_middle(d, 100), cut_middle(c, 100)) for i, d, c in pool
+        ),
     )

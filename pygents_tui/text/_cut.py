@@ -1,34 +1,22 @@
 """Cutting text to a limit, for everything the dashboard shows or keeps.
 
-The rule is the core's (``pygents._errors.cut``): one ``…`` marks a cut, and the cut
-text, ellipsis included, fits the limit. This is a copy, not an import: the only
-private core module pygents_tui relies on is ``pygents._extras``, and the rule does
-not belong there. ``tests/tui/test_tui_text_cutting.py`` holds the copy to the core's results.
+The rule is the core's, and so is the function: `cut` is ``pygents._errors.cut``
+(one ``…`` marks a cut, and the cut text, ellipsis included, fits the limit), so the
+dashboard, the OTel layer and the core cut the same way by construction.
 
-The dashboard's default keeps both ends: what it cuts is mostly names, ids and
-attribute values, told apart by their end as often as by their start.
+Most of what the dashboard cuts is names, ids and attribute values, told apart by
+their end as often as by their start, so its usual cut keeps both ends: `cut_middle`
+says so at every call. A cut that keeps the head or the tail names it with ``cut``.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from pygents._errors import ELLIPSIS, cut
 
-__all__ = ["ELLIPSIS", "cut"]
-
-ELLIPSIS: Final = "…"
+__all__ = ["ELLIPSIS", "cut", "cut_middle"]
 
 
-def cut(text: str, limit: int, keep: Literal["head", "tail", "middle"] = "middle") -> str:
+def cut_middle(text: str, limit: int) -> str:
     """``text`` if it fits in ``limit`` characters, else ``limit`` characters of it
-    with ``…`` where text was left out: both ends kept, or its head, or its tail."""
-    if len(text) <= limit:
-        return text
-    if limit <= 1:
-        return ELLIPSIS[: max(limit, 0)]
-    room = limit - 1
-    if keep == "head":
-        return text[:room] + ELLIPSIS
-    if keep == "tail":
-        return ELLIPSIS + text[len(text) - room :]
-    head = room // 2
-    return text[:head] + ELLIPSIS + text[len(text) - (room - head) :]
+    with both ends kept and ``…`` in the middle (an id stays told apart by either)."""
+    return text if len(text) <= limit else cut(text, limit, "middle")

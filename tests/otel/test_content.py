@@ -81,8 +81,8 @@ async def test_a_content_max_length_below_one_is_refused(
 
     await Turn(echo, args=["x" * 100_009]).returning()
     (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool echo"]
-    assert span.attributes[ARGUMENTS] == '{"args": […'  # ten characters and an ellipsis
-    assert span.attributes[RESULT] == '"xxxxxxxxx…'
+    assert span.attributes[ARGUMENTS] == '{"args": …'  # ten characters, the ellipsis one
+    assert span.attributes[RESULT] == '"xxxxxxxx…'
 
 
 # -- the budgeted dumper ---------------------------------------------------------------------
@@ -117,13 +117,13 @@ async def test_capture_stops_serializing_at_the_length_limit(
     result = spans["execute_tool identity"].attributes[RESULT]
     assert isinstance(result, str)
     assert result.startswith('{"key 0": "counted", "key 1": "counted"')
-    assert len(result) == 2049
+    assert len(result) == 2048
     assert result.endswith("…")
     values = [
         e.attributes[VALUE] for e in spans["execute_tool relay"].events if VALUE in e.attributes
     ]
     assert len(values) == 2
-    assert all(isinstance(v, str) and len(v) == 2049 for v in values)
+    assert all(isinstance(v, str) and len(v) == 2048 for v in values)
 
 
 async def test_context_item_contents_are_captured_through_the_same_limit(
@@ -144,7 +144,7 @@ async def test_context_item_contents_are_captured_through_the_same_limit(
         e.name: e.attributes[CONTEXT_CONTENT] for e in events if CONTEXT_CONTENT in e.attributes
     }
     appended = [{"content": "n" * 200_000, "description": None, "id": None}]
-    expected = json.dumps(appended)[:40] + "…"
+    expected = json.dumps(appended)[:39] + "…"
     assert contents == {
         "pygents.context_queue.before_append": expected,
         "pygents.context_queue.after_append": expected,
@@ -195,7 +195,7 @@ def test_the_dump_of_a_json_value_is_a_prefix_of_its_json(value: Any, budget: in
         assert text == full
     else:
         assert text.endswith("…")
-        assert len(text) == budget + 1
+        assert len(text) == budget
         assert full.startswith(text[:-1])
 
 
@@ -225,9 +225,26 @@ def test_deep_nesting_stops_at_the_depth_limit() -> None:
     assert '"<list nested too deep>"' in text
 
 
+HOSTILE: dict[str, Any] = {
+    "huge string": "x" * 1_000_000,
+    "huge list": list(range(200_000)),
+    "deep": nested(10_000),
+    "wide dict": {f"key {i}": i for i in range(100_000)},
+    "broken mapping": BrokenMapping(),
+}
+
+
+@pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())
+@pytest.mark.parametrize("budget", [1, 2, 5, 32])
+def test_a_cut_dump_fits_its_budget_ellipsis_included(value: Any, budget: int) -> None:
+    text = dump(value, budget)
+    assert len(text) <= budget
+    assert text.endswith("…")
+
+
 def test_a_huge_string_or_bytes_is_encoded_only_up_to_the_budget() -> None:
-    assert dump("x" * 10_000_000, 5) == '"xxxx…'
-    assert dump(b"y" * 10_000_000, 5) == "\"b'yy…"
+    assert dump("x" * 10_000_000, 5) == '"xxx…'
+    assert dump(b"y" * 10_000_000, 5) == "\"b'y…"
 
 
 # -- exception messages ---------------------------------------------------------------------

@@ -365,10 +365,10 @@ async def test_content_capture_adds_bounded_previews_of_arguments_values_and_out
     assert [v async for v in Turn(count, args=[2]).yielding()] == [0, 1]
 
     first, second = records.named("pygents.turn.start")
-    assert first["pygents.turn.args_preview"] == '{"args": ["' + "x" * 21 + "…"
+    assert first["pygents.turn.args_preview"] == '{"args": ["' + "x" * 20 + "…"
     assert second["pygents.turn.args_preview"] == '{"args": [2]}'
     greeted, counted = records.named("pygents.turn.end")
-    assert greeted["pygents.turn.output_preview"] == '"hello ' + "x" * 25 + "…"
+    assert greeted["pygents.turn.output_preview"] == '"hello ' + "x" * 24 + "…"
     assert [r["pygents.value.preview"] for r in records.named("pygents.turn.on_value")] == [
         "0",
         "1",

@@ -108,7 +108,7 @@ async def test_with_capture_on_each_waiting_turn_has_its_arguments_cut_to_the_pr
 
     short, long = found[n.QUEUED_ARGUMENTS]
     assert short == '{"args": ["ada"], "punctuation": "?"}'
-    assert len(long) == PREVIEW_LIMIT + 1, "the budget, then the ellipsis"
+    assert len(long) == PREVIEW_LIMIT, "the budget, the ellipsis included"
     assert long.endswith("…")
     assert found[n.QUEUED_MORE] == 0
 
@@ -121,7 +121,7 @@ async def test_a_lower_content_limit_cuts_the_previews_further(
     await agent.put(Turn(greet, args=["a long name indeed"]))
 
     (arguments,) = snapshot(instrumentor, logs, agent)[n.QUEUED_ARGUMENTS]
-    assert arguments == '{"args": […'
+    assert arguments == '{"args": …'
 
 
 async def test_a_snapshot_lists_the_newest_context_items_with_content_only_under_capture(

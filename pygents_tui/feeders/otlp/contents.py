@@ -25,7 +25,7 @@ from pygents_otel import _names as k
 from pygents_tui.feeders.otlp.coerce import as_float, as_int
 from pygents_tui.listen.values import Value
 from pygents_tui.state import Capacity, ContextContents
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut_middle
 
 __all__ = ["QueuedTurns", "context_contents", "queued_turns"]
 
@@ -65,7 +65,7 @@ def _entry(array: tuple[Value, ...] | None, index: int) -> Value | None:
 
 
 def _text(value: Value | None, width: int, missing: str = UNKNOWN) -> str:
-    return cut(value, width) if isinstance(value, str) else missing
+    return cut_middle(value, width) if isinstance(value, str) else missing
 
 
 def _count(value: Value | None) -> int | None:

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from pygents_tui.feeders.otlp.folding import Folding
-from pygents_tui.listen.decode import Batch, cut
+from pygents_tui.listen.decode import Batch, cut_middle
 from pygents_tui.state import (
     ACTION_NEEDS,
     Action,
@@ -132,7 +132,7 @@ class FleetModel(Folding):
         """A request the receiver could not accept (``kind``: ``malformed``,
         ``too_large`` or ``unsupported``): counted, never stored."""
         self.counts[kind] += 1
-        self.last_rejection = f"{signal}: {cut(reason, 200)}"
+        self.last_rejection = f"{signal}: {cut_middle(reason, 200)}"
         self.arrived.set()
 
     # -- folding, on the UI's timer ------------------------------------------------------------

@@ -25,7 +25,7 @@ from pygents_tui.feeders.otlp.coerce import (
     tool_of,
 )
 from pygents_tui.feeders.traces import TraceStore
-from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan, ResourceInfo, Value, cut
+from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan, ResourceInfo, Value, cut_middle
 from pygents_tui.state import (
     PAUSED,
     RESUMED,
@@ -152,7 +152,7 @@ class Services(Store):
     def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
         instance = resource.instance
         # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
-        short = instance[:8] if len(instance) >= 32 else cut(instance, 24)
+        short = instance[:8] if len(instance) >= 32 else cut_middle(instance, 24)
         service = self.add_service(
             resource.service,
             instance,

@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from pygents_otel import _names as k
 from pygents_tui.feeders.traces import TraceStore
 from pygents_tui.listen.decode import ReceivedSpan, ResourceInfo
-from pygents_tui.listen.values import Limits, Scalar, Value, cut
+from pygents_tui.listen.values import Limits, Scalar, Value, cut_middle
 from pygents_tui.state import TraceTree
 
 __all__ = ["SpanCapture", "attach", "global_provider"]
@@ -128,15 +128,15 @@ class SpanCapture(SpanProcessor):
         if context is None or span.start_time is None:
             return None
         attributes = _attributes(span.attributes or {})
-        name = cut(span.name, _LIMITS.max_name)
-        message = cut(span.status.description or "", _LIMITS.max_value)
+        name = cut_middle(span.name, _LIMITS.max_name)
+        message = cut_middle(span.status.description or "", _LIMITS.max_value)
         size = _SPAN_BYTES + len(name) + len(message)
         size += sum(len(key) + len(str(value)) for key, value in attributes.items())
         parent = span.parent
         scope = span.instrumentation_scope
         return ReceivedSpan(
             resource=self._resource(span.resource),
-            scope=cut(scope.name, _LIMITS.max_name) if scope is not None else "",
+            scope=cut_middle(scope.name, _LIMITS.max_name) if scope is not None else "",
             trace_id=format(context.trace_id, "032x"),
             span_id=format(context.span_id, "016x"),
             parent_id=format(parent.span_id, "016x") if parent is not None else None,
@@ -160,8 +160,8 @@ class SpanCapture(SpanProcessor):
         service = _text(attributes.get(k.SERVICE_NAME)) or k.UNKNOWN_SERVICE
         pid = attributes.get(k.PROCESS_PID)
         info = ResourceInfo(
-            service=cut(service, _LIMITS.max_name),
-            instance=cut(_text(attributes.get(k.SERVICE_INSTANCE)) or "", _LIMITS.max_name),
+            service=cut_middle(service, _LIMITS.max_name),
+            instance=cut_middle(_text(attributes.get(k.SERVICE_INSTANCE)) or "", _LIMITS.max_name),
             host=_text(attributes.get(k.HOST_NAME)),
             pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
         )
@@ -177,10 +177,10 @@ def _text(value: object) -> str | None:
 
 def _scalar(value: object) -> Scalar:
     if isinstance(value, str):
-        return cut(value, _LIMITS.max_value)
+        return cut_middle(value, _LIMITS.max_value)
     if isinstance(value, (bool, int, float)):
         return value
-    return cut(repr(value), _LIMITS.max_value)
+    return cut_middle(repr(value), _LIMITS.max_value)
 
 
 def _attributes(attributes: Mapping[str, Any]) -> dict[str, Value]:
@@ -189,10 +189,10 @@ def _attributes(attributes: Mapping[str, Any]) -> dict[str, Value]:
     kept: dict[str, Value] = {}
     for key, value in islice(attributes.items(), _LIMITS.max_attributes):
         if isinstance(value, (str, bool, int, float)):
-            kept[cut(key, _LIMITS.max_name)] = _scalar(value)
+            kept[cut_middle(key, _LIMITS.max_name)] = _scalar(value)
         else:
             items = tuple(_scalar(v) for v in islice(value, _LIMITS.max_items))
-            kept[cut(key, _LIMITS.max_name)] = items
+            kept[cut_middle(key, _LIMITS.max_name)] = items
     return kept
 
 

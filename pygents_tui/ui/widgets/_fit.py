@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from pygents_tui.text._cut import ELLIPSIS, cut
+from pygents_tui.text._cut import ELLIPSIS, cut, cut_middle
 from pygents_tui.text._visible import visible
 
 __all__ = ["fit_label", "fit_widths", "split_label"]
@@ -48,7 +48,7 @@ def fit_label(label: str, name: str, width: int) -> str:
         return label
     service, instance, own = split_label(label, name)
     if not service:
-        return cut(own, width)  # both ends: ``assistant.t1`` and ``.t2`` stay apart
+        return cut_middle(own, width)  # both ends: ``assistant.t1`` and ``.t2`` stay apart
     room = width - len(own) - 1  # what ``service@instance`` may take, before the ``/``
     head = cut(instance, _INSTANCE_HEAD, "head")
     if instance and room >= len(service) + 1 + len(head):
@@ -60,7 +60,7 @@ def fit_label(label: str, name: str, width: int) -> str:
         return f"{kept}{ELLIPSIS}/{own}"
     if room == 1:
         return f"{ELLIPSIS}/{own}"
-    return cut(own, width)
+    return cut_middle(own, width)
 
 
 def fit_widths(

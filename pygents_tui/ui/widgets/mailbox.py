@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from pygents_tui.state import Action, DashboardView
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut, cut_middle
 from pygents_tui.text._plain import plain
 from pygents_tui.text._plural import counted
 from pygents_tui.ui.widgets._panel import NavigableTable
@@ -77,9 +77,9 @@ def _cells(*cells: str, error: bool = False) -> tuple[str, ...]:
 def _held(consumer: str, turn_uuid: str) -> str:
     """``on <worker> · turn <uuid>`` in the detail column, each cut in its middle so
     that the label and both ends of each id stay."""
-    worker = cut(consumer, 16)
+    worker = cut_middle(consumer, 16)
     room = _WIDTHS[2] - len(f"on {worker} · turn ")
-    return f"on {worker} · turn {cut(turn_uuid, room)}"
+    return f"on {worker} · turn {cut_middle(turn_uuid, room)}"
 
 
 def rows(

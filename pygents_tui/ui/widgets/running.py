@@ -10,7 +10,7 @@ from rich.text import Text
 
 from pygents import StopReason
 from pygents_tui.state import DashboardView, TurnRow
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut_middle
 from pygents_tui.text._plain import plain
 from pygents_tui.ui.widgets._fit import fit_label, fit_widths
 from pygents_tui.ui.widgets._panel import ModelPanel
@@ -92,13 +92,16 @@ class RunningPanel(ModelPanel):
             bar_text, status = self._state(record, now, widths["bar"])
             stuck = view.stuck_turn(record.key) if record.ended is None else None
             if stuck is not None:  # the reason where the bar was: it says more now
-                bar_text = plain(cut(f"⚠ {stuck.text}", widths["bar"]), style="yellow")
+                bar_text = plain(cut_middle(f"⚠ {stuck.text}", widths["bar"]), style="yellow")
                 if not record.stale:  # (a stale one's status says so already)
                     status = plain(f"⚠ stuck {seconds(record.elapsed_at(now))}", style="bold")
                 if record.key == self.marked:
                     bold = "bold reverse"
             table.add_row(
-                plain(label, style=bold), plain(cut(record.tool, widths["tool"])), bar_text, status
+                plain(label, style=bold),
+                plain(cut_middle(record.tool, widths["tool"])),
+                bar_text,
+                status,
             )
         return table
 

@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 
 from pygents import StopReason
 from pygents_tui.state import DashboardView, TurnRow
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut, cut_middle
 from pygents_tui.text._plain import plain
 from pygents_tui.ui.widgets._fit import fit_label, fit_widths
 from pygents_tui.ui.widgets._panel import NavigableTable
@@ -146,7 +146,7 @@ class TimelineTable(NavigableTable[object]):
             label = fit_label(record.agent_label, turn_name(record, names), widths["agent"])
             self.add_row(
                 plain(label),  # names are data, never markup
-                plain(cut(record.tool, widths["tool"])),
+                plain(cut_middle(record.tool, widths["tool"])),
                 f"{record.elapsed_at(now):.2f}s",
                 self._bar(record, now, end),
                 key=record.key,

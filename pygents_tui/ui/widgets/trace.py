@@ -15,7 +15,7 @@ from typing import Final
 from rich.text import Text
 
 from pygents_tui.state import SpanNode, TraceTree
-from pygents_tui.text._cut import cut
+from pygents_tui.text._cut import cut_middle
 from pygents_tui.text._visible import visible
 
 __all__ = ["waterfall"]
@@ -55,7 +55,7 @@ def _bar(node: SpanNode, total: float, width: int) -> str:
 
 def _shown(text: str, limit: int) -> str:
     """Received text on one line, cut to ``limit`` characters once made visible."""
-    return cut(visible(text), limit)
+    return cut_middle(visible(text), limit)
 
 
 def _notable(node: SpanNode) -> str | None:
