@@ -1,5 +1,6 @@
-"""What writes into the dashboard's store: each feeder is given a store and writes into
-it; none is one.
+"""What writes into the dashboard's store: this process's agents, a fleet over OTLP,
+Redis mailboxes, a recording. (The Redis feeder is given the store it writes; the
+in-process and OTLP feeders still extend `pygents_tui.state.Store` with their writers.)
 
 * ``process/`` — this process's agents, through a pygents subscriber (`DashboardModel`).
 * ``otlp/`` — a fleet's spans and records, as the receiver decoded them (`FleetModel`).
