@@ -12,6 +12,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 from pygents_tui.cli._collector import paced_collector
 from pygents_tui.cli._terminal import refuse_without_terminal
@@ -22,6 +23,20 @@ from pygents_tui.ui.app import Dashboard
 __all__ = ["listen_app", "run"]
 
 Interrupts = Callable[[Dashboard], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Listening:
+    """What `run` was asked for, as `_serve` runs it."""
+
+    host: str
+    grpc_port: int
+    http_port: int
+    stale_after: float
+    trace_url: str | None
+    interrupts: Interrupts
+    configure: Callable[[Dashboard], None] | None
+    redis: tuple[str, str, bool] | None  # (url, prefix, control)
 
 
 def listen_app(
@@ -75,6 +90,16 @@ def run(
     (`pygents_tui.recording`); a file that cannot be opened is one line and exit 2.
     ``redis``: also read the mailboxes on that Redis (``control``: and act on them),
     `pygents_tui.feeders.redis.source`."""
+    asked = _Listening(
+        host,
+        grpc_port,
+        http_port,
+        stale_after,
+        trace_url,
+        interrupts,
+        configure,
+        (redis, redis_prefix, control) if redis is not None else None,
+    )
     recorder = None
     if record is not None:
         from pygents_tui.recording import RecordWriter
@@ -89,42 +114,21 @@ def run(
             return 2
     try:
         with paced_collector():  # this process is the dashboard: `pygents_tui.cli._collector`
-            return asyncio.run(
-                _serve(
-                    host,
-                    grpc_port,
-                    http_port,
-                    stale_after,
-                    trace_url,
-                    interrupts,
-                    configure,
-                    recorder,
-                    (redis, redis_prefix, control) if redis is not None else None,
-                )
-            )
+            return asyncio.run(_serve(asked, recorder))
     finally:
         if recorder is not None:
             recorder.close()
             print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
 
 
-async def _serve(
-    host: str,
-    grpc_port: int,
-    http_port: int,
-    stale_after: float,
-    trace_url: str | None,
-    interrupts: Interrupts,
-    configure: Callable[[Dashboard], None] | None,
-    recorder: Recorder | None = None,
-    redis: tuple[str, str, bool] | None = None,
-) -> int:
-    fleet = FleetModel(stale_after=stale_after)
+async def _serve(asked: _Listening, recorder: Recorder | None) -> int:
+    host, trace_url = asked.host, asked.trace_url
+    fleet = FleetModel(stale_after=asked.stale_after)
     receiver = Receiver(
         fleet,
         host=host,
-        grpc_port=grpc_port or None,
-        http_port=http_port or None,
+        grpc_port=asked.grpc_port or None,
+        http_port=asked.http_port or None,
         recorder=recorder,
     )
     try:
@@ -140,10 +144,10 @@ async def _serve(
         await receiver.stop()
         return 2
     source = None
-    if redis is not None:  # read before the app composes: it adds the Mailbox tab
+    if asked.redis is not None:  # read before the app composes: it adds the Mailbox tab
         from pygents_tui.feeders.redis.source import RedisSource
 
-        url, prefix, control = redis
+        url, prefix, control = asked.redis
         source = RedisSource(fleet, url, prefix=prefix, control=control)
         fleet.sources.attach(source)
         source.start()  # a Redis that is down is a line in the dashboard, not an exit
@@ -152,10 +156,10 @@ async def _serve(
         mode = "control" if source.control else "read-only"
         reading = f"Redis {mode}: {source.mailboxes.where}"
     app = listen_app(fleet, host, receiver.grpc_port, receiver.http_port, trace_url, reading)
-    if configure is not None:  # the configuration file's settings (`pygents_tui.cli._config`)
-        configure(app)
+    if asked.configure is not None:  # the configuration file's settings (`cli._config`)
+        asked.configure(app)
     try:
-        with interrupts(app):
+        with asked.interrupts(app):
             await app.run_async()
     finally:
         if source is not None:
