@@ -256,6 +256,10 @@ async def test_a_streaming_turn_re_run_after_a_kill_fails_the_stream_it_already_
             async with asyncio.timeout(30):
                 while len(seen) < 5:
                     seen.append(await anext(values))
+            # Both turns delivered to the first worker before it dies (it reads them
+            # apart on a cluster, one slot at a time): each is then run again, as
+            # its second delivery, by the worker that takes it over.
+            await eventually(lambda: _delivered(mailboxes, 2), within=60)
             first.send_signal(signal.SIGKILL)  # mid-stream: five values out of twelve
             first.wait()
             processes.append(spawn(url, "rerun-b", tmp_path))  # takes the turns over
@@ -293,6 +297,10 @@ async def test_a_streaming_turn_re_run_after_a_kill_fails_the_stream_it_already_
 
 async def _workers(mailboxes: Mailboxes, count: int) -> bool:
     return (await mailboxes.stats("relay")).workers == count
+
+
+async def _delivered(mailboxes: Mailboxes, count: int) -> bool:
+    return (await mailboxes.stats("relay")).pending == count
 
 
 # -- Redis comes back empty -------------------------------------------------------------
