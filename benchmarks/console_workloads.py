@@ -57,13 +57,13 @@ async def console_rows(quick: bool) -> list[dict[str, Any]]:
 async def _measure(url: str, mailboxes: Mailboxes, samples: int) -> dict[str, list[float]]:
     fleet = FleetModel(stale_after=3600.0)
     source = RedisSource(fleet, url, control=True)  # the default 1 s survey
-    fleet.sources.attach(source)
+    fleet.store.sources.attach(source)
     app = listen_app(fleet, "127.0.0.1", None, None)
     taken: dict[str, list[float]] = {"cancel": [], "pause": [], "resume": []}
     try:
         async with app.run_test(size=(130, 40)) as pilot:
             source.start()
-            while not fleet.agent_rows():
+            while not fleet.store.agent_rows():
                 await pilot.pause(0.01)
             await pilot.press("8")
             panel = app.screen.query_one(MailboxPanel)

@@ -327,9 +327,9 @@ class _Freshness:
     def _visible(self, label: str, uuid: str) -> bool:
         key = self._keys.get(label)
         if key is None:
-            self._keys = {row.label: row.key for row in self.fleet.agent_rows()}
+            self._keys = {row.label: row.key for row in self.fleet.store.agent_rows()}
             key = self._keys.get(label)
-        return key is not None and any(t.uuid == uuid for t in self.fleet.running_turns(key))
+        return key is not None and any(t.uuid == uuid for t in self.fleet.store.running_turns(key))
 
 
 async def _produce(
@@ -462,8 +462,8 @@ async def w12(plan: Plan | None = None) -> FleetRun:
             while fresh.ingested or len(fresh.lags) + fresh.missed < samples:  # noqa: ASYNC110 - the screen is the measurement
                 await asyncio.sleep(0.01)
         rss_after = _rss_mib()
-        rows = len(fleet.agent_rows())
-        dropped = fleet.counters().get("dropped", 0)
+        rows = len(fleet.store.agent_rows())
+        dropped = fleet.store.counters().get("dropped", 0)
         await pilot.press("q")
     ms = [k * 1000 for k in keys]
     lags = [lag * 1000 for lag in fresh.lags]

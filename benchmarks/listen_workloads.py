@@ -74,7 +74,7 @@ async def w8(seconds: float, transport: str = "http", senders: int = 2) -> Throu
                 process.terminate()
             for process in processes:
                 await process.wait()
-    counts = fleet.counters()
+    counts = fleet.store.counters()
     spans, elapsed, early, late = samples
     return Throughput(
         transport=transport,
@@ -94,26 +94,26 @@ async def _measure(fleet: FleetModel, seconds: float) -> tuple[int, float, float
     warm_up = max(seconds / 10, 0.5)
     loop = asyncio.get_running_loop()
     begin = loop.time()
-    while loop.time() - begin < warm_up or fleet.counts["spans"] == 0:
+    while loop.time() - begin < warm_up or fleet.store.counts["spans"] == 0:
         await asyncio.sleep(0.1)
-        fleet.drain()
+        fleet.store.drain()
         if loop.time() - begin > warm_up + 30:
             raise RuntimeError("the OTLP senders never got through")
-    start, first = loop.time(), fleet.counts["spans"]
+    start, first = loop.time(), fleet.store.counts["spans"]
     rss: list[tuple[float, float]] = []
     next_sample = start
     while (now := loop.time()) - start < seconds:
         await asyncio.sleep(0.1)
-        fleet.drain()
+        fleet.store.drain()
         if now >= next_sample:
             rss.append((now - start, _rss_mib()))
             next_sample += 1.0
-    fleet.drain()
+    fleet.store.drain()
     elapsed = loop.time() - start
     quarter = elapsed / 4
     early = max((mib for at, mib in rss if at <= quarter), default=_rss_mib())
     late = max((mib for at, mib in rss if at >= elapsed - quarter), default=_rss_mib())
-    return fleet.counts["spans"] - first, elapsed, early, late
+    return fleet.store.counts["spans"] - first, elapsed, early, late
 
 
 # -- the sender process -----------------------------------------------------------------------

@@ -107,9 +107,9 @@ async def _watch(
     while len(seen) < turns:
         tick += DRAIN_SECONDS
         await asyncio.sleep(max(0.0, tick - loop.time()))
-        fleet.drain()
+        fleet.store.drain()
         now = time.time_ns()
-        for turn in fleet.running_turns():
+        for turn in fleet.store.running_turns():
             if turn.uuid not in seen:
                 seen[turn.uuid] = now
                 release = asyncio.create_task(_release(worker, jitter.uniform(0, JITTER_SECONDS)))

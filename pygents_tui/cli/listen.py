@@ -65,7 +65,7 @@ def listen_app(
             "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
         )
     return Dashboard(
-        view=fleet,
+        view=fleet.store,
         title="listen · " + " · ".join(where),
         trace_url=trace_url,
     )
@@ -149,7 +149,7 @@ async def _serve(asked: _Listening, recorder: Recorder | None) -> int:
 
         url, prefix, control = asked.redis
         source = RedisSource(fleet, url, prefix=prefix, control=control)
-        fleet.sources.attach(source)
+        fleet.store.sources.attach(source)
         source.start()  # a Redis that is down is a line in the dashboard, not an exit
     reading = None
     if source is not None:

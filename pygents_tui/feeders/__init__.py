@@ -1,6 +1,6 @@
 """What writes into the dashboard's store: this process's agents, a fleet over OTLP,
-Redis mailboxes, a recording. (The Redis feeder is given the store it writes; the
-in-process and OTLP feeders still extend `pygents_tui.state.Store` with their writers.)
+Redis mailboxes, a recording. (The OTLP and Redis feeders hold the store they write;
+the in-process feeder still extends `pygents_tui.state.Store` with its writers.)
 
 * ``process/`` — this process's agents, through a pygents subscriber (`DashboardModel`).
 * ``otlp/`` — a fleet's spans and records, as the receiver decoded them (`FleetModel`).

@@ -31,7 +31,7 @@ from pygents_tui.state._entries import (
 )
 from pygents_tui.state._prices import Budget, Meters, Price
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
-from pygents_tui.state._store import Store
+from pygents_tui.state._store import Feeder, Store
 from pygents_tui.state._tables import Traces
 from pygents_tui.state._texts import (
     PAUSED,
@@ -87,6 +87,7 @@ __all__ = [
     "ContextContents",
     "DashboardView",
     "EventRow",
+    "Feeder",
     "LogEntry",
     "Meters",
     "Panel",

@@ -16,7 +16,7 @@ removes it, and the bound counts what it evicts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
@@ -41,7 +41,21 @@ if TYPE_CHECKING:
     from pygents.redis import MailboxStats
     from pygents_tui.state._prices import Meters
 
-__all__ = ["Store"]
+__all__ = ["Feeder", "Store"]
+
+
+class Feeder(Protocol):
+    """What a store asks of the feeder that queues into it (`Store.feeder`): to fold
+    what it queued, on the UI's timer; what it adds to a panel's note and to the
+    counters; and to forget a service the store removed (a cache may hold it)."""
+
+    def fold(self) -> bool: ...
+
+    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None: ...
+
+    def counters(self) -> Mapping[str, int]: ...
+
+    def forgot(self, service: ServiceState) -> None: ...
 
 
 class Store(Tables):
@@ -70,6 +84,9 @@ class Store(Tables):
         self.mailbox_stats: dict[str, MailboxStats] = {}
         self.attention = Attention(clock, self._name_of, limits)
         self._rows: tuple[int, tuple[AgentEntry, ...]] = (-1, ())  # (rows_version, rows)
+        # The feeder that queues into this store, if one does (the OTLP feeder): asked
+        # to fold on each drain. Feeders that write at once (Redis) need no hook.
+        self.feeder: Feeder | None = None
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -91,7 +108,7 @@ class Store(Tables):
     def fold(self) -> bool:
         """Fold what the feeder queued since the last drain; True if there was any.
         (A store without a queueing feeder has nothing to fold.)"""
-        return False
+        return self.feeder.fold() if self.feeder is not None else False
 
     def drain(self) -> bool:
         """Fold what arrived (`fold`), then update staleness and rates. True if
@@ -216,7 +233,13 @@ class Store(Tables):
         return self.traces.tree(trace_id)
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
-        return self.sources.of(agent).panel_note(panel)
+        note = self.sources.of(agent).panel_note(panel)
+        return note if self.feeder is None else self.feeder.unavailable(panel, agent, note)
+
+    def remove_service(self, service: ServiceState) -> None:
+        super().remove_service(service)
+        if self.feeder is not None:
+            self.feeder.forgot(service)
 
     def counters(self) -> dict[str, int]:
         counts = dict(self.counts)
@@ -226,6 +249,8 @@ class Store(Tables):
         counts["traces_evicted"] = self.traces.evicted
         counts["trace_spans_dropped"] = self.traces.dropped
         counts["log_dropped"] = self.log.dropped
+        if self.feeder is not None:
+            counts.update(self.feeder.counters())
         return {name: value for name, value in counts.items() if value}
 
     def stuck_turns(self) -> Sequence[Stuck]:

@@ -158,9 +158,9 @@ async def test_the_dashboards_redis_source_surveys_the_mailboxes_of_a_cluster(
         assert await source.refresh()
     finally:
         await source.close()
-    (row,) = fleet.agent_rows()
+    (row,) = fleet.store.agent_rows()
     assert row.label == "redis/desk"
-    assert fleet.mailboxes()[row.key].depth == 3
+    assert fleet.store.mailboxes()[row.key].depth == 3
 
 
 async def test_a_worker_answers_a_busy_mailbox_at_once_while_another_shards_read_blocks(

@@ -100,6 +100,18 @@ def test_a_type_only_cycle_stays_inside_one_folder() -> None:
     assert across == []
 
 
+def test_the_otlp_feeder_holds_the_store_it_writes_and_is_none() -> None:
+    """The fleet's feeder is given its store (``fleet.store``, what the app reads) and
+    is asked to fold by it (`Feeder`); it is not a store itself."""
+    from pygents_tui.feeders import FleetModel
+    from pygents_tui.state import Store
+
+    fleet = FleetModel()
+    assert not isinstance(fleet, Store)
+    assert isinstance(fleet.store, Store)
+    assert fleet.store.feeder is fleet
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert import_graph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         ["a", "b", "c", "a"]

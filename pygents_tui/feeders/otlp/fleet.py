@@ -7,11 +7,11 @@ records (the OTel events ``pygents_otel`` sends while things run) open turns, co
 values and carry queue depths and context sizes; spans close turns when no record
 did, and every span, pygents' own or not, goes to the trace store.
 
-Ingestion, on the receiver's path, is an append to a byte-bounded inbox; the UI
-calls `FleetModel.drain` on a timer to fold it into the dashboard's one store
-(`pygents_tui.state.Store`), which owns the tables, their bounds, staleness and the
-read API (`DashboardView`). ``FleetModel`` is that store with this feeder: the OTLP
-attribute handlers (`Folding`) and the inbox.
+Ingestion, on the receiver's path, is an append to a byte-bounded inbox. The feeder
+holds the dashboard's one store (``fleet.store``, a `pygents_tui.state.Store`: the
+tables, their bounds, staleness and the read API the app reads) and is its `Feeder`:
+the UI drains the store on a timer, and the store asks this feeder to fold its inbox
+into it through the OTLP attribute handlers (`Folding`). The feeder is not a store.
 """
 
 from __future__ import annotations
@@ -22,16 +22,17 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from pygents_tui.feeders.otlp.folding import Folding
+from pygents_tui.feeders.traces import TraceStore
 from pygents_tui.listen.decode import Batch, cut_middle
 from pygents_tui.state import (
     ACTION_NEEDS,
     Action,
     AgentEntry,
     Capabilities,
-    DashboardView,
     Panel,
     Reply,
     Sources,
+    Store,
     StoreLimits,
 )
 
@@ -91,7 +92,12 @@ class FleetModel(Folding):
         stale_after: float = 5.0,
         limits: FleetLimits | None = None,
     ) -> None:
-        super().__init__(limits if limits is not None else FleetLimits(), clock, stale_after)
+        limits = limits if limits is not None else FleetLimits()
+        traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+        # The store this feeder writes: what the dashboard reads (`view`).
+        self.store = Store(limits, traces, clock, stale_after=stale_after)
+        super().__init__(self.store, traces)
+        self.store.feeder = self
         self.wall = wall
         self.arrived = asyncio.Event()
         self.last_rejection: str | None = None
@@ -100,7 +106,7 @@ class FleetModel(Folding):
         # What a program sets to send here (``listen_app`` knows where it listens): the
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
-        self.sources = Sources(OtlpSource(self.agents))
+        self.store.sources = Sources(OtlpSource(self.store.agents))
         # By agent key: what a source of truth that also feeds an OTLP agent's row (a
         # Redis mailbox served by that agent's process) says of it, ``(paused,
         # waiting)``: applied again after every fold, so that a record never
@@ -116,22 +122,22 @@ class FleetModel(Folding):
         """Queue one decoded request for the next drain. Over the byte budget, the
         oldest waiting batches are dropped (counted): fresh data matters more."""
         if batch.rejected:
-            self.counts["rejected"] += batch.rejected
+            self.store.counts["rejected"] += batch.rejected
             self.last_rejection = f"{batch.signal}: {batch.reason}"
         if not batch.items:
             return
-        self._inbox.append((batch, self._clock(), self.wall()))
+        self._inbox.append((batch, self.store._clock(), self.wall()))
         self._pending += batch.size
-        while self._pending > self.limits.pending_bytes and len(self._inbox) > 1:
+        while self._pending > self.store.limits.pending_bytes and len(self._inbox) > 1:
             old, _, _ = self._inbox.popleft()
             self._pending -= old.size
-            self.counts["dropped"] += old.items
+            self.store.counts["dropped"] += old.items
         self.arrived.set()
 
     def reject(self, signal: str, kind: str, reason: str) -> None:
         """A request the receiver could not accept (``kind``: ``malformed``,
         ``too_large`` or ``unsupported``): counted, never stored."""
-        self.counts[kind] += 1
+        self.store.counts[kind] += 1
         self.last_rejection = f"{signal}: {cut_middle(reason, 200)}"
         self.arrived.set()
 
@@ -153,7 +159,7 @@ class FleetModel(Folding):
     def hold(self) -> None:
         """Put back what `held` says over what the records folded since said: a
         paused mailbox shows paused, and its depth is its waiting turns."""
-        agents = self.agents
+        agents = self.store.agents
         for key, (paused, waiting) in self.held.items():
             agent = agents.get(key)
             if agent is not None:
@@ -162,15 +168,16 @@ class FleetModel(Folding):
 
     # -- reading: what only a fleet heard over OTLP adds to the store's --------------------------
 
-    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
+        """The store's ``note`` for ``panel``, with what only a fleet heard over OTLP
+        says (asked by the store, `Feeder`)."""
         if panel == "agents" and self.trouble:
             return "; ".join(self.trouble.values())
-        note = super().unavailable(panel, agent)
         if note is not None:
             return note
-        if panel == "values" and not self.previews_seen:
+        if panel == "values" and not self.store.previews_seen:
             return "values are counted; previews are sent only with content capture on"
-        if panel in ("agents", "running", "events", "timeline") and not self.services:
+        if panel in ("agents", "running", "events", "timeline") and not self.store.services:
             how = self.send_here or "point a program's OTLP exporter here"
             return f"nothing received yet: {how}, with pygents_otel.configure(live=True)"
         if panel in ("agents", "running"):
@@ -180,22 +187,15 @@ class FleetModel(Folding):
     def _spans_only(self) -> str | None:
         """Which services sent no live record yet, per service: one that sends them
         must not hide another whose running agents show as idle for want of them."""
-        quiet = sorted(s.label for s in self.services.values() if not s.live)
+        quiet = sorted(s.label for s in self.store.services.values() if not s.live)
         if not quiet:
             return None
         effect = "turns show when their spans end (turn live mode on)"
-        if len(quiet) == len(self.services):
+        if len(quiet) == len(self.store.services):
             return f"no live records yet: {effect}"
         named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
         return f"no live records yet from {named}: its {effect}"
 
     def counters(self) -> dict[str, int]:
-        counts = super().counters()
-        pending = sum(b.items for b, _, _ in self._inbox)
-        if pending:
-            counts["pending"] = pending
-        return counts
-
-
-# The fleet model is a DashboardView (checked by mypy, free at run time).
-_VIEW: type[DashboardView] = FleetModel
+        """What the store's counters add of this feeder: the items waiting to fold."""
+        return {"pending": sum(b.items for b, _, _ in self._inbox)}

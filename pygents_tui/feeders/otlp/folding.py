@@ -11,7 +11,7 @@ alone still give ended turns, attributed to their agent when the agent-run span
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import groupby
 from typing import TypeVar
 
@@ -27,11 +27,12 @@ from pygents_tui.feeders.otlp.coerce import (
     tool_of,
 )
 from pygents_tui.feeders.otlp.services import Handler, Services
+from pygents_tui.feeders.traces import TraceStore
 from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
 from pygents_tui.state import (
     AgentEntry,
     ServiceState,
-    StoreLimits,
+    Store,
     TurnEntry,
     ValueEntry,
     bounded_context,
@@ -54,8 +55,8 @@ def _by_resource(items: Sequence[_Item]) -> Iterator[list[_Item]]:
 class Folding(Services):
     """Spans and turn records folded into turns (see the module docstring)."""
 
-    def __init__(self, limits: StoreLimits, clock: Callable[[], float], stale_after: float) -> None:
-        super().__init__(limits, clock, stale_after)
+    def __init__(self, store: Store, traces: TraceStore) -> None:
+        super().__init__(store, traces)
         self._handlers: dict[str, Handler] = {
             k.TURN_START: self._turn_start,
             k.TURN_END: self._turn_end,
@@ -99,20 +100,20 @@ class Folding(Services):
         for resource, points in batch.points:
             service = self.service(resource, mono)
             if service is None:
-                self.counts["replaced_dropped"] += points
+                self.store.counts["replaced_dropped"] += points
             else:
                 service.points += points
-                self.counts["points"] += points
+                self.store.counts["points"] += points
 
     def fold_span(self, span: ReceivedSpan, mono: float, wall: int) -> None:
         service = self.service(span.resource, mono)
         if service is None:
-            self.counts["replaced_dropped"] += 1
+            self.store.counts["replaced_dropped"] += 1
             return
         service.spans += 1
-        self.counts["spans"] += 1
+        self.store.counts["spans"] += 1
         self.traces.add(span)
-        self.span_arrived(span)
+        self.store.span_arrived(span)
         attributes = span.attributes
         uuid = attributes.get(k.TURN_UUID)
         if isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):
@@ -123,10 +124,10 @@ class Folding(Services):
     def fold_record(self, record: ReceivedRecord, mono: float, wall: int) -> None:
         service = self.service(record.resource, mono)
         if service is None:
-            self.counts["replaced_dropped"] += 1
+            self.store.counts["replaced_dropped"] += 1
             return
         service.records += 1
-        self.counts["records"] += 1
+        self.store.counts["records"] += 1
         name = record.event_name
         handler = self._handlers.get(name)
         if handler is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
@@ -152,7 +153,7 @@ class Folding(Services):
         if not uuid:
             return None
         agent = self.agent_of(service, record.attributes)
-        return self.open_turn(service, uuid, agent, tool, at), agent
+        return self.store.open_turn(service, uuid, agent, tool, at), agent
 
     @staticmethod
     def _link(turn: TurnEntry, record: ReceivedRecord) -> None:
@@ -169,7 +170,7 @@ class Folding(Services):
         turn, agent = found
         turn.returns = attributes.get(k.TURN_STREAMING) is False
         if turn.ended is not None:
-            self.returned(turn)
+            self.store.returned(turn)
             return  # its end came first: a start now must not make it run again
         turn.started, turn.start_ns, turn.tool = at, record.time_ns, tool
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or turn.timeout
@@ -177,13 +178,13 @@ class Folding(Services):
         turn.args_preview = as_text(attributes.get(k.ARGS_PREVIEW))
         turn.tags = as_tags(attributes.get(k.TAGS))
         self._link(turn, record)
-        self.start_running(turn)
+        self.store.start_running(turn)
         if agent is not None:
             agent.current_turn, agent.current_tool = turn.key, tool
             depth = as_int(attributes.get(k.QUEUE_DEPTH))  # the turn has left the queue
             agent.queue_depth = max(depth, 0) if depth is not None else agent.queue_depth
             agent.began()
-        self.note(service, at, turn.agent_label, "turn", turn_started(tool))
+        self.store.note(service, at, turn.agent_label, "turn", turn_started(tool))
 
     def _turn_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -191,7 +192,7 @@ class Folding(Services):
         if found is None:
             return
         turn = found[0]
-        self.add_values(turn, as_int(attributes.get(k.TURN_VALUES)))
+        self.store.add_values(turn, as_int(attributes.get(k.TURN_VALUES)))
         output = as_text(attributes.get(k.OUTPUT_PREVIEW))
         if output is not None:
             turn.output_preview = output
@@ -200,7 +201,7 @@ class Folding(Services):
             return  # the span closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error)
-        self.finish(turn, reason, error, self._end_time(turn, record.time_ns, at))
+        self.store.finish(turn, reason, error, self._end_time(turn, record.time_ns, at))
 
     def _turn_value(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -210,12 +211,12 @@ class Folding(Services):
             return
         turn, agent = found
         if turn.ended is None:
-            self.start_running(turn)  # its start was lost, but it evidently runs
+            self.store.start_running(turn)  # its start was lost, but it evidently runs
         count = as_int(attributes.get(k.TURN_VALUES))
-        self.add_values(turn, count if count is not None else turn.values + 1)
+        self.store.add_values(turn, count if count is not None else turn.values + 1)
         preview = as_text(attributes.get(k.VALUE_PREVIEW))
         if preview is not None and agent is not None:
-            self.previews_seen = True
+            self.store.previews_seen = True
             agent.values_tail.append(ValueEntry(at, turn.tool, preview))
 
     def _turn_span(
@@ -225,22 +226,22 @@ class Folding(Services):
         agent = self.agent_of(service, attributes)
         if agent is None and span.parent_id is not None:
             owner = self._agent_spans.get(span.parent_id)
-            agent = self.agents.get(owner) if owner is not None else None
+            agent = self.store.agents.get(owner) if owner is not None else None
         tool = as_text(attributes.get(k.PYGENTS_TOOL)) or span.name[len(k.TURN_SPAN_PREFIX) :]
         started = self.local_time(service, span.start_ns, mono, wall)
-        turn = self.open_turn(service, uuid, agent, tool, started)
+        turn = self.store.open_turn(service, uuid, agent, tool, started)
         turn.trace_id, turn.span_id, turn.parent_id = span.trace_id, span.span_id, span.parent_id
         if not turn.start_ns:
             turn.start_ns = span.start_ns
         turn.timeout = turn.timeout or as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
         turn.tags = turn.tags or as_tags(attributes.get(k.TAGS))
-        self.add_values(turn, as_int(attributes.get(k.SPAN_VALUES)))
+        self.store.add_values(turn, as_int(attributes.get(k.SPAN_VALUES)))
         if turn.ended is not None:
             return  # its end record closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))
         reason = stop_reason(attributes.get(k.TURN_STOP_REASON), error, span.status == "error")
         ended = self._end_time(turn, span.end_ns, self.local_time(service, span.end_ns, mono, wall))
-        self.finish(turn, reason, span.status_message or error, ended)
+        self.store.finish(turn, reason, span.status_message or error, ended)
 
     # -- snapshots -------------------------------------------------------------------------------
 
@@ -285,18 +286,18 @@ class Folding(Services):
         the snapshot carries. ``None`` when that turn has ended already (the snapshot
         was taken just before its end record, and sent just after)."""
         key = f"{service.id}/{uuid}"
-        turn = self.turns.get(key) or self.running.get(key)
+        turn = self.store.turns.get(key) or self.store.running.get(key)
         if turn is not None:
             return turn if turn.ended is None else None
         attributes = record.attributes
-        turn = self.open_turn(service, uuid, agent, tool_of(attributes) or "?", at)
+        turn = self.store.open_turn(service, uuid, agent, tool_of(attributes) or "?", at)
         started = as_int(attributes.get(k.TURN_STARTED))
         if started and record.time_ns >= started:
             turn.started = at - (record.time_ns - started) / 1e9  # the sender's clock
             turn.start_ns = started
         turn.timeout = as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
         turn.trace_id = record.trace_id  # the agent run's trace, which the turn shares
-        self.start_running(turn)
+        self.store.start_running(turn)
         return turn
 
     # -- agent spans ----------------------------------------------------------------------------
@@ -306,14 +307,14 @@ class Folding(Services):
         if agent is None:
             return
         self._agent_spans[span.span_id] = agent.key
-        while len(self._agent_spans) > self.limits.agent_spans:
+        while len(self._agent_spans) > self.store.limits.agent_spans:
             self._agent_spans.popitem(last=False)
         for child in self.traces.spans(span.trace_id):
             uuid = child.attributes.get(k.TURN_UUID)
             if child.parent_id == span.span_id and isinstance(uuid, str):
-                turn = self.turns.get(f"{service.id}/{uuid}")
+                turn = self.store.turns.get(f"{service.id}/{uuid}")
                 if turn is not None and turn.agent is None:
-                    self.adopt(turn, agent)
+                    self.store.adopt(turn, agent)
         if not service.live:  # no live records: the span is all we know of the run
             reason = stop_reason(
                 span.attributes.get(k.AGENT_STOP_REASON), None, span.status == "error"

@@ -34,7 +34,6 @@ from pygents_tui.state import (
     Run,
     ServiceState,
     Store,
-    StoreLimits,
     added,
     evicted,
     queued,
@@ -47,15 +46,13 @@ Handler = Callable[[ServiceState, ReceivedRecord, float], None]
 _SENT = " (otlp)"  # what sets a sender apart from a reserved service it names
 
 
-class Services(Store):
-    """The store, with the OTLP writers of services and agents. `Folding` adds
-    turns; `FleetModel` the inbox."""
+class Services:
+    """The OTLP writers of services and agents, into the store they are given.
+    `Folding` adds turns; `FleetModel` the inbox."""
 
-    traces: TraceStore  # every span received, pygents' own or not
-
-    def __init__(self, limits: StoreLimits, clock: Callable[[], float], stale_after: float) -> None:
-        traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
-        super().__init__(limits, traces, clock, stale_after=stale_after)
+    def __init__(self, store: Store, traces: TraceStore) -> None:
+        self.store = store
+        self.traces = traces  # the store's, as the feeder adds to it
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
         self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
         # The keys of services another feeder writes (the Redis mailboxes' ``redis``):
@@ -76,9 +73,9 @@ class Services(Store):
             return mono
         lag = (wall - sent_ns) / 1e9
         offset = service.clock.offset
-        if abs(offset) > self.limits.clock_trust:
+        if abs(offset) > self.store.limits.clock_trust:
             lag -= offset
-        return mono - min(max(lag, 0.0), self.limits.clock_lag)
+        return mono - min(max(lag, 0.0), self.store.limits.clock_lag)
 
     def observe_clocks(
         self, items: Sequence[ReceivedRecord | ReceivedSpan], mono: float, wall: int
@@ -110,7 +107,7 @@ class Services(Store):
             if key in self.reserved:
                 key = (key[0], f"{key[1]}{_SENT}")
                 resource = replace(resource, instance=key[1])
-            found = self.services.get(key)
+            found = self.store.services.get(key)
             service = found if found is not None else self._new_service(resource, mono)
             if not self._check_run(service, resource, mono):
                 return None
@@ -119,7 +116,7 @@ class Services(Store):
             service.last_seen = mono
         if service.stale:
             service.stale = False
-            self.note(service, mono, service.label, "service", "sending again")
+            self.store.note(service, mono, service.label, "service", "sending again")
         return service
 
     def _check_run(self, service: ServiceState, resource: ResourceInfo, mono: float) -> bool:
@@ -141,19 +138,19 @@ class Services(Store):
         return True
 
     def _restarted(self, service: ServiceState, run: Run, at: float) -> None:
-        lost = self.lose_running(service, at, "restarted")
-        self.retire_agents(service)
+        lost = self.store.lose_running(service, at, "restarted")
+        self.store.retire_agents(service)
         service.retired.append(service.run)
-        self.counts["restarts"] += 1
+        self.store.counts["restarts"] += 1
         pid = f" as pid {run[0]}" if run[0] is not None else ""
         text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
-        self.note(service, at, service.label, "service", text)
+        self.store.note(service, at, service.label, "service", text)
 
     def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
         instance = resource.instance
         # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
         short = instance[:8] if len(instance) >= 32 else cut_middle(instance, 24)
-        service = self.add_service(
+        service = self.store.add_service(
             resource.service,
             instance,
             label=f"{resource.service}@{short}" if short else resource.service,
@@ -162,12 +159,12 @@ class Services(Store):
             pid=resource.pid,
             run=run_of(resource),
         )
-        self.note(service, mono, service.label, "service", "new service")
+        self.store.note(service, mono, service.label, "service", "new service")
         return service
 
-    def remove_service(self, service: ServiceState) -> None:
-        super().remove_service(service)
-        self._last = (None, None)  # (the cache may hold it)
+    def forgot(self, service: ServiceState) -> None:
+        """The store removed ``service``: the last-resource cache may hold it."""
+        self._last = (None, None)
 
     def agent_of(self, service: ServiceState, attributes: Mapping[str, Value]) -> AgentEntry | None:
         """The agent named by ``gen_ai.agent.id`` (else ``gen_ai.agent.name``), created
@@ -183,15 +180,15 @@ class Services(Store):
         agent = service.agents.get(local)
         if agent is None:
             return self._new_agent(service, local, name)
-        self.agents.move_to_end(agent.key)
+        self.store.agents.move_to_end(agent.key)
         if name is not None and agent.name != name:
-            self.rename_agent(agent, name, self.label(service, name))
+            self.store.rename_agent(agent, name, self.store.label(service, name))
         return agent
 
     def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
         shown = name or local[:8]
         key = f"{service.id}/{local}"
-        return self.new_agent(service, local, shown, key, self.label(service, shown))
+        return self.store.new_agent(service, local, shown, key, self.store.label(service, shown))
 
     # -- agent records ----------------------------------------------------------------------
 
@@ -204,29 +201,29 @@ class Services(Store):
         if service.ended:
             return
         service.ended = True
-        lost = self.lose_running(service, at, "ended")
+        lost = self.store.lose_running(service, at, "ended")
         text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
-        self.note(service, at, service.label, "service", text)
+        self.store.note(service, at, service.label, "service", text)
 
     def _heartbeat(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         """Live mode is on in that process (again, if it had said goodbye: a process
         may uninstrument and instrument again)."""
         if service.ended:
             service.ended = False
-            self.note(service, at, service.label, "service", "sending again")
+            self.store.note(service, at, service.label, "service", "sending again")
 
     def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         agent = self.agent_of(service, record.attributes)
         if agent is not None:
             agent.began()
-            self.note(service, at, agent.label, "run", RUN_STARTED)
+            self.store.note(service, at, agent.label, "run", RUN_STARTED)
 
     def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         agent = self.agent_of(service, record.attributes)
         if agent is None:
             return
         text = agent.run_ended(stop_reason(record.attributes.get(k.RUN_STOP_REASON), None))
-        self.note(service, at, agent.label, "run", text)
+        self.store.note(service, at, agent.label, "run", text)
 
     def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -239,14 +236,14 @@ class Services(Store):
         name = record.event_name
         if name == k.AFTER_PUT:
             tool = tool_of(attributes)
-            self.note(service, at, agent.label, "put", queued(tool or "turn"))
+            self.store.note(service, at, agent.label, "put", queued(tool or "turn"))
         elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
             agent.hooked(AgentHook.ON_PAUSE)
             if name == k.ON_PAUSE:
-                self.note(service, at, agent.label, "pause", PAUSED)
+                self.store.note(service, at, agent.label, "pause", PAUSED)
         elif name == k.ON_RESUME:
             agent.hooked(AgentHook.ON_RESUME)
-            self.note(service, at, agent.label, "pause", RESUMED)
+            self.store.note(service, at, agent.label, "pause", RESUMED)
 
     def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
         attributes = record.attributes
@@ -265,6 +262,6 @@ class Services(Store):
         item = as_text(attributes.get(k.ITEM_ID))
         if event == "on_evict":
             agent.evictions += 1
-            self.note(service, at, agent.label, "evict", evicted(store, item or "an item"))
+            self.store.note(service, at, agent.label, "evict", evicted(store, item or "an item"))
         elif event in ("after_add", "after_append"):
-            self.note(service, at, agent.label, "context", added(store, item or "item"))
+            self.store.note(service, at, agent.label, "context", added(store, item or "item"))

@@ -56,8 +56,8 @@ class StoreAdapter:
     def service(self) -> ServiceState:
         """The ``redis`` service (made again if the user forgot it), seen now."""
         fleet = self.fleet
-        now = fleet.clock()
-        found = fleet.services.get(self._resource.key)
+        now = fleet.store.clock()
+        found = fleet.store.services.get(self._resource.key)
         if found is None:
             found = fleet._new_service(self._resource, now)
         found.last_seen, found.stale, found.live = now, False, True
@@ -75,7 +75,7 @@ class StoreAdapter:
         }
         served: dict[str, MailboxSurvey] = {}
         heard: set[str] = set()
-        for agent in fleet.agents.values():
+        for agent in fleet.store.agents.values():
             sender = agent.service
             if sender is service or agent.name not in by_name:
                 continue
@@ -83,7 +83,7 @@ class StoreAdapter:
                 served[agent.key] = by_name[agent.name]
                 heard.add(agent.name)
         for local in [name for name in service.agents if name not in by_name or name in heard]:
-            fleet.forget_agent(service.agents[local])
+            fleet.store.forget_agent(service.agents[local])
         for name, mailbox in by_name.items():
             if name in heard:
                 continue
@@ -92,18 +92,18 @@ class StoreAdapter:
             served[row.key] = mailbox
         for key, mailbox in served.items():
             _set_queue(fleet, key, mailbox)
-        fleet.mailbox_stats = {key: mailbox.stats for key, mailbox in served.items()}
+        fleet.store.mailbox_stats = {key: mailbox.stats for key, mailbox in served.items()}
         for key in fleet.held.keys() - served.keys():  # no longer served: its own again
-            left = fleet.agents.get(key)
+            left = fleet.store.agents.get(key)
             if left is not None:
                 left.live_phase = None
         fleet.held = {
             key: (mailbox.paused, _waiting(mailbox))
             for key, mailbox in served.items()
-            if fleet.agents[key].service is not service
+            if fleet.store.agents[key].service is not service
         }
         fleet.hold()
-        fleet.changed()  # rows may have come or gone
+        fleet.store.changed()  # rows may have come or gone
         return served
 
     def failed(self, line: str) -> None:
@@ -112,25 +112,25 @@ class StoreAdapter:
         The ``redis`` service is not stale meanwhile: it is not a process that stopped
         sending, and that line says what is wrong."""
         fleet = self.fleet
-        fleet.counts[ERRORS_COUNTER] += 1
+        fleet.store.counts[ERRORS_COUNTER] += 1
         fleet.trouble[SERVICE] = line
         self.service()
-        fleet.changed()
+        fleet.store.changed()
 
     def answered(self) -> None:
         """A survey succeeded: the failure line goes."""
         if self.fleet.trouble.pop(SERVICE, None) is not None:
-            self.fleet.changed()
+            self.fleet.store.changed()
 
     def note(self, who: str, kind: str, text: str) -> None:
         """An Events line: ``who`` (an agent's label, or ``redis``) did ``text``."""
         fleet = self.fleet
-        fleet.note(self.service(), fleet.clock(), who, kind, text)
-        fleet.changed()
+        fleet.store.note(self.service(), fleet.store.clock(), who, kind, text)
+        fleet.store.changed()
 
     def label(self, key: str) -> str:
         """The label of the agent with ``key``, as the agents table shows it."""
-        found = self.fleet.agents.get(key)
+        found = self.fleet.store.agents.get(key)
         return found.label if found is not None else key
 
 
@@ -180,4 +180,4 @@ def _set_queue(fleet: FleetModel, key: str, mailbox: MailboxSurvey) -> None:
         (str(q.position), q.tool, arguments(q.arguments), f"{q.timeout:g}s" if q.timeout else "")
         for q in mailbox.queued
     ]
-    fleet.set_contents(key, queued, more=max(0, waiting - len(queued)))
+    fleet.store.set_contents(key, queued, more=max(0, waiting - len(queued)))

@@ -74,7 +74,7 @@ class ReplayView:
 
     def _new_fleet(self, clock: Callable[[], float], wall: Callable[[], int]) -> FleetModel:
         self.fleet = FleetModel(clock, wall, stale_after=self._stale_after)
-        self.fleet.configure_meters(self._meters)
+        self.fleet.store.configure_meters(self._meters)
         return self.fleet
 
     @property
@@ -93,11 +93,11 @@ class ReplayView:
         model, or the replay's own state (position, speed, pause, a new model)."""
         replay = self.replay
         replay.advance()
-        changed = self.model.drain()
+        changed = self.model.store.drain()
         state = (
             replay.generation,
             replay.position_ns // 100_000_000,  # the status line shows tenths of seconds
-            self.model.version,
+            self.model.store.version,
             replay.paused,
             replay.ended,
             replay.speed,
@@ -130,7 +130,7 @@ class ReplayView:
 
     @property
     def label_width(self) -> int:
-        return self.model.label_width
+        return self.model.store.label_width
 
     @property
     def wall_clock(self) -> Callable[[float], datetime] | None:
@@ -159,55 +159,55 @@ class ReplayView:
         self.close()
 
     def queued_turns(self, agent: str) -> Sequence[tuple[str, str, str, str]]:
-        return self.model.queued_turns(agent)
+        return self.model.store.queued_turns(agent)
 
     def context_contents(self, agent: str) -> ContextContents | None:
-        return self.model.context_contents(agent)
+        return self.model.store.context_contents(agent)
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
-        return self.model.mailboxes()
+        return self.model.store.mailboxes()
 
     def finished_count(self) -> int:
-        return self.model.finished_count()
+        return self.model.store.finished_count()
 
     def clear_finished(self) -> int:
-        count = self.model.clear_finished()
+        count = self.model.store.clear_finished()
         self._version += 1
         return count
 
     def agent_rows(self) -> Sequence[AgentRow]:
-        return self.model.agent_rows()
+        return self.model.store.agent_rows()
 
     def agent_row(self, key: str) -> AgentRow | None:
-        return self.model.agent_row(key)
+        return self.model.store.agent_row(key)
 
     def running_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
-        return self.model.running_turns(agent)
+        return self.model.store.running_turns(agent)
 
     def recent_turns(self, agent: str | None = None) -> Sequence[TurnRow]:
-        return self.model.recent_turns(agent)
+        return self.model.store.recent_turns(agent)
 
     def value_tail(self, agent: str) -> tuple[int, Sequence[ValueRow]]:
-        return self.model.value_tail(agent)
+        return self.model.store.value_tail(agent)
 
     def event_log(self) -> tuple[int, Sequence[EventRow]]:
-        return self.model.event_log()
+        return self.model.store.event_log()
 
     def find_turn(self, key: str) -> TurnRow | None:
-        return self.model.find_turn(key)
+        return self.model.store.find_turn(key)
 
     def trace_tree(self, trace_id: str) -> TraceTree | None:
-        return self.model.trace_tree(trace_id)
+        return self.model.store.trace_tree(trace_id)
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
         """The fleet's notes, except its "send here" hint, which a file cannot act on."""
-        if panel in ("agents", "running", "events", "timeline") and not self.model.services:
+        if panel in ("agents", "running", "events", "timeline") and not self.model.store.services:
             return "nothing recorded up to this point of the replay"
         note = self.sources.of(agent).panel_note(panel)
-        return note if note is not None else self.model.unavailable(panel, agent)
+        return note if note is not None else self.model.store.unavailable(panel, agent)
 
     def counters(self) -> Mapping[str, int]:
-        counts = dict(self.model.counters())
+        counts = dict(self.model.store.counters())
         for kind, count in self.replay.recording.drops.items():
             counts[f"recording_{kind}"] = count
         return counts
@@ -217,31 +217,31 @@ class ReplayView:
     def configure_meters(self, meters: Meters) -> None:
         """See `Store.configure_meters`: kept for every fleet model a seek makes."""
         self._meters = meters
-        self.model.configure_meters(meters)
+        self.model.store.configure_meters(meters)
 
     def stuck_turns(self) -> Sequence[Stuck]:
-        return self.model.stuck_turns()
+        return self.model.store.stuck_turns()
 
     def stuck_turn(self, key: str) -> Stuck | None:
-        return self.model.stuck_turn(key)
+        return self.model.store.stuck_turn(key)
 
     def awaiting_takeover(self) -> Mapping[str, int]:
-        return self.model.awaiting_takeover()
+        return self.model.store.awaiting_takeover()
 
     def usage(self, agent: str | None = None) -> Usage | None:
-        return self.model.usage(agent)
+        return self.model.store.usage(agent)
 
     def service_usage(self, service: str) -> Usage | None:
-        return self.model.service_usage(service)
+        return self.model.store.service_usage(service)
 
     def priced(self) -> bool:
-        return self.model.priced()
+        return self.model.store.priced()
 
     def budget_news(self) -> list[BudgetPassed]:
-        return self.model.budget_news()
+        return self.model.store.budget_news()
 
     def over_budget(self) -> frozenset[str]:
-        return self.model.over_budget()
+        return self.model.store.over_budget()
 
 
 class _Replayed:
@@ -256,7 +256,7 @@ class _Replayed:
         return True
 
     def capabilities(self, agent: str | None) -> Capabilities:
-        return self._view.model.sources.of(agent).lacks("pause", _NOT_LIVE)
+        return self._view.model.store.sources.of(agent).lacks("pause", _NOT_LIVE)
 
     def act(self, action: Action, agent: str) -> Reply:
         return Reply(_NOT_LIVE, warning=True)

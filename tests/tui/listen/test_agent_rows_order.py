@@ -85,48 +85,48 @@ class Watch:
 def test_an_agent_heard_of_for_the_first_time_is_listed_in_its_place(clock: FakeClock) -> None:
     fleet = fleet_model(clock)
     fleet.ingest(logs_batch([hook("b", "bravo")]))
-    fleet.drain()
-    watch = Watch(fleet)
-    assert [row.label for row in fleet.agent_rows()] == ["svc@i-1/bravo"]
+    fleet.store.drain()
+    watch = Watch(fleet.store)
+    assert [row.label for row in fleet.store.agent_rows()] == ["svc@i-1/bravo"]
 
     fleet.ingest(logs_batch([hook("a", "alpha")]))
-    fleet.drain()
+    fleet.store.drain()
     assert watch.labels() == ["svc@i-1/alpha", "svc@i-1/bravo"]
 
 
 def test_an_agent_renamed_by_its_process_moves_to_its_new_place(clock: FakeClock) -> None:
     fleet = fleet_model(clock)
     fleet.ingest(logs_batch([hook("a", "alpha"), hook("b", "bravo")]))
-    fleet.drain()
-    watch = Watch(fleet)
+    fleet.store.drain()
+    watch = Watch(fleet.store)
 
     fleet.ingest(logs_batch([hook("a", "zulu")]))
-    fleet.drain()
+    fleet.store.drain()
     assert watch.labels() == ["svc@i-1/bravo", "svc@i-1/zulu"]
 
 
 def test_an_agent_evicted_past_the_bound_leaves_the_rows(clock: FakeClock) -> None:
     fleet = fleet_model(clock, agents=2)
     fleet.ingest(logs_batch([hook("a", "alpha"), hook("b", "bravo")]))
-    fleet.drain()
-    watch = Watch(fleet)
+    fleet.store.drain()
+    watch = Watch(fleet.store)
 
     fleet.ingest(logs_batch([hook("c", "charlie")]))
-    fleet.drain()
+    fleet.store.drain()
     assert watch.labels() == ["svc@i-1/bravo", "svc@i-1/charlie"]
-    assert fleet.counters()["agents_evicted"] == 1
+    assert fleet.store.counters()["agents_evicted"] == 1
 
 
 def test_a_restarted_process_s_old_agents_leave_the_rows(clock: FakeClock) -> None:
     fleet = fleet_model(clock)
     fleet.ingest(from_run("box", "pod-1", 100, [hook("a", "alpha")]))
-    fleet.drain()
-    watch = Watch(fleet)
+    fleet.store.drain()
+    watch = Watch(fleet.store)
 
     fleet.ingest(from_run("box", "pod-1", 200, [hook("b", "bravo")]))
-    fleet.drain()
+    fleet.store.drain()
     assert watch.labels() == ["box@pod-1/bravo"]
-    assert fleet.counters()["restarts"] == 1
+    assert fleet.store.counters()["restarts"] == 1
 
 
 def test_forgetting_stale_services_and_clearing_finished_agents_empty_the_rows(
@@ -136,14 +136,14 @@ def test_forgetting_stale_services_and_clearing_finished_agents_empty_the_rows(
     fleet.ingest(logs_batch([hook("a", "alpha")], service="quiet"))
     fleet.ingest(logs_batch([hook("b", "bravo")], service="done"))
     fleet.ingest(logs_batch([Event("pygents.process.goodbye", {}, WALL)], service="done"))
-    fleet.drain()
-    watch = Watch(fleet)
+    fleet.store.drain()
+    watch = Watch(fleet.store)
 
-    assert fleet.clear_finished() == 1
+    assert fleet.store.clear_finished() == 1
     assert watch.labels() == ["quiet@i-1/alpha"]
     clock.advance(61.0)
-    fleet.drain()
-    assert fleet.forget_stale() == 1
+    fleet.store.drain()
+    assert fleet.store.forget_stale() == 1
     assert watch.labels() == []
 
 
@@ -195,7 +195,7 @@ def test_a_mailbox_that_comes_or_goes_in_a_survey_changes_the_rows(clock: FakeCl
     fleet = fleet_model(clock)
     adapter = StoreAdapter(fleet, "pygents")
     adapter.apply(survey("planner"))
-    watch = Watch(fleet)
+    watch = Watch(fleet.store)
 
     adapter.apply(survey("checker", "planner"))
     assert watch.labels() == ["redis/checker", "redis/planner"]
@@ -211,17 +211,17 @@ def test_a_refresh_that_changes_no_agent_s_place_reads_the_rows_sorted_before(
 ) -> None:
     fleet = fleet_model(clock)
     fleet.ingest(logs_batch([hook(f"id-{n}", f"agent-{n}") for n in range(50)]))
-    fleet.drain()
-    first = fleet.agent_rows()
+    fleet.store.drain()
+    first = fleet.store.agent_rows()
     sorts: list[int] = []
     real_sorted: Callable[..., Any] = sorted
     monkeypatch.setattr("builtins.sorted", lambda *a, **k: sorts.append(1) or real_sorted(*a, **k))
 
     fleet.ingest(logs_batch([hook("id-7", "agent-7")]))  # known agent, same name
-    fleet.drain()
-    again = fleet.agent_rows()
+    fleet.store.drain()
+    again = fleet.store.agent_rows()
     assert again == first
     assert again is not first, "each reader gets a list of its own"
     assert sorts == []
-    assert find_row(fleet, first[3].key) is first[3]
-    assert find_row(fleet, "no such agent") is None
+    assert find_row(fleet.store, first[3].key) is first[3]
+    assert find_row(fleet.store, "no such agent") is None

@@ -138,11 +138,11 @@ async def test_the_inspector_shows_the_turns_trace_with_spans_pygents_did_not_ma
         await sender.sent()
 
         def ended() -> bool:
-            found = fleet.find_turn(turn.uuid)
+            found = fleet.store.find_turn(turn.uuid)
             return found is not None and found.ended is not None
 
         await until(pilot, ended)
-        found = fleet.find_turn(turn.uuid)
+        found = fleet.store.find_turn(turn.uuid)
         assert found is not None
         app.action_inspect(found.key)
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))

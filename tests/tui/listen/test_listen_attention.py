@@ -81,13 +81,13 @@ class Scene:
             ]
             self.clock.advance(1.0)
         self.fleet.ingest(logs_batch(events))
-        self.fleet.drain()
+        self.fleet.store.drain()
 
     def start_long(self) -> None:
         start = turn("t-long", "start", self.clock.wall())
         start.trace_id, start.span_id = TRACE, bytes([0xC4, 0]) * 4
         self.fleet.ingest(logs_batch([start]))
-        self.fleet.drain()
+        self.fleet.store.drain()
 
     def spend(self, input_tokens: int, output_tokens: int, seed: int = 1) -> None:
         self.fleet.ingest(spans_batch([model_call(input_tokens, output_tokens, seed)]))
@@ -142,7 +142,7 @@ async def test_the_stuck_key_jumps_to_the_stuck_turn_and_says_so_when_there_is_n
         await pilot.pause()
         running = scene.app.screen.query_one(RunningPanel)
         assert scene.app.screen.query_one("#tabs").active == "tab-running"  # type: ignore[attr-defined]
-        long = scene.fleet.find_turn("t-long")
+        long = scene.fleet.store.find_turn("t-long")
         assert long is not None
         assert running.marked == long.key
         assert scene.app.selected_agent == long.agent
@@ -315,9 +315,9 @@ async def test_the_inspector_shows_the_tokens_of_the_turn_s_service() -> None:
         scene.start_long()
         scene.spend(120_000, 30_000)
         await scene.repaint(pilot)
-        turn = scene.fleet.find_turn("t-long")
+        turn = scene.fleet.store.find_turn("t-long")
         assert turn is not None
-        await scene.app.push_screen(InspectorScreen(scene.fleet, turn))
+        await scene.app.push_screen(InspectorScreen(scene.fleet.store, turn))
         await pilot.pause()
         body = str(scene.app.screen.query_one("#inspector-body", Static).render())
         assert "tokens    service svc: 150k tok · 150k tok/min · $0.60" in body

@@ -55,7 +55,7 @@ async def test_a_sender_clock_an_hour_off_shows_the_true_time_left_and_timeline_
         run = sender.run_start(agent)
         turn = sender.turn_start(agent, run, "fetch", timeout=10.0)
         await sender.sent()
-        await until(pilot, lambda: len(fleet.running_turns()) == 1)
+        await until(pilot, lambda: len(fleet.store.running_turns()) == 1)
 
         clock.advance(1.0)  # one second into the ten-second turn
         await until(pilot, lambda: "left" in text_of(app))
@@ -64,8 +64,8 @@ async def test_a_sender_clock_an_hour_off_shows_the_true_time_left_and_timeline_
         sender.clock_offset_ns += 10**9  # a second passes on the sender's clock too
         sender.turn_end(turn)
         await sender.sent()
-        await until(pilot, lambda: not fleet.running_turns())
-        (ended,) = fleet.recent_turns()
+        await until(pilot, lambda: not fleet.store.running_turns())
+        (ended,) = fleet.store.recent_turns()
         # It started when its start record arrived (5000.0), not half a minute earlier;
         # it lasted what the sender's clock says (a second, plus the test's own time).
         assert ended.started == pytest.approx(5000.0, abs=0.5)

@@ -48,10 +48,10 @@ async def test_returned_values_are_counted_under_listen_as_under_run(
     model.drain()
     await settle(fleet, exporting)
 
-    (remote,) = fleet.agent_rows()
+    (remote,) = fleet.store.agent_rows()
     assert model.agents["returns"].values == remote.values == 5
 
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 40)) as pilot:
         table = app._main.query_one(AgentsTable)
         await until(pilot, lambda: table.row_count == 1)
@@ -83,7 +83,7 @@ async def test_a_second_service_without_live_records_is_named_in_the_agents_pane
 async def test_the_help_lists_each_key_once_and_not_pause_when_listening(
     fleet: FleetModel, until: Any, text_of: TextOf
 ) -> None:
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 80)) as pilot:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
@@ -107,7 +107,7 @@ async def test_a_listening_dashboard_with_nothing_yet_says_how_to_send_it_some(
 async def test_a_listening_dashboard_neither_offers_pause_in_its_footer_nor_a_workload_error(
     fleet: FleetModel, until: Any, text_of: TextOf
 ) -> None:
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 80)) as pilot:
         await pilot.pause()
         footer = [b.binding.key for b in app.screen.active_bindings.values() if b.binding.show]

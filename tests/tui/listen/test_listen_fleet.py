@@ -39,12 +39,12 @@ def turn_span(uuid: str, trace: bytes, span_id: bytes, **extra: object) -> SpanS
 def test_a_turn_runs_against_its_timeout_on_the_model_clock(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("t1", at=WALL - 2 * S)]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (turn,) = fleet.running_turns()
+    (turn,) = fleet.store.running_turns()
     assert turn.started == pytest.approx(998.0), "sent two seconds ago"
     clock.advance(1.5)
-    assert turn.elapsed_at(fleet.clock()) == pytest.approx(3.5)
+    assert turn.elapsed_at(fleet.store.clock()) == pytest.approx(3.5)
     assert turn.timeout == 5.0
     assert turn.details()[:2] == [("service", "svc@i-1"), ("turn", "t1")]
 
@@ -52,9 +52,9 @@ def test_a_turn_runs_against_its_timeout_on_the_model_clock(clock: FakeClock) ->
 def test_a_sender_clock_far_off_moves_times_by_at_most_the_lag_bound(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("behind", at=WALL - 3600 * S), start("ahead", at=WALL + S)]))
-    fleet.drain()
+    fleet.store.drain()
 
-    started = {t.uuid: t.started for t in fleet.running_turns()}
+    started = {t.uuid: t.started for t in fleet.store.running_turns()}
     assert started == {"behind": 1000.0 - 30.0, "ahead": 1000.0}
 
 
@@ -64,16 +64,16 @@ def test_an_end_and_a_span_close_a_turn_once_in_either_order(clock: FakeClock) -
     fleet.ingest(logs_batch([start("a", at=WALL - S), start("b", at=WALL - S)]))
     fleet.ingest(logs_batch([end("a", at=WALL)]))
     fleet.ingest(spans_batch([turn_span("b", trace, new_id(8), **{"pygents.values": 3})]))
-    fleet.drain()
+    fleet.store.drain()
     fleet.ingest(spans_batch([turn_span("a", trace, new_id(8))]))
     fleet.ingest(logs_batch([end("b", "error", **{"error.type": "ValueError"})]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (agent,) = fleet.agent_rows()
+    (agent,) = fleet.store.agent_rows()
     assert (agent.completed, agent.failed, agent.values) == (2, 0, 3)
-    assert [t.uuid for t in fleet.recent_turns()] == ["a", "b"]
-    assert all(t.trace_id == trace.hex() for t in fleet.recent_turns())
-    first = fleet.find_turn("a")
+    assert [t.uuid for t in fleet.store.recent_turns()] == ["a", "b"]
+    assert all(t.trace_id == trace.hex() for t in fleet.store.recent_turns())
+    first = fleet.store.find_turn("a")
     assert first is not None
     assert first.elapsed_at(clock.now) == pytest.approx(1.0)
 
@@ -82,10 +82,10 @@ def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: FakeCloc
     fleet = make(clock)
     fleet.ingest(logs_batch([end("late", "timeout", **{"error.type": "TurnTimeoutError"})]))
     fleet.ingest(logs_batch([start("late")]))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert fleet.running_turns() == []
-    (agent,) = fleet.agent_rows()
+    assert fleet.store.running_turns() == []
+    (agent,) = fleet.store.agent_rows()
     assert agent.timed_out == 1
 
 
@@ -99,16 +99,16 @@ def test_value_counts_only_grow_whatever_order_they_arrive_in(clock: FakeClock) 
     values.append(Event("pygents.turn.on_value", AGENT | uuid | preview))
     values.append(Event("pygents.turn.on_value", AGENT | uuid))  # no count: one more
     fleet.ingest(logs_batch([start("s", streaming=True), *values]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (agent,) = fleet.agent_rows()
+    (agent,) = fleet.store.agent_rows()
     assert agent.values == 5
-    total, tail = fleet.value_tail(agent.key)
+    total, tail = fleet.store.value_tail(agent.key)
     assert total == 1
     assert [(v.tool, v.text) for v in tail] == [("fetch", "[b]4[/b]")]
-    assert fleet.unavailable("values") is None
+    assert fleet.store.unavailable("values") is None
     fleet.ingest(logs_batch([end("s", **{"pygents.turn.values": 9})]))
-    fleet.drain()
+    fleet.store.drain()
     assert agent.values == 9
 
 
@@ -127,8 +127,8 @@ def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(
     fleet.ingest(
         logs_batch([start("cur", "think"), Event("pygents.agent.snapshot", AGENT | snapshot)])
     )
-    fleet.drain()
-    (agent,) = fleet.agent_rows()
+    fleet.store.drain()
+    (agent,) = fleet.store.agent_rows()
     assert (agent.state, agent.queue_depth) == ("running", 3)
     assert agent.context_queue == Capacity(2, 10)
     assert agent.context_pool == Capacity(1, None)
@@ -154,10 +154,10 @@ def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(
             ]
         )
     )
-    fleet.drain()
+    fleet.store.drain()
     assert (agent.state, agent.queue_depth, agent.evictions) == ("paused", 4, 1)
     assert agent.context_pool == Capacity(7, 8)
-    texts = [entry.text for entry in fleet.event_log()[1]]
+    texts = [entry.text for entry in fleet.store.event_log()[1]]
     assert texts[-3:] == ["← x queued", "‖ paused", "♻ pool evicted doc-3"]
 
     fleet.ingest(logs_batch([Event("pygents.agent.on_resume", AGENT), end("cur")]))
@@ -167,10 +167,10 @@ def test_snapshots_and_hooks_carry_state_depth_context_and_the_current_turn(
     fleet.ingest(
         logs_batch([Event("pygents.agent.snapshot", AGENT | {"pygents.agent.state": "idle"})])
     )
-    fleet.drain()
+    fleet.store.drain()
     assert agent.state == "finished", "an idle snapshot keeps a finished run's state"
     assert agent.current_turn is None
-    assert fleet.unavailable("queue") == "queue contents are not sent over OTLP; depth only"
+    assert fleet.store.unavailable("queue") == "queue contents are not sent over OTLP; depth only"
 
 
 def test_with_spans_only_turns_count_for_their_agent_once_its_run_span_arrives(
@@ -183,10 +183,10 @@ def test_with_spans_only_turns_count_for_their_agent_once_its_run_span_arrives(
         spec.parent_id = run
     turns[2].attributes = {**turns[2].attributes, "pygents.turn.stop_reason": "error"}
     fleet.ingest(spans_batch(turns))
-    fleet.drain()
-    assert fleet.agent_rows() == []
-    assert [t.agent for t in fleet.recent_turns()] == [None, None, None]
-    assert fleet.unavailable("running") is not None
+    fleet.store.drain()
+    assert fleet.store.agent_rows() == []
+    assert [t.agent for t in fleet.store.recent_turns()] == [None, None, None]
+    assert fleet.store.unavailable("running") is not None
 
     agent_span = SpanSpec(
         "invoke_agent planner",
@@ -196,11 +196,11 @@ def test_with_spans_only_turns_count_for_their_agent_once_its_run_span_arrives(
         | {"gen_ai.operation.name": "invoke_agent", "pygents.agent.stop_reason": "completed"},
     )
     fleet.ingest(spans_batch([agent_span]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (agent,) = fleet.agent_rows()
+    (agent,) = fleet.store.agent_rows()
     assert (agent.completed, agent.failed, agent.state) == (2, 1, "finished")
-    assert {t.agent for t in fleet.recent_turns()} == {agent.key}
+    assert {t.agent for t in fleet.store.recent_turns()} == {agent.key}
 
 
 def test_the_services_bound_evicts_the_least_recently_heard_of_and_counts_it(
@@ -210,12 +210,12 @@ def test_the_services_bound_evicts_the_least_recently_heard_of_and_counts_it(
     for name in ("a", "b", "c"):
         clock.advance(1)
         fleet.ingest(logs_batch([start(f"{name}-turn")], service=name))
-        fleet.drain()
+        fleet.store.drain()
 
-    assert sorted(s.name for s in fleet.service_rows()) == ["b", "c"]
-    assert fleet.counters()["services_evicted"] == 1
-    assert {t.service.name for t in fleet.running_turns()} == {"b", "c"}
-    assert fleet.find_turn("a-turn") is None
+    assert sorted(s.name for s in fleet.store.service_rows()) == ["b", "c"]
+    assert fleet.store.counters()["services_evicted"] == 1
+    assert {t.service.name for t in fleet.store.running_turns()} == {"b", "c"}
+    assert fleet.store.find_turn("a-turn") is None
 
 
 def test_a_request_naming_more_services_than_the_bound_evicts_and_counts_each_once(
@@ -225,11 +225,11 @@ def test_a_request_naming_more_services_than_the_bound_evicts_and_counts_each_on
     names = [f"svc-{n}" for n in range(300)]
     beat = [Event("pygents.process.heartbeat", {}, WALL)]
     fleet.ingest(logs_batch_of([(name, "i-1", beat) for name in names]))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert fleet.counters()["services_evicted"] == 300 - 256
-    assert sorted(s.name for s in fleet.service_rows()) == sorted(names[44:])
-    assert sum(1 for entry in fleet.log if entry.text == "new service") == 300
+    assert fleet.store.counters()["services_evicted"] == 300 - 256
+    assert sorted(s.name for s in fleet.store.service_rows()) == sorted(names[44:])
+    assert sum(1 for entry in fleet.store.log if entry.text == "new service") == 300
 
 
 def test_the_eviction_count_equals_the_names_evicted_across_requests(clock: FakeClock) -> None:
@@ -239,10 +239,10 @@ def test_the_eviction_count_equals_the_names_evicted_across_requests(clock: Fake
         groups = [(f"new-{n}", "i-1", beat) for n in range(first, first + 500)]
         clock.advance(1)
         fleet.ingest(logs_batch_of(groups))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert fleet.counters()["services_evicted"] == 3000 - 256
-    assert len(fleet.service_rows()) == 256
+    assert fleet.store.counters()["services_evicted"] == 3000 - 256
+    assert len(fleet.store.service_rows()) == 256
 
 
 def test_the_agents_bound_evicts_the_least_recently_heard_of_and_counts_it(
@@ -254,11 +254,11 @@ def test_the_agents_bound_evicts_the_least_recently_heard_of_and_counts_it(
         for i in range(5)
     ]
     fleet.ingest(logs_batch(events))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert [a.key for a in fleet.agent_rows()] == ["s1/id-2", "s1/id-3", "s1/id-4"]
-    assert len(fleet.services[("svc", "i-1")].agents) == 3
-    assert fleet.counters()["agents_evicted"] == 2
+    assert [a.key for a in fleet.store.agent_rows()] == ["s1/id-2", "s1/id-3", "s1/id-4"]
+    assert len(fleet.store.services[("svc", "i-1")].agents) == 3
+    assert fleet.store.counters()["agents_evicted"] == 2
 
 
 def test_a_full_inbox_drops_the_oldest_batches_and_counts_them(clock: FakeClock) -> None:
@@ -266,11 +266,11 @@ def test_a_full_inbox_drops_the_oldest_batches_and_counts_them(clock: FakeClock)
     fleet = make(clock, limits=FleetLimits(pending_bytes=first.size + 1))
     fleet.ingest(first)
     fleet.ingest(logs_batch([start("new")]))
-    assert fleet.counters()["dropped"] == 10
+    assert fleet.store.counters()["dropped"] == 10
     assert fleet.arrived.is_set()
 
-    assert fleet.drain()
-    assert [t.uuid for t in fleet.running_turns()] == ["new"]
+    assert fleet.store.drain()
+    assert [t.uuid for t in fleet.store.running_turns()] == ["new"]
     assert not fleet.arrived.is_set()
 
 
@@ -283,32 +283,32 @@ def test_rings_and_running_turns_stay_bounded_and_say_what_they_dropped(clock: F
     events += [start(f"r-{i}") for i in range(1, 10)]
     fleet.ingest(logs_batch(events))
     fleet.ingest(logs_batch([end(f"r-{i}") for i in range(6, 10)]))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert fleet.running_turns() == []  # the four newest ran; the rest were evicted
-    assert fleet.counters()["running_evicted"] == 6
-    total, tail = fleet.value_tail("s1/agent-1")
+    assert fleet.store.running_turns() == []  # the four newest ran; the rest were evicted
+    assert fleet.store.counters()["running_evicted"] == 6
+    total, tail = fleet.store.value_tail("s1/agent-1")
     assert (total, len(tail)) == (5, 2)
-    assert len(fleet.event_log()[1]) == 5
-    assert fleet.counters()["log_dropped"] == fleet.event_log()[0] - 5
-    (service,) = fleet.service_rows()
+    assert len(fleet.store.event_log()[1]) == 5
+    assert fleet.store.counters()["log_dropped"] == fleet.store.event_log()[0] - 5
+    (service,) = fleet.store.service_rows()
     assert len(service.log) == 3
     assert service.log.dropped > 0
-    assert len(fleet.recent_turns()) == 3
+    assert len(fleet.store.recent_turns()) == 3
 
 
 def test_a_running_turn_pushed_out_of_the_turn_index_still_ends(clock: FakeClock) -> None:
     fleet = make(clock, limits=FleetLimits(turns=2))
     fleet.ingest(logs_batch([start("first", at=WALL - 3 * S), start("second"), start("third")]))
-    fleet.drain()
+    fleet.store.drain()
     fleet.ingest(logs_batch([end("first")]))
-    fleet.drain()
+    fleet.store.drain()
 
-    assert [t.uuid for t in fleet.running_turns()] == ["second", "third"]
-    (ended,) = fleet.recent_turns()
+    assert [t.uuid for t in fleet.store.running_turns()] == ["second", "third"]
+    (ended,) = fleet.store.recent_turns()
     assert ended.uuid == "first"
     assert ended.elapsed_at(clock.now) == pytest.approx(3.0)
-    assert fleet.agent_rows()[0].completed == 1
+    assert fleet.store.agent_rows()[0].completed == 1
 
 
 def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
@@ -316,12 +316,12 @@ def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
 ) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([start("x"), end("x"), start("y"), end("y")]))
-    fleet.drain()
-    (agent,) = fleet.agent_rows()
+    fleet.store.drain()
+    (agent,) = fleet.store.agent_rows()
     assert list(agent.throughput)[-1] == 2
 
     clock.advance(3)
-    assert fleet.drain()
+    assert fleet.store.drain()
     assert list(agent.throughput)[-4:] == [2, 0, 0, 0]
     assert len(agent.throughput) == 60
 
@@ -329,12 +329,12 @@ def test_throughput_counts_completed_turns_per_second_and_quiet_seconds_as_zero(
 def test_any_record_even_an_unknown_one_brings_a_stale_service_back(clock: FakeClock) -> None:
     fleet = make(clock)
     fleet.ingest(logs_batch([Event("pygents.process.heartbeat")]))
-    fleet.drain()
-    (service,) = fleet.service_rows()
+    fleet.store.drain()
+    (service,) = fleet.store.service_rows()
     clock.advance(61)
-    fleet.drain()
+    fleet.store.drain()
     assert service.stale
     fleet.ingest(logs_batch([Event("unrelated.event")]))
-    fleet.drain()
+    fleet.store.drain()
     assert not service.stale
-    assert fleet.agent_rows() == []
+    assert fleet.store.agent_rows() == []

@@ -44,7 +44,7 @@ async def until(fleet: FleetModel, holds: Callable[[], bool], workers: list[Work
 
 
 def states(fleet: FleetModel) -> dict[str, str]:
-    return {row.service.name: row.state for row in fleet.agent_rows()}
+    return {row.service.name: row.state for row in fleet.store.agent_rows()}
 
 
 def shown_states(app: Dashboard) -> list[str]:
@@ -62,7 +62,7 @@ async def test_a_process_that_exits_normally_ends_and_c_clears_it_while_a_killed
         spawn("configure", "victim", "planner", grpc, "grpc"),
     ]
     leaver, victim = workers
-    await until(fleet, lambda: len(fleet.running_turns()) == 2, workers)
+    await until(fleet, lambda: len(fleet.store.running_turns()) == 2, workers)
 
     leaver.go()  # its last turn ends, its run ends, configure()'s shutdown runs
     # Waited for off the event loop: the receiver on it takes the worker's last export.
@@ -71,16 +71,16 @@ async def test_a_process_that_exits_normally_ends_and_c_clears_it_while_a_killed
     assert await asyncio.to_thread(victim.process.wait, DEADLINE) == -signal.SIGKILL
 
     await until(fleet, lambda: states(fleet) == {"leaver": "ended", "victim": "stale"}, workers)
-    by_service = {row.service.name: row for row in fleet.agent_rows()}
+    by_service = {row.service.name: row for row in fleet.store.agent_rows()}
     assert by_service["leaver"].gone
     assert not by_service["leaver"].service.stale
     assert not by_service["victim"].gone, "a killed process is stale, not finished"
-    assert [t.service.name for t in fleet.running_turns()] == ["victim"], (
+    assert [t.service.name for t in fleet.store.running_turns()] == ["victim"], (
         "the killed process's turn is left running, stale; the leaver's turn ended"
     )
-    assert fleet.finished_count() == 1
-    assert fleet.counters()["ended"] == 1
-    assert fleet.counters()["stale"] == 1
+    assert fleet.store.finished_count() == 1
+    assert fleet.store.counters()["ended"] == 1
+    assert fleet.store.counters()["stale"] == 1
 
     app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -91,7 +91,7 @@ async def test_a_process_that_exits_normally_ends_and_c_clears_it_while_a_killed
         await pilot.pause()
         assert shown_states(app) == ["stale"], "`c` removed the ended process only"
     assert states(fleet) == {"victim": "stale"}
-    assert fleet.finished_count() == 0
+    assert fleet.store.finished_count() == 0
 
 
 # -- the goodbye record, folded on its own -----------------------------------------------------
@@ -107,18 +107,18 @@ def test_a_goodbye_ends_the_running_turns_as_lost_and_a_later_heartbeat_revives_
     start = {**agent, "pygents.turn.uuid": "t1", "gen_ai.tool.name": "think"}
     fleet.ingest(logs_batch([Event("pygents.turn.start", start, wall)]))
     fleet.ingest(logs_batch([Event("pygents.process.goodbye", {}, wall)]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (row,) = fleet.agent_rows()
+    (row,) = fleet.store.agent_rows()
     assert row.state == "ended"
-    assert fleet.running_turns() == [], "its process is gone: the turn cannot end now"
-    (turn,) = fleet.recent_turns()
+    assert fleet.store.running_turns() == [], "its process is gone: the turn cannot end now"
+    (turn,) = fleet.store.recent_turns()
     assert turn.error == "lost: its process ended"
     now[0] += 60.0
-    fleet.drain()
+    fleet.store.drain()
     assert row.state == "ended", "an ended process does not go stale"
 
     fleet.ingest(logs_batch([Event("pygents.process.heartbeat", {}, wall)]))
-    fleet.drain()
+    fleet.store.drain()
     assert row.state == "running", "live mode on again in that process"
-    assert fleet.finished_count() == 0
+    assert fleet.store.finished_count() == 0

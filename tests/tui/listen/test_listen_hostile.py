@@ -162,7 +162,7 @@ def too_deep_request(depth: int) -> bytes:
 
 
 def stored(fleet: FleetModel) -> Any:
-    fleet.drain()
+    fleet.store.drain()
     spans = fleet.traces.spans(TRACE_ID.hex())
     assert len(spans) == 1, spans
     return spans[0]
@@ -184,11 +184,11 @@ async def test_garbage_bytes_are_refused_as_invalid_and_counted(
 
     assert answer.status == FAILED[transport]
     assert b"not a valid protobuf" in answer.message
-    assert fleet.counters()["malformed"] == 1
+    assert fleet.store.counters()["malformed"] == 1
     assert fleet.last_rejection is not None
     assert signal in fleet.last_rejection
-    fleet.drain()
-    assert fleet.services == {}
+    fleet.store.drain()
+    assert fleet.store.services == {}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -200,7 +200,7 @@ async def test_invalid_utf8_in_a_string_field_is_refused_as_invalid(
     answer = await raw.send(transport, body)
 
     assert answer.status == FAILED[transport]
-    assert fleet.counters()["malformed"] == 1
+    assert fleet.store.counters()["malformed"] == 1
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -210,7 +210,7 @@ async def test_values_nested_beyond_the_protobuf_limit_are_refused(
     answer = await raw.send(transport, too_deep_request(300))
 
     assert answer.status == FAILED[transport]
-    assert fleet.counters()["malformed"] == 1
+    assert fleet.store.counters()["malformed"] == 1
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -239,8 +239,8 @@ async def test_a_ten_megabyte_string_is_refused_as_too_large(
 
     assert answer.status == TOO_LARGE[transport]
     assert b"-byte limit" in answer.message
-    assert fleet.counters()["too_large"] == 1
-    assert "malformed" not in fleet.counters()
+    assert fleet.store.counters()["too_large"] == 1
+    assert "malformed" not in fleet.store.counters()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -254,8 +254,8 @@ async def test_millions_of_empty_items_in_a_small_request_are_refused_before_dec
 
     assert answer.status == TOO_LARGE[transport]
     assert b"export smaller batches" in answer.message
-    assert fleet.counters()["too_large"] == 1
-    assert "rejected" not in fleet.counters()
+    assert fleet.store.counters()["too_large"] == 1
+    assert "rejected" not in fleet.store.counters()
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -313,7 +313,7 @@ async def test_markup_like_text_is_stored_verbatim_as_data(
     kept = stored(fleet)
     assert kept.name == name
     assert kept.attributes["gen_ai.agent.name"] == "[blink]a"
-    assert [s.label for s in fleet.service_rows()] == ["[red]svc[/]@[i]"]
+    assert [s.label for s in fleet.store.service_rows()] == ["[red]svc[/]@[i]"]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -332,7 +332,7 @@ async def test_spans_with_invalid_ids_are_rejected_as_a_partial_success(
     assert partial.rejected_spans == 2
     assert "16 bytes" in partial.error_message
     assert stored(fleet).name == "fine"
-    assert fleet.counters()["rejected"] == 2
+    assert fleet.store.counters()["rejected"] == 2
 
 
 # -- HTTP only ----------------------------------------------------------------------------
@@ -342,7 +342,7 @@ async def test_http_refuses_other_content_types_and_encodings(raw: Raw, fleet: F
     body = request(span())
     assert (await raw.http(body, content_type="text/plain")).status == "415"
     assert (await raw.http(body, encoding="br")).status == "415"
-    assert fleet.counters()["unsupported"] == 2
+    assert fleet.store.counters()["unsupported"] == 2
     async with raw.session.get(f"{raw.receiver.http_endpoint}/v1/traces") as reply:
         assert reply.status == 405
     async with raw.session.post(f"{raw.receiver.http_endpoint}/v1/spans", data=body) as reply:
@@ -357,8 +357,8 @@ async def test_http_inflates_gzip_within_the_limit_only(raw: Raw, fleet: FleetMo
     assert (await raw.http(b"\x1f\x8b not gzip", encoding="gzip")).status == "400"
     assert (await raw.http(gzip.compress(request(span()))[:-8], encoding="gzip")).status == "400"
     assert (await raw.http(gzip.compress(request(span())), encoding="gzip")).ok
-    assert fleet.counters()["too_large"] == 1
-    assert fleet.counters()["malformed"] == 2
+    assert fleet.store.counters()["too_large"] == 1
+    assert fleet.store.counters()["malformed"] == 2
 
 
 async def test_http_refuses_an_oversized_body_before_reading_it_all(
@@ -371,7 +371,7 @@ async def test_http_refuses_an_oversized_body_before_reading_it_all(
     url = f"{raw.receiver.http_endpoint}/v1/logs"
     async with raw.session.post(url, data=chunks(), headers={"Content-Type": PROTOBUF}) as reply:
         assert reply.status == 413
-    assert fleet.counters()["too_large"] == 1
+    assert fleet.store.counters()["too_large"] == 1
 
 
 async def test_otlp_json_with_hex_ids_is_accepted_and_answered_in_json(
@@ -416,8 +416,8 @@ async def test_otlp_json_with_hex_ids_is_accepted_and_answered_in_json(
 
     assert answer.ok
     assert json.loads(answer.message) == {}
-    fleet.drain()
-    (row,) = fleet.agent_rows()
+    fleet.store.drain()
+    (row,) = fleet.store.agent_rows()
     assert (row.label, row.state, row.queue_depth) == ("js/web", "paused", 4)
 
 
@@ -431,7 +431,7 @@ async def test_broken_otlp_json_is_refused_as_invalid(raw: Raw, fleet: FleetMode
         )
         assert answer.status == "400", body[:40]
         assert json.loads(answer.message)["code"] == 3
-    assert fleet.counters()["malformed"] == 5
+    assert fleet.store.counters()["malformed"] == 5
 
 
 # -- metrics, and still serving ----------------------------------------------------------------
@@ -445,5 +445,5 @@ async def test_after_all_that_the_receiver_still_serves(
         await raw.send(transport, body)
 
     assert (await raw.send(transport, request(span("alive", 9)))).ok
-    fleet.drain()
+    fleet.store.drain()
     assert {s.name for s in fleet.traces.spans(TRACE_ID.hex())} == {"op", "alive"}

@@ -86,18 +86,18 @@ def test_a_snapshot_shows_a_running_turn_whose_start_the_listener_missed() -> No
         "pygents.turn.start_time_unix_nano": WALL - 4 * S,
     }
     fleet.ingest(logs_batch([snapshot(**current)]))
-    fleet.drain()
+    fleet.store.drain()
 
-    (turn,) = fleet.running_turns()
-    (agent,) = fleet.agent_rows()
+    (turn,) = fleet.store.running_turns()
+    (agent,) = fleet.store.agent_rows()
     assert (turn.uuid, turn.tool, turn.timeout) == ("t1", "think", 30.0)
-    assert turn.elapsed_at(fleet.clock()) == pytest.approx(4.0), "from the sender's clock"
+    assert turn.elapsed_at(fleet.store.clock()) == pytest.approx(4.0), "from the sender's clock"
     assert (agent.state, agent.current_turn, agent.current_tool) == ("running", turn.key, "think")
 
     end = {**AGENT, "pygents.turn.uuid": "t1", "pygents.turn.stop_reason": "completed"}
     fleet.ingest(logs_batch([Event("pygents.turn.end", end, WALL + S), snapshot(**current)]))
-    fleet.drain()
-    assert fleet.running_turns() == [], "a snapshot sent after the end does not reopen it"
+    fleet.store.drain()
+    assert fleet.store.running_turns() == [], "a snapshot sent after the end does not reopen it"
     assert agent.current_turn is None
     assert agent.completed == 1
 
@@ -147,7 +147,7 @@ async def settle(fleet: FleetModel, providers: tuple[TracerProvider, LoggerProvi
     which it does after handing the batch over), then fold it."""
     for provider in providers:
         assert await asyncio.to_thread(provider.force_flush, 10_000)
-    fleet.drain()
+    fleet.store.drain()
 
 
 async def test_queue_depth_pauses_context_sizes_and_staleness_reach_the_fleet_model(
@@ -171,20 +171,20 @@ async def test_queue_depth_pauses_context_sizes_and_staleness_reach_the_fleet_mo
     run = asyncio.create_task(drain(keeper))
     async with asyncio.timeout(30):
         await settle(fleet, exporting)
-        while not fleet.agent_rows() or fleet.agent_rows()[0].state != "paused":
+        while not fleet.store.agent_rows() or fleet.store.agent_rows()[0].state != "paused":
             await asyncio.sleep(0)  # the run loop reaches its pause gate
             await settle(fleet, exporting)
 
-    (agent,) = fleet.agent_rows()
+    (agent,) = fleet.store.agent_rows()
     assert agent.label.startswith("inproc@one/keeper")
     assert agent.queue_depth == 2
 
     keeper.resume()
     async with asyncio.timeout(30):
-        while not fleet.running_turns():
+        while not fleet.store.running_turns():
             await asyncio.sleep(0)  # the first turn runs, the second starts
             await settle(fleet, exporting)
-    (turn,) = fleet.running_turns()
+    (turn,) = fleet.store.running_turns()
     assert (turn.tool, turn.timeout, turn.ended) == ("wait", 30.0, None)
     assert agent.state == "running"
     assert agent.queue_depth == 0
@@ -194,11 +194,11 @@ async def test_queue_depth_pauses_context_sizes_and_staleness_reach_the_fleet_mo
     release.set()
     assert await run == ["done"]
     await settle(fleet, exporting)
-    assert fleet.running_turns() == []
+    assert fleet.store.running_turns() == []
     assert agent.completed == 2
     assert agent.state == "finished"
 
     clock.now += 6.0  # nothing more is sent: the snapshot thread waits an hour
-    fleet.drain()
+    fleet.store.drain()
     assert agent.state == "stale", "marked, not removed"
-    assert fleet.service_rows()[0].stale
+    assert fleet.store.service_rows()[0].stale

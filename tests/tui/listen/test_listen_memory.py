@@ -42,7 +42,7 @@ def one_round(fleet: FleetModel, round_number: int) -> None:
         )
     fleet.ingest(logs_batch(events, service=service))
     fleet.ingest(spans_batch(spans, service=service))
-    fleet.drain()
+    fleet.store.drain()
 
 
 def test_sustained_ingestion_keeps_memory_bounded() -> None:
@@ -73,13 +73,13 @@ def test_sustained_ingestion_keeps_memory_bounded() -> None:
     finally:
         tracemalloc.stop()
 
-    counts = fleet.counters()
+    counts = fleet.store.counters()
     assert counts["spans"] == 120 * 36 * 3
     assert counts["traces_evicted"] > 3000
     assert counts["services_evicted"] > 0
     assert counts["agents_evicted"] > 0
     assert counts["running_evicted"] > 0
-    assert len(fleet.turns) <= limits.turns
+    assert len(fleet.store.turns) <= limits.turns
     assert fleet.traces.size <= limits.trace_bytes
     growth = later - full
     assert growth < 256 * 1024, f"traced memory grew by {growth:,} bytes after the stores filled"

@@ -45,9 +45,9 @@ async def test_a_running_turn_shows_with_its_timeout_then_completes_with_its_val
     sender.value(turn, preview="first [bold]value[/bold]")
     sender.value(turn)
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    view: DashboardView = fleet
+    view: DashboardView = fleet.store
     (row,) = view.agent_rows()
     assert (row.name, row.label, row.state) == ("planner", "checkout@instance-a/planner", "running")
     assert row.queue_depth == 2
@@ -66,7 +66,7 @@ async def test_a_running_turn_shows_with_its_timeout_then_completes_with_its_val
     sender.turn_end(turn)
     sender.run_end(agent, run)
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
     assert view.running_turns() == []
     (ended,) = view.recent_turns(row.key)
@@ -96,18 +96,18 @@ async def test_failures_and_timeouts_are_counted_once_whichever_of_record_and_sp
     sender.turn_end(failing, "error", error_type="ValueError", record=False)  # span only
     sender.turn_end(slow, "timeout", error_type="TurnTimeoutError", end_span=False)  # record only
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
     sender.turn_end(failing, "error", error_type="ValueError", end_span=False)  # then the record
     slow.span.end()  # then the span
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    (row,) = fleet.agent_rows()
+    (row,) = fleet.store.agent_rows()
     assert (row.completed, row.failed, row.timed_out) == (0, 1, 1)
     assert row.last_error == "ValueError"
-    reasons = {t.tool: t.stop_reason for t in fleet.recent_turns()}
+    reasons = {t.tool: t.stop_reason for t in fleet.store.recent_turns()}
     assert reasons == {"parse": StopReason.ERROR, "crawl": StopReason.TIMEOUT}
-    assert fleet.running_turns() == []
+    assert fleet.store.running_turns() == []
 
 
 async def test_two_processes_with_agents_of_the_same_name_stay_distinct(
@@ -120,17 +120,17 @@ async def test_two_processes_with_agents_of_the_same_name_stay_distinct(
         sender.turn_start(agent, sender.run_start(agent), "plan")
     await first.sent()
     await second.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    rows = fleet.agent_rows()
+    rows = fleet.store.agent_rows()
     assert [row.name for row in rows] == ["planner", "planner"]
     assert len({row.key for row in rows}) == 2
     assert [row.label for row in rows] == [
         "checkout@aaaaaaaa-1/planner",
         "checkout@bbbbbbbb-2/planner",
     ]
-    assert len(fleet.running_turns()) == 2
-    assert {s.instance for s in fleet.service_rows()} == {"aaaaaaaa-1", "bbbbbbbb-2"}
+    assert len(fleet.store.running_turns()) == 2
+    assert {s.instance for s in fleet.store.service_rows()} == {"aaaaaaaa-1", "bbbbbbbb-2"}
 
 
 async def test_without_an_instance_id_host_and_pid_tell_processes_apart(
@@ -141,9 +141,9 @@ async def test_without_an_instance_id_host_and_pid_tell_processes_apart(
     for sender in (first, second):
         sender.heartbeat()
         await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    assert sorted(s.label for s in fleet.service_rows()) == [
+    assert sorted(s.label for s in fleet.store.service_rows()) == [
         "batch@test-host:4242",
         "batch@test-host:5151",
     ]
@@ -165,10 +165,10 @@ async def test_a_turn_trace_keeps_spans_that_are_not_pygents_own(
     sender.turn_end(turn)
     sender.run_end(agent, run)
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    (ended,) = fleet.recent_turns()
-    tree = fleet.turn_trace(ended.key)
+    (ended,) = fleet.store.recent_turns()
+    tree = fleet.store.turn_trace(ended.key)
     assert tree is not None
     assert tree.spans == 5
     assert tree.dropped == 0
@@ -195,10 +195,10 @@ async def test_gzip_compressed_exports_are_accepted(
     agent = sender.agent("zipped")
     sender.turn_start(agent, sender.run_start(agent), "squeeze")
     await sender.sent()
-    fleet.drain()
+    fleet.store.drain()
 
-    assert [t.tool for t in fleet.running_turns()] == ["squeeze"]
-    assert fleet.counters().get("malformed", 0) == 0
+    assert [t.tool for t in fleet.store.running_turns()] == ["squeeze"]
+    assert fleet.store.counters().get("malformed", 0) == 0
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -217,14 +217,14 @@ async def test_metrics_are_accepted_and_counted_for_their_service(
     counter.add(1, {"gen_ai.tool.name": "b"})
     try:
         assert await asyncio.to_thread(provider.force_flush, 10_000)
-        fleet.drain()
+        fleet.store.drain()
     finally:
         await asyncio.to_thread(provider.shutdown)
 
-    (service,) = fleet.service_rows()
+    (service,) = fleet.store.service_rows()
     assert (service.name, service.points) == ("metered", 2)
-    assert fleet.counters()["points"] == 2
-    assert fleet.agent_rows() == []
+    assert fleet.store.counters()["points"] == 2
+    assert fleet.store.agent_rows() == []
 
 
 async def test_a_silent_service_turns_stale_and_comes_back_when_it_sends_again() -> None:
@@ -236,34 +236,34 @@ async def test_a_silent_service_turns_stale_and_comes_back_when_it_sends_again()
             agent = sender.agent("sleeper")
             turn = sender.turn_start(agent, sender.run_start(agent), "nap")
             await sender.sent()
-            fleet.drain()
-            (row,) = fleet.agent_rows()
+            fleet.store.drain()
+            (row,) = fleet.store.agent_rows()
             assert row.state == "running"
-            assert not fleet.running_turns()[0].stale
+            assert not fleet.store.running_turns()[0].stale
 
             now[0] += 5.5
-            assert fleet.drain()
+            assert fleet.store.drain()
 
             assert row.state == "stale"
-            assert fleet.agent_rows() == [row], "a stale service is kept, not removed"
-            assert fleet.running_turns()[0].stale
-            assert fleet.counters()["stale"] == 1
-            assert fleet.event_log()[1][-1].kind == "stale"
+            assert fleet.store.agent_rows() == [row], "a stale service is kept, not removed"
+            assert fleet.store.running_turns()[0].stale
+            assert fleet.store.counters()["stale"] == 1
+            assert fleet.store.event_log()[1][-1].kind == "stale"
 
             sender.turn_end(turn)
             await sender.sent()
-            fleet.drain()
+            fleet.store.drain()
             assert row.state == "running"
             assert row.completed == 1
-            assert "stale" not in fleet.counters()
+            assert "stale" not in fleet.store.counters()
         finally:
             await sender.close()
 
     now[0] += 10
-    fleet.drain()
-    assert fleet.forget_stale() == 1
-    assert fleet.agent_rows() == []
-    assert fleet.find_turn(turn.uuid) is None
+    fleet.store.drain()
+    assert fleet.store.forget_stale() == 1
+    assert fleet.store.agent_rows() == []
+    assert fleet.store.find_turn(turn.uuid) is None
 
 
 async def test_the_receiver_binds_loopback_by_default_and_a_port_of_none_turns_a_transport_off(

@@ -88,7 +88,7 @@ async def test_a_recorded_listen_session_replays_to_the_same_rows_and_traces(
         for sender in (checkout, billing):
             await sender.sent()
         await until(pilot, lambda: len(agent_cells(live)) == 2)
-        await until(pilot, lambda: fleet.find_turn(finished.uuid) is not None)
+        await until(pilot, lambda: fleet.store.find_turn(finished.uuid) is not None)
         live_rows = shown(agent_cells(live))
         for sender in (checkout, billing):
             await sender.close()

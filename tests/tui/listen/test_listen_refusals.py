@@ -69,7 +69,7 @@ def flood_seconds(busy_turns: int, newcomers: int = 1500) -> tuple[float, int]:
     busy = [f"busy-{n}" for n in range(4)]
     for service in busy:
         fleet.ingest(logs_batch(starts(service, busy_turns // 4), service=service))
-    fleet.drain()
+    fleet.store.drain()
     beat = [Event("pygents.process.heartbeat", {}, WALL)]
     for n in range(newcomers):
         fleet.ingest(logs_batch(starts(f"new-{n}", 1), service=f"new-{n}"))
@@ -77,10 +77,10 @@ def flood_seconds(busy_turns: int, newcomers: int = 1500) -> tuple[float, int]:
             for service in busy:
                 fleet.ingest(logs_batch(beat, service=service))
     began = time.perf_counter()
-    fleet.drain()
+    fleet.store.drain()
     took = time.perf_counter() - began
-    assert len(fleet.turns) >= busy_turns, "the busy services' turns stayed indexed"
-    return took, fleet.counters()["services_evicted"]
+    assert len(fleet.store.turns) >= busy_turns, "the busy services' turns stayed indexed"
+    return took, fleet.store.counters()["services_evicted"]
 
 
 def test_a_flood_of_new_services_evicts_in_time_proportional_to_what_it_evicts() -> None:

@@ -31,7 +31,7 @@ LOST = "lost: its process restarted"
 
 
 def waiting_turns(fleet: FleetModel) -> list[str]:
-    return [t.key for t in fleet.running_turns() if t.tool == "wait_for_go"]
+    return [t.key for t in fleet.store.running_turns() if t.tool == "wait_for_go"]
 
 
 async def test_a_process_killed_and_restarted_loses_its_turn_and_shows_its_agent_once(
@@ -54,24 +54,24 @@ async def test_a_process_killed_and_restarted_loses_its_turn_and_shows_its_agent
         second = spawn("configure", "checkout", "planner", endpoint, "grpc", env=env)
         await until(pilot, lambda: waiting_turns(fleet) not in ([], [dead]), ROUNDS)
 
-        turn = fleet.find_turn(dead)
+        turn = fleet.store.find_turn(dead)
         assert turn is not None
         assert turn.stop_reason is StopReason.ERROR, "the killed run's turn can never end"
         assert turn.error == LOST
-        assert len(fleet.running_turns()) == 1, "only the new run's turn runs"
+        assert len(fleet.store.running_turns()) == 1, "only the new run's turn runs"
         table = app.screen.query_one("#agents", DataTable)
         assert table.row_count == 1, "the agent of the dead run is not shown beside the new"
         assert str(table.get_row_at(0)[0]) == "checkout@pod-0/planner"
         screen = text_of(app)
         assert "1 service(s) · 1 agent(s) · 1 turn(s) running" in screen
         assert screen.count("s left") == 1, "one bar in the Running panel: the new run's"
-        events = [entry.text for entry in fleet.event_log()[1]]
+        events = [entry.text for entry in fleet.store.event_log()[1]]
         assert any(text.startswith("process restarted as pid ") for text in events)
 
         second.go()
-        await until(pilot, lambda: not fleet.running_turns(), ROUNDS)
+        await until(pilot, lambda: not fleet.store.running_turns(), ROUNDS)
         assert second.process.wait(timeout=30) == 0, second.log()
-        (agent,) = fleet.agent_rows()
+        (agent,) = fleet.store.agent_rows()
         assert (agent.completed, agent.failed) == (2, 0), "the new run's own turns only"
 
 
@@ -87,23 +87,23 @@ async def test_a_restart_with_the_same_pid_is_told_by_its_creation_time(
     old_run = old.run_start(planner)
     old.turn_start(planner, old_run, "fetch", timeout=30.0)
     await old.sent()
-    fleet.drain()
-    (lost,) = fleet.running_turns()
+    fleet.store.drain()
+    (lost,) = fleet.store.running_turns()
 
     new = run("2026-01-01T00:05:00.000Z")
     again = new.agent("planner")
     new.turn_start(again, new.run_start(again), "fetch", timeout=30.0)
     await new.sent()
-    fleet.drain()
+    fleet.store.drain()
     old.heartbeat()  # the old run's last batch, late (as a final flush would be)
     old.snapshot(planner, "running")
     await old.sent()
-    fleet.drain()
+    fleet.store.drain()
 
     assert (lost.stop_reason, lost.error) == (StopReason.ERROR, LOST)
-    (running,) = fleet.running_turns()
+    (running,) = fleet.store.running_turns()
     assert running is not lost
-    (agent,) = fleet.agent_rows()
+    (agent,) = fleet.store.agent_rows()
     assert agent.key == running.agent, "the new run's planner only"
-    assert fleet.counters()["replaced_dropped"] == 2, "the old run's late records"
-    assert fleet.counters()["restarts"] == 1
+    assert fleet.store.counters()["replaced_dropped"] == 2, "the old run's late records"
+    assert fleet.store.counters()["restarts"] == 1

@@ -86,7 +86,7 @@ class FleetScene:
                 instance="pod-c",
             )
         )
-        fleet.drain()
+        fleet.store.drain()
         clock.advance(6.0)  # past stale_after
 
         # checkout@pod-a: a planner that finished a traced turn and is streaming a fetch.
@@ -251,7 +251,7 @@ def test_listen_inspector_trace(snap_compare: Any) -> None:
     """A turn's trace: pygents' spans and, inside the tool, a model call and a query."""
 
     async def after(pilot: Pilot[Any], scene: FleetScene) -> None:
-        turn = scene.fleet.find_turn("t-plan")
+        turn = scene.fleet.store.find_turn("t-plan")
         assert turn is not None
         pilot.app.action_inspect(turn.key)
         await pilot.pause()
@@ -306,13 +306,13 @@ def _contents_snapshot(scene: FleetScene) -> None:
             instance="pod-a",
         )
     )
-    fleet.drain()
+    fleet.store.drain()
 
 
 def _show(tab: str) -> After:
     async def after(pilot: Pilot[Any], scene: FleetScene) -> None:
         _contents_snapshot(scene)
-        planner_a = next(r for r in scene.fleet.agent_rows() if "pod-a" in r.label)
+        planner_a = next(r for r in scene.fleet.store.agent_rows() if "pod-a" in r.label)
         table = pilot.app.screen.query_one(AgentsTable)
         table.move_cursor(row=table.get_row_index(planner_a.key))
         await pilot.pause()
@@ -364,7 +364,7 @@ def _realistic_fleet(fleet: FleetModel, clock: SceneClock) -> None:
                 ),
             ]
         fleet.ingest(logs_batch(events, service=REALISTIC_SERVICE, instance=instance))
-    fleet.drain()
+    fleet.store.drain()
 
 
 @pytest.mark.parametrize("size", REALISTIC_SIZES, ids=[f"{w}x{h}" for w, h in REALISTIC_SIZES])
@@ -403,10 +403,10 @@ async def test_listen_agent_names_are_drawn_whole_and_processes_stay_apart(width
         drawn = [line[region.x : region.right] for line in screen_lines(app)[region.y + 1 :]]
         cells = [line.split()[0] for line in drawn[: table.row_count]]
         if width == 160:
-            assert cells == [row.label for row in fleet.agent_rows()]
+            assert cells == [row.label for row in fleet.store.agent_rows()]
         else:
             assert [cell.rpartition("/")[2] for cell in cells] == [
-                row.name for row in fleet.agent_rows()
+                row.name for row in fleet.store.agent_rows()
             ]
             assert len(set(cells)) == len(cells)  # the two research-assistant-1 apart
             assert all("…" in cell for cell in cells)

@@ -37,29 +37,29 @@ async def test_three_worker_processes_show_live_in_the_fleet_model(
     services = {w.service for w in workers}
 
     def waiting() -> bool:
-        running = {t.service.name for t in fleet.running_turns()}
+        running = {t.service.name for t in fleet.store.running_turns()}
         return running == services
 
     await drain_until(fleet, waiting, deadline, workers)
 
-    rows = fleet.agent_rows()
+    rows = fleet.store.agent_rows()
     assert sorted((a.service.name, a.name) for a in rows) == [
         ("billing", "planner"),
         ("checkout", "planner"),
         ("search", "indexer"),
     ]
     assert len({a.key for a in rows}) == 3, "two planners in two processes stay apart"
-    for turn in fleet.running_turns():
+    for turn in fleet.store.running_turns():
         assert turn.tool == "wait_for_go"
         assert turn.timeout == 60.0
         assert turn.ended is None
-        assert turn.elapsed_at(fleet.clock()) >= 0.0
+        assert turn.elapsed_at(fleet.store.clock()) >= 0.0
     for agent in rows:
         assert agent.state == "running"
         assert agent.current_tool == "wait_for_go"
         assert agent.values == VALUES, "the stream's values, counted exactly"
         assert agent.completed == 1
-    streamed = [t for t in fleet.recent_turns() if t.tool == "stream"]
+    streamed = [t for t in fleet.store.recent_turns() if t.tool == "stream"]
     assert sorted(t.values for t in streamed) == [VALUES] * 3
     assert all(t.stop_reason is StopReason.COMPLETED for t in streamed)
 
@@ -67,15 +67,15 @@ async def test_three_worker_processes_show_live_in_the_fleet_model(
         worker.go()
 
     def finished() -> bool:
-        done = [t for t in fleet.recent_turns() if t.tool == "wait_for_go"]
-        return not fleet.running_turns() and len(done) == 3
+        done = [t for t in fleet.store.recent_turns() if t.tool == "wait_for_go"]
+        return not fleet.store.running_turns() and len(done) == 3
 
     await drain_until(fleet, finished, deadline, workers)
 
-    for turn in fleet.recent_turns():
+    for turn in fleet.store.recent_turns():
         assert turn.stop_reason is StopReason.COMPLETED
         assert turn.trace_id is not None, "linked to its trace"
-    for agent in fleet.agent_rows():
+    for agent in fleet.store.agent_rows():
         assert agent.completed == 2
         assert agent.current_turn is None
     for worker in workers:

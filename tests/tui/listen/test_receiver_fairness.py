@@ -73,9 +73,9 @@ async def test_twenty_stalled_grpc_calls_from_one_peer_do_not_keep_other_senders
     held = limits.max_calls_per_connection
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - held
     assert codes.count(grpc.StatusCode.CANCELLED) == held, codes
-    assert fleet.counts["refused"] == 20 - held
+    assert fleet.store.counts["refused"] == 20 - held
     assert "calls open on this connection" in (fleet.last_rejection or "")
-    fleet.drain()
+    fleet.store.drain()
     assert [span.name for span in fleet.traces.spans(trace_id)] == ["after the stall"]
 
 
@@ -168,8 +168,8 @@ async def test_a_small_export_is_accepted_while_a_large_json_body_is_still_being
     assert large_status == 200
     assert order_then == ["logs"], "the small export waited for the large one's decoding"
     assert sink.ingested == ["logs", "traces"]
-    fleet.drain()
-    assert fleet.counters()["spans"] == 5_000
+    fleet.store.drain()
+    assert fleet.store.counters()["spans"] == 5_000
 
 
 async def test_a_gzipped_body_that_inflates_past_the_room_left_is_refused_before_it_is_parsed(
@@ -210,7 +210,7 @@ async def test_a_gzipped_body_that_inflates_past_the_room_left_is_refused_before
     assert "bytes of requests are being received" in answer["message"]
     assert parsed == 0, "the body was parsed before the budget was checked"
     assert receiver.values_read == 0
-    assert fleet.counts["refused"] == 1
+    assert fleet.store.counts["refused"] == 1
 
 
 async def test_an_otlp_json_body_of_more_values_than_its_budget_is_refused_before_it_is_parsed(
@@ -232,7 +232,7 @@ async def test_an_otlp_json_body_of_more_values_than_its_budget_is_refused_befor
     assert answer["message"] == (
         f"more than {budget:,} values in one OTLP/JSON request; export smaller batches"
     )
-    assert fleet.counts["too_large"] == 1
+    assert fleet.store.counts["too_large"] == 1
     assert receiver.values_read == 0
     assert await post(http, receiver, traces_request([empty_span(9)])) == 200
 
@@ -259,5 +259,5 @@ async def test_otlp_json_is_parsed_in_a_process_of_its_own_and_one_killed_is_rep
     assert None not in (pids[0], pids[2])
     assert os.getpid() not in pids
     assert pids[2] != pids[0]
-    fleet.drain()
-    assert fleet.counters()["spans"] == 1 + 2 + 3
+    fleet.store.drain()
+    assert fleet.store.counters()["spans"] == 1 + 2 + 3

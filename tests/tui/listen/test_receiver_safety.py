@@ -83,7 +83,7 @@ async def test_hostile_resources_and_array_values_stay_within_the_stores_byte_bu
                 spans = [empty_span(number * 4 + 1), empty_span(number * 4 + 2, heavy_attributes)]
                 body = traces_request(spans, heavy_resource, service=f"svc-{number % 4}")
                 assert await post(http, receiver, body) == 200
-                fleet.drain()
+                fleet.store.drain()
                 if number == 3:
                     gc.collect()
                     start, _ = tracemalloc.get_traced_memory()
@@ -92,7 +92,7 @@ async def test_hostile_resources_and_array_values_stay_within_the_stores_byte_bu
         finally:
             tracemalloc.stop()
 
-    assert fleet.counters()["spans"] == 80
+    assert fleet.store.counters()["spans"] == 80
     assert fleet.traces.size <= limits.trace_bytes
     assert fleet.traces.evicted > 0
     growth = end - start
@@ -113,7 +113,7 @@ async def test_two_million_copies_of_one_key_cost_only_the_attributes_a_span_may
     status = await post(http, receiver, body, gzipped=True)
 
     assert status == 200
-    fleet.drain()
+    fleet.store.drain()
     [kept] = fleet.traces.spans((7).to_bytes(16, "big").hex())
     assert len(kept.attributes) == 1
     assert kept.dropped_attributes == copies - 1
@@ -133,7 +133,7 @@ async def test_a_request_that_reads_more_values_than_its_budget_is_refused_as_to
     status = await post(http, receiver, body, gzipped=True)
 
     assert status == 413
-    assert fleet.counts["too_large"] == 1
+    assert fleet.store.counts["too_large"] == 1
     assert "attribute values" in (fleet.last_rejection or "")
     budget = Limits().max_reads_per_request
     assert budget < receiver.values_read <= budget + 60, receiver.values_read
@@ -171,8 +171,8 @@ async def test_grpc_calls_that_never_send_their_message_are_ended_and_real_expor
     held = limits.max_calls_per_connection
     assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) == held
     assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 20 - held
-    assert fleet.counts["refused"] >= 20
-    fleet.drain()
+    assert fleet.store.counts["refused"] >= 20
+    fleet.store.drain()
     assert [span.name for span in fleet.traces.spans(trace_id)] == ["after the stall"]
 
 
@@ -196,7 +196,7 @@ async def test_an_http_body_that_stops_arriving_is_answered_408_within_the_recei
         assert await post(http, receiver, traces_request([empty_span(6)])) == 200
 
     assert status == 408
-    assert fleet.counts["refused"] == 1
+    assert fleet.store.counts["refused"] == 1
     assert "did not arrive within 1 s" in (fleet.last_rejection or "")
 
 
@@ -248,10 +248,10 @@ async def test_bodies_past_the_in_flight_budget_are_refused_503_and_counted(
                 task.cancel()
 
     assert sorted(statuses) == [200] * 4 + [503] * 6
-    assert fleet.counts["refused"] == 6
+    assert fleet.store.counts["refused"] == 6
     assert "bytes of requests are being received" in (fleet.last_rejection or "")
-    fleet.drain()
-    assert fleet.counters()["spans"] == 4
+    fleet.store.drain()
+    assert fleet.store.counters()["spans"] == 4
 
 
 async def test_connections_past_the_limit_are_closed_counted_and_shown(
@@ -277,9 +277,10 @@ async def test_connections_past_the_limit_are_closed_counted_and_shown(
     assert refused_ends == [b""] * 6  # closed by the receiver without a byte
     assert idle_ends == [b""] * 4
     assert open_then == [True] * 4
-    assert fleet.counts["refused"] == 6
-    counts = fleet.counters()
-    assert "6 refused (receiver busy or sender too slow)" in status_line(fleet, [], counts, False)
+    assert fleet.store.counts["refused"] == 6
+    counts = fleet.store.counters()
+    line = status_line(fleet.store, [], counts, False)
+    assert "6 refused (receiver busy or sender too slow)" in line
 
 
 # -- 14: file descriptors -----------------------------------------------------------------------
@@ -413,7 +414,7 @@ async def test_control_characters_received_over_otlp_are_shown_visible_everywher
         await sender.sent()
 
         table = app.screen.query_one("#agents", DataTable)
-        await until(pilot, lambda: table.row_count == 1 and len(fleet.running_turns()) == 1)
+        await until(pilot, lambda: table.row_count == 1 and len(fleet.store.running_turns()) == 1)
         await until(pilot, lambda: app.selected_agent is not None)
         for key in "123456":  # queue, running, values, context, events, timeline
             await pilot.press(key)
@@ -422,7 +423,7 @@ async def test_control_characters_received_over_otlp_are_shown_visible_everywher
             seen += screen_lines(app)
 
         for turn in (streamed, failed):
-            found = fleet.find_turn(turn.uuid)
+            found = fleet.store.find_turn(turn.uuid)
             assert found is not None
             app.action_inspect(found.key)
             await until(pilot, lambda: isinstance(app.screen, InspectorScreen))

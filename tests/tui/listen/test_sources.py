@@ -128,12 +128,12 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
     await settle(fleet, exporting)
 
     local = model.agents["same"]
-    (remote,) = fleet.agent_rows()
+    (remote,) = fleet.store.agent_rows()
     assert isinstance(local, AgentTotals)
     assert isinstance(remote, AgentTotals)
     assert totals(local) == totals(remote) == ("failed", 2, 1, 1, 0, 2)
-    assert turn_ends(model.log) == turn_ends(fleet.log)
-    local_turns, remote_turns = list(model.recent), fleet.recent_turns()
+    assert turn_ends(model.log) == turn_ends(fleet.store.log)
+    local_turns, remote_turns = list(model.recent), fleet.store.recent_turns()
     assert all(isinstance(turn, TurnFacts) for turn in (*local_turns, *remote_turns))
     assert [ended(turn) for turn in local_turns] == [ended(turn) for turn in remote_turns]
     # One store behind both feeders: the same records, and equal rows.
@@ -165,7 +165,7 @@ async def test_pause_on_an_agent_heard_over_otlp_answers_in_one_line_that_it_is_
     fleet: FleetModel, until: Any
 ) -> None:
     heard_agent(fleet)
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.selected_agent is not None)
         await pilot.press("p")
@@ -214,8 +214,8 @@ def heard_agents(fleet: FleetModel, *names: str) -> list[str]:
             ]
         )
     )
-    fleet.drain()
-    keys = {row.name: row.key for row in fleet.agent_rows()}
+    fleet.store.drain()
+    keys = {row.name: row.key for row in fleet.store.agent_rows()}
     return [keys[name] for name in names]
 
 
@@ -243,12 +243,13 @@ async def test_pause_goes_through_the_source_serving_an_agent_and_its_neighbour_
 ) -> None:
     served, heard = heard_agents(fleet, "served", "heard")
     mailboxes = Mailboxes(served)
-    fleet.sources.attach(mailboxes)
-    assert fleet.sources.of(served).offers("pause")
-    assert fleet.sources.of(heard).why_not("pause") == CAPABILITIES.why_not("pause")
-    assert fleet.sources.of(None).offers("pause")  # some agent can be paused: the help lists p
+    fleet.store.sources.attach(mailboxes)
+    assert fleet.store.sources.of(served).offers("pause")
+    assert fleet.store.sources.of(heard).why_not("pause") == CAPABILITIES.why_not("pause")
+    # some agent can be paused: the help lists p
+    assert fleet.store.sources.of(None).offers("pause")
 
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.selected_agent is not None)
         first = app.selected_agent
@@ -273,17 +274,18 @@ def test_an_agent_whose_queue_and_context_a_feeder_set_offers_them_and_its_neigh
 ) -> None:
     known, other = heard_agents(fleet, "known", "other")
     context = ContextContents(Capacity(1, 5), ("hello",), Capacity(1, None), (("a", "b", "c"),))
-    assert fleet.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
-    assert not fleet.set_contents("s9/nobody", [])
+    store = fleet.store
+    assert store.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
+    assert not fleet.store.set_contents("s9/nobody", [])
 
-    assert fleet.queued_turns(known) == [("1", "search", "q='x'", "5s"), ("…", "3 more", "", "")]
-    assert fleet.context_contents(known) == context
-    assert fleet.unavailable("queue", known) is None
-    assert fleet.unavailable("context", known) is None
-    assert fleet.unavailable("queue", other) == CAPABILITIES.panel_note("queue")
-    assert fleet.unavailable("context", other) == CAPABILITIES.panel_note("context")
-    assert fleet.queued_turns(other) == []
-    assert fleet.context_contents(other) is None
+    assert store.queued_turns(known) == [("1", "search", "q='x'", "5s"), ("…", "3 more", "", "")]
+    assert fleet.store.context_contents(known) == context
+    assert fleet.store.unavailable("queue", known) is None
+    assert fleet.store.unavailable("context", known) is None
+    assert fleet.store.unavailable("queue", other) == CAPABILITIES.panel_note("queue")
+    assert fleet.store.unavailable("context", other) == CAPABILITIES.panel_note("context")
+    assert fleet.store.queued_turns(other) == []
+    assert fleet.store.context_contents(other) is None
 
 
 async def test_the_queue_and_context_panels_show_what_a_feeder_set_for_a_remote_agent(
@@ -291,10 +293,10 @@ async def test_the_queue_and_context_panels_show_what_a_feeder_set_for_a_remote_
 ) -> None:
     (known,) = heard_agents(fleet, "known")
     context = ContextContents(Capacity(1, 5), ("remembered",), Capacity(0, None), ())
-    fleet.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
+    fleet.store.set_contents(known, [("1", "search", "q='x'", "5s")], more=3, context=context)
     depth_only = CAPABILITIES.panel_note("queue")
     assert depth_only is not None
-    app = Dashboard(view=fleet)
+    app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.selected_agent == known)
         await pilot.press("1")
@@ -317,13 +319,13 @@ def test_contents_a_feeder_sets_are_bounded_and_what_is_left_out_is_counted(
     context = ContextContents(
         Capacity(5000, None), (huge,) * 5000, Capacity(5000, None), ((huge, huge, huge),) * 5000
     )
-    assert fleet.set_contents(flooded, rows, more=7, context=context)
+    assert fleet.store.set_contents(flooded, rows, more=7, context=context)
 
-    listed = fleet.queued_turns(flooded)
+    listed = fleet.store.queued_turns(flooded)
     assert len(listed) == QUEUE_SHOWN + 1
     assert listed[-1] == ("…", f"{1000 - QUEUE_SHOWN + 7} more", "", "")
     assert max(len(field) for row in listed for field in row) <= 200
-    kept = fleet.context_contents(flooded)
+    kept = fleet.store.context_contents(flooded)
     assert kept is not None
     assert len(kept.queue_items) <= 200
     assert len(kept.pool_items) == POOL_SHOWN

@@ -105,7 +105,7 @@ async def drain_until(
     staleness is re-checked), until ``holds()`` — or fail at ``deadline`` (monotonic)
     with what the workers said."""
     while True:
-        fleet.drain()
+        fleet.store.drain()
         if holds():
             return
         left = deadline - time.monotonic()

@@ -42,7 +42,7 @@ async def console(redis_server: RedisServer) -> AsyncIterator[MakeConsole]:
         source = RedisSource(
             fleet, url or redis_server.url, control=control, interval=0.1, timeout=1.0
         )
-        fleet.sources.attach(source)
+        fleet.store.sources.attach(source)
         made.append(source)
         return Console(listen_app(fleet, "127.0.0.1", None, None), fleet, source)
 

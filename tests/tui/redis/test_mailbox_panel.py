@@ -128,8 +128,8 @@ async def test_a_queued_turns_arguments_read_as_they_were_given(
         await mailboxes.put("maths", Turn(scale, kwargs={"n": "é"}), reply=False)
     shown = console(control=False)
     assert await shown.source.refresh()
-    (row,) = shown.fleet.agent_rows()
-    arguments = [found[2] for found in shown.fleet.queued_turns(row.key)]
+    (row,) = shown.fleet.store.agent_rows()
+    arguments = [found[2] for found in shown.fleet.store.queued_turns(row.key)]
     # (one keyword each: Redis's Lua does not keep the order of an object's keys)
     assert arguments == ["8", "8, by=2", 'n="é"']  # not [[8]], [[8],{"by":2}]
     await shown.source.close()

@@ -73,11 +73,11 @@ async def test_the_source_fills_the_rows_the_queue_and_the_mailbox_panel_from_re
     async with app.run_test(size=(130, 40)) as pilot:
         shown.source.start()
         await settle(pilot, lambda: app.selected_agent is not None)
-        (row,) = shown.fleet.agent_rows()
+        (row,) = shown.fleet.store.agent_rows()
         assert (row.label, row.state, row.queue_depth, row.current_tool) == (
             "redis/desk", "running", 3, "fetch_page",
         )  # fmt: skip
-        assert shown.fleet.mailboxes()[row.key].depth == 4
+        assert shown.fleet.store.mailboxes()[row.key].depth == 4
         await settle(pilot, lambda: "4 · 1w" in text_of(app))  # the Mailbox column
 
         await pilot.press("1")
@@ -116,18 +116,18 @@ async def test_an_agent_its_mailboxs_worker_sends_over_otlp_is_served_by_it(
             ]
         )
     )  # fmt: skip
-    shown.fleet.drain()
+    shown.fleet.store.drain()
     assert await shown.source.refresh()
-    keys = {row.name: row.key for row in shown.fleet.agent_rows()}
+    keys = {row.name: row.key for row in shown.fleet.store.agent_rows()}
     assert sorted(keys) == ["desk", "solo"]  # no redis/desk row: the OTLP one is served
     desk, solo = keys["desk"], keys["solo"]
-    sources = shown.fleet.sources
+    sources = shown.fleet.store.sources
     assert sources.of(desk).offers("pause")
     assert sources.of(desk).offers("dead_letters")
-    assert shown.fleet.mailboxes()[desk].dead_letters == 1
+    assert shown.fleet.store.mailboxes()[desk].dead_letters == 1
     assert sources.of(solo).why_not("pause") == CAPABILITIES.why_not("pause")
     assert not sources.of(solo).offers("cancel")
-    assert shown.fleet.unavailable("queue", desk) is None  # its queue's turns are known
+    assert shown.fleet.store.unavailable("queue", desk) is None  # its queue's turns are known
 
 
 async def test_without_control_every_action_answers_the_read_only_line(
@@ -190,7 +190,7 @@ async def test_a_redis_down_at_start_and_mid_run_is_one_line_and_a_count_never_a
         redis_server.start()  # empty again
         async with Mailboxes(redis_server.url) as mailboxes:
             await populate(mailboxes)
-        await settle(pilot, lambda: shown.source.error is None and shown.fleet.agent_rows())
+        await settle(pilot, lambda: shown.source.error is None and shown.fleet.store.agent_rows())
         assert sum("available:" in line for line in events(app)) == 2  # one down, one back
 
         errors = shown.source.errors
@@ -221,13 +221,13 @@ async def test_format_characters_in_a_name_are_shown_in_the_table_and_the_confir
     app = shown.app
     async with app.run_test(size=(130, 40)) as pilot:
         shown.source.start()
-        await settle(pilot, lambda: len(shown.fleet.agent_rows()) == 3)
+        await settle(pilot, lambda: len(shown.fleet.store.agent_rows()) == 3)
         await settle(pilot, lambda: "redis/billing\\u200b" in text_of(app))
         screen = text_of(app)
         assert "redis/pay\\u202elanif" in screen
         assert not any(unicodedata.category(char) == "Cf" for char in screen)
         table = app.screen.query_one(AgentsTable)
-        row = next(row for row in shown.fleet.agent_rows() if row.name == lookalike)
+        row = next(row for row in shown.fleet.store.agent_rows() if row.name == lookalike)
         table.move_cursor(row=table.get_row_index(row.key))
         await settle(pilot, lambda: app.selected_agent == row.key)
 
@@ -256,7 +256,7 @@ async def test_a_redis_that_cannot_be_reached_is_said_on_screen_at_once_and_is_n
     fleet = FleetModel(clock, stale_after=5.0)
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     source = RedisSource(fleet, url, control=False, interval=0.1, timeout=1.0)
-    fleet.sources.attach(source)
+    fleet.store.sources.attach(source)
     app = listen_app(fleet, "127.0.0.1", 4317, None, redis=f"Redis read-only: {url}")
     try:
         async with app.run_test(size=(130, 40)) as pilot:
@@ -270,7 +270,7 @@ async def test_a_redis_that_cannot_be_reached_is_said_on_screen_at_once_and_is_n
             screen = text_of(app)
             assert line in screen  # still said, for as long as it lasts
             assert "stale" not in screen
-            assert "stale" not in fleet.counters()
+            assert "stale" not in fleet.store.counters()
             assert sum(entry.startswith("unavailable:") for entry in events(app)) == 1
     finally:
         await source.close()

@@ -29,12 +29,12 @@ async def _ready(shown: Console, pilot: object, workers: int = 1) -> str:
     """Wait until the dashboard shows ``desk`` with ``workers`` live; its row's key."""
 
     def served() -> bool:
-        rows = shown.fleet.agent_rows()
+        rows = shown.fleet.store.agent_rows()
         found = shown.source.mailbox(rows[0].key) if rows else None
         return found is not None and len(found.workers) == workers
 
     await settle(pilot, served, within=60)  # type: ignore[arg-type]
-    return shown.fleet.agent_rows()[0].key
+    return shown.fleet.store.agent_rows()[0].key
 
 
 async def _started(mailboxes: Mailboxes, turn_uuid: str) -> bool:
@@ -69,7 +69,7 @@ async def test_pause_stops_the_workers_taking_turns_until_resume(
             await eventually(waiting)
             assert await mailboxes.client.llen("sidefx") == 0
             assert not handle.done
-            await settle(pilot, lambda: shown.fleet.agent_rows()[0].state == "paused")
+            await settle(pilot, lambda: shown.fleet.store.agent_rows()[0].state == "paused")
 
             assert (await confirm(pilot, app, "p")).startswith("Resume mailbox desk?")
             async with asyncio.timeout(10):

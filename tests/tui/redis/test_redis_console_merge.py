@@ -77,27 +77,27 @@ async def test_a_sender_naming_its_agent_like_a_mailbox_gets_its_own_row_and_cha
     ]
     for service, instance in hostile:
         fleet.ingest(sent("billing", "running", 2, service, instance))
-    fleet.drain()
+    fleet.store.drain()
     assert await source.refresh()
     for service, instance in hostile:  # and again after the survey: Redis still wins
         fleet.ingest(sent("billing", "running", 2, service, instance))
-    fleet.drain()
+    fleet.store.drain()
 
-    rows = {row.label: row for row in fleet.agent_rows()}
+    rows = {row.label: row for row in fleet.store.agent_rows()}
     assert len(rows) == 4
     mailbox = rows.pop("redis/billing")
     assert (mailbox.state, mailbox.queue_depth) == ("paused", 3)
-    stats = fleet.mailboxes()[mailbox.key]
+    stats = fleet.store.mailboxes()[mailbox.key]
     assert (stats.depth, stats.pending, stats.workers) == (4, 1, 1)
-    assert fleet.sources.of(mailbox.key).offers("pause")
+    assert fleet.store.sources.of(mailbox.key).offers("pause")
     assert "Resume mailbox billing?" in (source.act("pause", mailbox.key).text or "")
     for row in rows.values():
         assert (row.name, row.state, row.queue_depth) == ("billing", "running", 2)
         assert not row.label.startswith("redis/")
-        assert row.key not in fleet.mailboxes()
+        assert row.key not in fleet.store.mailboxes()
         assert source.mailbox(row.key) is None
-        assert not fleet.sources.of(row.key).offers("pause")
-        assert not fleet.sources.of(row.key).offers("dead_letters")
+        assert not fleet.store.sources.of(row.key).offers("pause")
+        assert not fleet.store.sources.of(row.key).offers("dead_letters")
     async with Mailboxes(redis_server.url) as mailboxes:
         billing = (await mailboxes.survey(["billing"]))["billing"]
     assert billing.paused
@@ -112,16 +112,16 @@ async def test_the_worker_itself_merges_and_its_records_never_override_redis(
     shown = console(control=True)
     fleet, source = shown.fleet, shown.source
     fleet.ingest(sent("billing", "running", 7, "billing-svc", "w-1"))
-    fleet.drain()
+    fleet.store.drain()
     assert await source.refresh()
     fleet.ingest(sent("billing", "running", 9, "billing-svc", "w-1"))
-    fleet.drain()
+    fleet.store.drain()
 
-    (row,) = fleet.agent_rows()  # the mailbox's own row went: the worker's serves it
+    (row,) = fleet.store.agent_rows()  # the mailbox's own row went: the worker's serves it
     assert row.label.startswith("billing-svc@")
     assert (row.state, row.queue_depth) == ("paused", 3)
-    assert fleet.mailboxes()[row.key].workers == 1
-    assert fleet.sources.of(row.key).offers("pause")
+    assert fleet.store.mailboxes()[row.key].workers == 1
+    assert fleet.store.sources.of(row.key).offers("pause")
 
     async with Mailboxes(redis_server.url) as mailboxes:
         await mailboxes.resume("billing")
@@ -163,17 +163,18 @@ async def test_a_real_worker_process_traced_over_otlp_merges_with_its_mailbox(
         try:
 
             async def merged() -> bool:
-                fleet.drain()
+                fleet.store.drain()
                 if not await source.refresh():
                     return False
-                rows = fleet.agent_rows()  # the mailbox's own row until the worker's serves it
+                # the mailbox's own row until the worker's serves it
+                rows = fleet.store.agent_rows()
                 served = [row for row in rows if source.mailbox(row.key) is not None]
                 return len(rows) == 1 and [row.service.name for row in served] == ["desk-svc"]
 
             async with asyncio.timeout(90):
                 while not await merged():
                     await fleet.arrived.wait()  # the worker's next snapshot
-            (row,) = fleet.agent_rows()
+            (row,) = fleet.store.agent_rows()
             assert row.name == "desk"
             assert row.label.startswith("desk-svc@")
             found = source.mailbox(row.key)
@@ -187,12 +188,12 @@ async def test_a_real_worker_process_traced_over_otlp_merges_with_its_mailbox(
             async with asyncio.timeout(30):
                 while row.state != "paused":
                     await fleet.arrived.wait()  # the worker's next snapshot
-                    fleet.drain()
+                    fleet.store.drain()
                     await source.refresh()
             fleet.arrived.clear()
             async with asyncio.timeout(30):
                 await fleet.arrived.wait()  # and one more: it says idle, Redis says paused
-            fleet.drain()
+            fleet.store.drain()
             assert row.state == "paused"
         finally:
             process.send_signal(signal.SIGTERM)

@@ -74,7 +74,7 @@ def test_the_mailbox_panel(snap_compare: Any) -> None:
     """Workers, a running turn and dead letters of the selected agent's mailbox."""
     fleet = FleetModel(clock=FakeClock(), stale_after=3600.0)
     source = RedisSource(fleet, "redis://127.0.0.1:1/0", control=True)  # never started
-    fleet.sources.attach(source)
+    fleet.store.sources.attach(source)
     app = listen_app(fleet, "127.0.0.1", 4317, 4318)
 
     async def run_before(pilot: Pilot[Any]) -> None:
