@@ -1,18 +1,25 @@
-"""The agent run loop: what ``Agent.run()`` returns.
+"""The agent run loop: what ``Agent.run()`` returns, and what a worker drives a
+delivered turn with.
 
-One async generator takes the queued turns in FIFO order, runs each through its
-`TurnRun`, and routes every value before the next: a
-``Turn`` is queued, a ``ContextItem`` goes to the context queue (no id) or pool
-(id), a completion check's ``True`` ends the run, and anything else is yielded
-as ``(turn, value)``. The loop looks at the queue before anything else: only a
-queued turn waits at the pause gate or fires ``BEFORE_TURN``, and an empty queue
-ends the run, paused or not.
+One async generator (`drive`) takes the queued turns in FIFO order, runs each
+through its `TurnRun`, and routes every value before the next: a ``Turn`` goes to
+the driver's ``put`` (the agent's queue, or a worker's mailbox), a ``ContextItem``
+to the context queue (no id) or pool (id), a completion check's ``True`` ends the
+run, and anything else is yielded as ``(turn, value)``. The loop looks at the queue
+before anything else: only a queued turn waits at the pause gate or fires
+``BEFORE_TURN``, and an empty queue ends the run, paused or not.
+
+It is the only place the order of a turn's steps is written: ``Agent.run()``
+returns it, and a ``pygents.redis`` worker iterates it for each delivery (see
+`drive` for what differs), so a turn cannot live one life locally and another in
+a worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 from collections.abc import AsyncGenerator
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -23,6 +30,7 @@ from pygents._errors import SafeExecutionError
 from pygents._hooks import fire
 from pygents._lifecycle import (
     ROUTED,
+    PutTurn,
     after_turn,
     before_turn,
     fail_turn,
@@ -46,7 +54,7 @@ from pygents._turn_run import Runner
 if TYPE_CHECKING:
     from pygents._agent import Agent
 
-__all__ = ["AgentRun", "run_agent"]
+__all__ = ["AgentRun", "drive", "run_agent"]
 
 Stream: TypeAlias = AsyncGenerator[tuple[Turn, Any], None]
 
@@ -120,7 +128,7 @@ class AgentRun(Scope):
 def run_agent(agent: Agent) -> Stream:
     """A new run of ``agent``; it starts (or is refused) at its first iteration."""
     ticket: list[weakref.ref[Stream]] = []
-    stream = _run(agent, ticket)
+    stream = drive(agent, agent._queue, agent.put, None, ticket)
     ticket.append(weakref.ref(stream))
     return stream
 
@@ -160,25 +168,54 @@ async def _wait_if_paused(agent: Agent) -> None:
     await _agent_event(agent, AgentHook.ON_RESUME, agent)
 
 
-async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
-    if agent._run is not None:
-        await _claim(agent)
-    run = AgentRun(agent, current_scope(), ticket[0])
-    runner = run.begin()
+async def drive(
+    agent: Agent,
+    queue: deque[Turn],
+    put: PutTurn,
+    lane: Runner | None,
+    ticket: list[weakref.ref[Stream]] | None = None,
+) -> Stream:
+    """Drive ``queue``'s turns, in FIFO order, through their life as ``agent``'s: the
+    one place the order of a turn's steps is written, for both drivers of turns.
+
+    ``Agent.run()`` (``lane`` None) takes the agent for the run (refused while another
+    run holds it, see `_claim`), stops at the pause gate, and is told each turn's plain
+    values as ``(turn, value)``; routed ``Turn`` values go to ``put`` (the agent's own
+    queue, so the loop takes them too) and a completion check's ``True`` ends the run.
+
+    A ``pygents.redis`` worker (``lane``: the lane's `Runner`) drives one delivered
+    turn in an agent run of its own that never takes the agent, so many deliveries of
+    one agent run at once: no pause gate (the worker pauses itself), no current turn
+    on the agent, routed turns to ``put`` (the mailbox). It is told the plain values,
+    and a completion check's verdict too: the worker's caller asked for that answer
+    (it is still no value: ``ON_TURN_VALUE`` does not fire for it). A value the worker
+    cannot send back is thrown back in (``athrow``), failing the turn as the tool's
+    own exception would.
+    """
+    local = lane is None
+    if lane is None:
+        if agent._run is not None:
+            await _claim(agent)
+        assert ticket is not None
+        run = AgentRun(agent, current_scope(), ticket[0])
+        runner = run.begin()
+    else:
+        run = AgentRun.detached(agent)
+        runner = lane
     error: BaseException | None = None
-    queue = agent._queue
-    put = agent.put
-    # The steps are `_lifecycle`'s, shared with the Redis worker. The events are
-    # dispatched only when a hook or a subscriber could see them: with neither, a
-    # turn costs no call (the benchmarks' W1 and W2).
+    # The steps are `_lifecycle`'s. The events are dispatched only when a hook or a
+    # subscriber could see them: with neither, a turn costs no call (the benchmarks'
+    # W1 and W2). A stream's values pass with no layer between the tool's generator
+    # and this one (see `TurnRun`): streaming is the hot path.
     try:
         while queue:  # only a queued turn waits at the gate or fires BEFORE_TURN
-            if agent._paused:
+            if agent._paused and local:
                 await _wait_if_paused(agent)
             if (agent._hooks or BUS.hot) and (pending := before_turn(run)):
                 await pending
             turn = queue.popleft()
-            agent._current = turn
+            if local:
+                agent._current = turn
             tool = turn._tool
             turn_run = open_turn(run, turn, runner)
             done = False
@@ -212,18 +249,21 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
                     if not turn_run.finish_quietly(value):
                         await turn_run.finish(None, value)
                     if check:
-                        pass  # a verdict decides the loop; it is not a value
+                        if not local:  # the verdict is the worker's caller's answer
+                            yield turn, value
                     elif isinstance(value, ROUTED):
                         await route(run, turn, value, put)
                     else:
                         if (agent._hooks or BUS.hot) and (pending := value_event(run, turn, value)):
                             await pending
-                        agent._current = None
+                        if local:
+                            agent._current = None
                         yield turn, value
             except BaseException as exc:
                 await fail_turn(run, turn, turn_run, exc)
                 raise
-            agent._current = None
+            if local:
+                agent._current = None
             if (agent._hooks or BUS.hot) and (pending := after_turn(run, turn)):
                 await pending
             if done:
@@ -232,4 +272,7 @@ async def _run(agent: Agent, ticket: list[weakref.ref[Stream]]) -> Stream:
         error = exc
         raise
     finally:
-        run.close(runner, error)
+        if local:
+            run.close(runner, error)
+        else:
+            run.end(error)

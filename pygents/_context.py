@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pygents._calling import Injectable
 from pygents._enums import ContextPoolHook, ContextQueueHook, HookType
 from pygents._errors import brief
-from pygents._guard import guarded
+from pygents._guard import validated
 from pygents._hooklist import INHERIT, HookList, branch_hooks
 from pygents._hooks import Hook, HookSlot, fire, normalize_tags
 from pygents._observe import BUS
@@ -102,13 +102,8 @@ class _Store(Injectable, Generic[T]):
     def limit(self) -> int | None:
         return self._limit
 
-    hooks = guarded(HookList.validator("hooks"))
+    hooks = validated(HookList.validator("hooks"))
     """This store's own hooks, fired before global ones; only hooks may go in."""
-
-    def _busy(self) -> str | None:
-        """Never busy: a context store's hooks may change at any time (dispatch reads the list
-        as it is at each event)."""
-        return None
 
     @property
     def items(self) -> list[ContextItem[T]]:

@@ -1,13 +1,14 @@
-"""Attributes that refuse to change while their owner is busy (running or paused)."""
+"""Attributes that check what is assigned to them, and those that also refuse to change
+while their owner is busy (running or paused)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, Protocol, Self, TypeVar, overload
 
 from pygents._errors import SafeExecutionError
 
-__all__ = ["guarded"]
+__all__ = ["guarded", "validated"]
 
 T = TypeVar("T")
 
@@ -18,11 +19,14 @@ class Guarded(Protocol):
     def _busy(self) -> str | None: ...
 
 
-class guarded(Generic[T]):
-    """A data descriptor over ``_<name>`` whose setter checks ``owner._busy()``.
+class validated(Generic[T]):
+    """A data descriptor over ``_<name>``: the optional ``validate`` turns the assigned
+    value into the stored one (and raises on bad input), so construction and
+    assignment share one check.
 
-    The optional ``validate`` turns the assigned value into the stored one (and
-    raises on bad input), so construction and assignment share one check.
+    For an attribute that may change at any time (a tool's or a context store's hooks:
+    dispatch reads the list as it is at each event); `guarded` also waits for its
+    owner to be idle.
     """
 
     __slots__ = ("name", "private", "validate")
@@ -37,14 +41,23 @@ class guarded(Generic[T]):
         self.private = f"_{name}"
 
     @overload
-    def __get__(self, obj: None, owner: type) -> guarded[T]: ...
+    def __get__(self, obj: None, owner: type) -> Self: ...
     @overload
     def __get__(self, obj: object, owner: type) -> T: ...
-    def __get__(self, obj: object | None, owner: type) -> T | guarded[T]:
+    def __get__(self, obj: object | None, owner: type) -> T | Self:
         if obj is None:
             return self
         value: T = getattr(obj, self.private)
         return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        setattr(obj, self.private, self.validate(obj, value) if self.validate else value)
+
+
+class guarded(validated[T]):
+    """A `validated` attribute whose setter first checks ``owner._busy()``."""
+
+    __slots__ = ()
 
     def __set__(self, obj: Guarded, value: Any) -> None:
         reason = obj._busy()
@@ -53,4 +66,4 @@ class guarded(Generic[T]):
                 f"cannot set {type(obj).__name__}.{self.name} on {obj!r} while it is {reason}; "
                 "wait until it has finished (or resume and let it finish) first"
             )
-        setattr(obj, self.private, self.validate(obj, value) if self.validate else value)
+        super().__set__(obj, value)

@@ -1,19 +1,17 @@
-"""The steps of an agent's turn, written once for every driver of turns.
+"""The steps of an agent's turn, which `_agent_run.drive` puts in order.
 
-Two things drive an agent's turns: ``Agent.run()`` (`_agent_run`: one turn at a
-time, from the agent's queue) and a ``pygents.redis`` worker (many at once, one
-delivered turn per agent run). A turn must live the same life under both: the same
-agent hooks in the same order, values routed the same way, a failure reported by
-the same hooks, and a failing hook treated the same. So the steps live here, in the
-runtime, and both drivers call them; a driver only decides where a routed ``Turn``
-goes (the agent's queue, or its mailbox) and where a plain value goes (yielded, or
-sent back to the caller).
+Two things drive an agent's turns: ``Agent.run()`` (one turn at a time, from the
+agent's queue) and a ``pygents.redis`` worker (many at once, one delivered turn per
+agent run). A turn must live the same life under both: the same agent hooks in the
+same order, values routed the same way, a failure reported by the same hooks, and a
+failing hook treated the same. So both iterate one driver, `drive`, which calls
+these steps; a driver only decides where a routed ``Turn`` goes (the agent's queue,
+or its mailbox) and where a plain value goes (yielded, or sent back to the caller).
 
-Each step checks for itself whether anyone listens, so a driver may call it
-unconditionally, and the per-turn events come back as an awaitable only when a hook
-is bound (as `dispatch` does). ``Agent.run()`` still tests ``agent._hooks or BUS.hot``
-inline before calling one: with no hook and no subscriber (the benchmarks' W1 and
-W2), a turn then costs no call at all.
+Each step checks for itself whether anyone listens, and the per-turn events come
+back as an awaitable only when a hook is bound (as `dispatch` does). `drive` still
+tests ``agent._hooks or BUS.hot`` inline before calling one: with no hook and no
+subscriber (the benchmarks' W1 and W2), a turn then costs no call at all.
 """
 
 from __future__ import annotations

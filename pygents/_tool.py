@@ -27,7 +27,7 @@ from typing import (
 from pygents._calling import CallShape, LoopLock
 from pygents._enums import HookType, ToolHook, ToolType
 from pygents._errors import UnregisteredToolError, brief
-from pygents._guard import guarded
+from pygents._guard import validated
 from pygents._hooklist import HookList
 from pygents._hooks import Hook, HookSlot, normalize_tags
 from pygents._invocation import call_directly, stream_directly
@@ -189,13 +189,8 @@ class DecoratedTool(Generic[P, R]):
         """The decorated function itself."""
         return self._fn
 
-    hooks = guarded(HookList.validator("hooks"))
+    hooks = validated(HookList.validator("hooks"))
     """This tool's own hooks, fired before global ones; only hooks may go in."""
-
-    def _busy(self) -> str | None:
-        """Never busy: a tool's hooks may change at any time (dispatch reads the list
-        as it is at each event)."""
-        return None
 
     @property
     def name(self) -> str:

@@ -4,37 +4,30 @@
 statistics are published by `_stats`, a different thing.)
 
 A worker runs many turns of an agent at once, so it does not use the agent's own
-queue and ``run()`` loop (one turn at a time). Each delivered turn runs in an agent
-run of its own — what subscribers see as one ``invoke_agent`` per delivery — with
-the agent's context published for injection. Every step of the turn's life is the
-runtime's (`pygents._lifecycle`, which ``run()`` calls too): the same hooks in the
-same order, the same routing, the same failure handling. Only the destinations
+queue. Each delivered turn runs in an agent run of its own — what subscribers see
+as one ``invoke_agent`` per delivery — with the agent's context published for
+injection. The turn's life is driven by the runtime's own driver
+(`pygents._agent_run.drive`, which ``run()`` is): the same hooks in the same order,
+the same routing, the same failure handling, written once. Only the destinations
 differ: a routed ``Turn`` goes to the agent's *mailbox* (durable, shared by the
-replicas), and a plain value goes back to the caller instead of being yielded.
+replicas), and a plain value goes back to the caller (`Sink`) instead of being
+yielded.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from typing import Any, Final
 
 from pygents._agent import Agent
-from pygents._agent_run import AgentRun
-from pygents._enums import COMPLETED, COMPLETION_CHECK, TIMED_OUT
-from pygents._lifecycle import (
-    ROUTED,
-    PutTurn,
-    after_turn,
-    before_turn,
-    fail_turn,
-    open_turn,
-    route,
-    value_event,
-    verdict,
-)
+from pygents._agent_run import drive
+from pygents._enums import COMPLETED, TIMED_OUT
+from pygents._lifecycle import PutTurn
 from pygents._scope import stop_reason_for
 from pygents._turn import Turn
-from pygents._turn_run import Runner, TurnRun
+from pygents._turn_run import Runner
 from pygents.redis._mailbox_types import bounded, outcome_data, outcome_record, reply_record
 
 __all__ = ["Sink", "run_as"]
@@ -91,50 +84,30 @@ async def run_as(
 ) -> dict[str, Any]:
     """Run ``turn`` as ``agent`` would, sending values to ``sink``; its outcome data.
 
-    Drives the turn as ``Agent.run()`` does, through the same steps (the lane's
-    ``runner`` lent), in an [`AgentRun`][pygents._agent_run.AgentRun] of its own
-    that never takes the agent: many deliveries of one agent run at once. Exceptions
-    of the turn, and of its hooks, become its outcome; cancellation (the worker
-    stopping) propagates, leaving the delivery unfinished.
+    The runtime's own driver (`drive`, what ``Agent.run()`` is) takes the turn
+    through its life, with the lane's ``runner`` lent, in an
+    [`AgentRun`][pygents._agent_run.AgentRun] of its own that never takes the agent:
+    many deliveries of one agent run at once. Exceptions of the turn, and of its
+    hooks, become its outcome; cancellation (the worker stopping) propagates, leaving
+    the delivery unfinished.
     """
-    run = AgentRun.detached(agent)
-    tool = turn.tool
+    streaming = turn.tool.streaming
     output: Any = None
     error: BaseException | None = None
+    stream = drive(agent, deque((turn,)), route_turn, runner)
     try:
-        if pending := before_turn(run):
-            await pending
-        turn_run = open_turn(run, turn, runner)
-        try:
-            if tool.streaming:
-                await _stream(run, turn_run, sink, route_turn)
-            else:
-                value = await turn_run.call()
-                check = tool.type is COMPLETION_CHECK
-                if check:
-                    verdict(tool, value)
-                if not turn_run.finish_quietly(value):
-                    await turn_run.finish(None, value)
-                if check:
-                    output = value  # the caller's answer; a verdict is not a value
-                elif isinstance(value, ROUTED):
-                    await route(run, turn, value, route_turn)
-                else:
-                    if pending := value_event(run, turn, value):
-                        await pending
-                    output = value
-        except BaseException as exc:
-            await fail_turn(run, turn, turn_run, exc)
-            raise
-        if pending := after_turn(run, turn):
-            await pending
+        async with aclosing(stream):
+            async for _, value in stream:
+                if not streaming:
+                    output = value  # the one value (or a completion check's verdict)
+                    continue
+                try:
+                    await sink.value(value)
+                except BaseException as exc:
+                    # The turn fails with it, as it would had its tool raised it there.
+                    await stream.athrow(exc)
     except Exception as exc:
         error = exc
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        run.end(error)
     if error is None:
         reason = COMPLETED
     elif turn.stop_reason is TIMED_OUT and error is turn.error:
@@ -151,29 +124,5 @@ async def run_as(
         sink.values,
         sink.attempt,
         worker,
-        tool.streaming,
+        streaming,
     )
-
-
-async def _stream(run: AgentRun, turn_run: TurnRun, sink: Sink, route_turn: PutTurn) -> None:
-    """A streaming turn, step by step, in the bracket ``TurnRun`` asks of its drivers
-    (as ``run()`` drives it); a plain value goes to the sink once its hooks saw it."""
-    turn = turn_run.target
-    await turn_run.start_stream()
-    turn_run.resume()
-    try:
-        async for value in turn_run.agen:
-            if turn_run.step_done(value):
-                await turn_run.value_hooks(value)
-            if isinstance(value, ROUTED):
-                await route(run, turn, value, route_turn)
-            else:
-                if pending := value_event(run, turn, value):
-                    await pending
-                await sink.value(value)
-            turn_run.resume()
-        turn_run.step_failed(None)
-    except BaseException as exc:
-        turn_run.step_failed(exc)
-        raise
-    await turn_run.finish(None)

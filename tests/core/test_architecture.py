@@ -14,6 +14,7 @@ import import_graph as import_graph_of
 import pygents
 import pygents_otel
 import pygents_tui
+from pygents import _lifecycle as lifecycle
 from pygents._agent_run import AgentRun
 from pygents._invocation import Invocation
 from pygents._turn_run import TurnRun
@@ -146,6 +147,33 @@ def test_argument_binding_and_the_scope_tree_do_not_depend_on_the_subscriber_bus
     assert "pygents._observe" in _reachable(graph, "pygents._turn_run")
     for module in ("pygents._calling", "pygents._scope"):  # but binding and scopes do not
         assert "pygents._observe" not in _reachable(graph, module), module
+
+
+def _turn_steps_used(path: Path) -> list[str]:
+    """The steps of an agent's turn (`_lifecycle`'s functions) that the module at
+    ``path`` imports, anywhere in it: a module that imports one orders them itself."""
+    steps = set(lifecycle.__all__) - {"ROUTED", "PutTurn"}  # a value and a type
+    return sorted(
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module == "pygents._lifecycle"
+        for alias in node.names
+        if alias.name in steps
+    )
+
+
+def test_the_order_of_a_turns_steps_is_written_once_for_run_and_the_worker() -> None:
+    """``Agent.run()`` and a Redis worker drive a turn through the same function, so a
+    turn cannot live one life locally and another in a worker: only `drive`'s module
+    imports the steps; the worker's driver iterates `drive` instead."""
+    users = {
+        import_graph_of.module_name(path, PACKAGE.parent): steps
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (steps := _turn_steps_used(path))
+    }
+    assert list(users) == ["pygents._agent_run"]
+    assert "pygents._agent_run" in _modules()["pygents.redis._driver"]
+    assert "drive" in (PACKAGE / "redis" / "_driver.py").read_text()
 
 
 def test_scopes_show_subscribers_only_their_documented_attributes() -> None:
