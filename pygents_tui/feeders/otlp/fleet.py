@@ -11,7 +11,7 @@ Ingestion, on the receiver's path, is an append to a byte-bounded inbox. The fee
 holds the dashboard's one store (``fleet.store``, a `pygents_tui.state.Store`: the
 tables, their bounds, staleness and the read API the app reads) and is its `Feeder`:
 the UI drains the store on a timer, and the store asks this feeder to fold its inbox
-into it through the OTLP attribute handlers (`Folding`). The feeder is not a store.
+into it (`Folding`). The feeder is not a store.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pygents_tui.state import (
     Capabilities,
     Panel,
     Reply,
+    ServiceState,
     Sources,
     Store,
     StoreLimits,
@@ -79,7 +80,7 @@ class OtlpSource:
         return Reply(CAPABILITIES.why_not(need) or f"{need} is not offered here", True)
 
 
-class FleetModel(Folding):
+class FleetModel:
     """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
     nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
     ingestion, so a waiter wakes up instead of polling."""
@@ -96,8 +97,11 @@ class FleetModel(Folding):
         traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
         # The store this feeder writes: what the dashboard reads (`view`).
         self.store = Store(limits, traces, clock, stale_after=stale_after)
-        super().__init__(self.store, traces)
         self.store.feeder = self
+        self.traces = traces
+        self.folding = Folding(self.store, traces)
+        # Which service and agent an item is about (also asked by the Redis feeder).
+        self.services = self.folding.services
         self.wall = wall
         self.arrived = asyncio.Event()
         self.last_rejection: str | None = None
@@ -150,11 +154,15 @@ class FleetModel(Folding):
         while inbox:
             batch, mono, wall = inbox.popleft()
             self._pending -= batch.size
-            self.fold_batch(batch, mono, wall)
+            self.folding.fold_batch(batch, mono, wall)
         self.arrived.clear()
         if changed:
             self.hold()
         return changed
+
+    def forgot(self, service: ServiceState) -> None:
+        """The store removed ``service`` (asked by the store, `Feeder`)."""
+        self.services.forgot(service)
 
     def hold(self) -> None:
         """Put back what `held` says over what the records folded since said: a

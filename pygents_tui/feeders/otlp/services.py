@@ -1,7 +1,6 @@
 """The OTLP feeder's side of services and agents: which service and instance a
-resource names, a sender's clock, a restarted process, and the live records that
-only concern an agent (runs, puts, pauses, snapshots, context sizes). It writes into
-the dashboard's one store (`pygents_tui.state.Store`), which owns the tables.
+resource names, a sender's clock, a restarted process, and which agent an item
+names. It writes into the dashboard's one store (`pygents_tui.state.Store`), which owns the tables.
 
 Services are keyed by ``service.name`` and instance, agents by ``gen_ai.agent.id``
 (else name) within their service: two processes that both run a ``planner`` keep
@@ -10,50 +9,33 @@ two rows. Both are bounded; the least recently heard of is evicted first, counte
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from pygents import AgentHook
 from pygents_otel import _names as k
 from pygents_tui.feeders.otlp.coerce import (
-    as_capacity,
-    as_int,
     as_text,
     run_of,
-    stop_reason,
-    tool_of,
 )
-from pygents_tui.feeders.traces import TraceStore
 from pygents_tui.listen.decode import ReceivedRecord, ReceivedSpan, ResourceInfo, Value, cut_middle
 from pygents_tui.state import (
-    PAUSED,
-    RESUMED,
-    RUN_STARTED,
     AgentEntry,
     Run,
     ServiceState,
     Store,
-    added,
-    evicted,
-    queued,
 )
 
-__all__ = ["Handler", "Services"]
-
-Handler = Callable[[ServiceState, ReceivedRecord, float], None]
+__all__ = ["Services"]
 
 _SENT = " (otlp)"  # what sets a sender apart from a reserved service it names
 
 
 class Services:
-    """The OTLP writers of services and agents, into the store they are given.
-    `Folding` adds turns; `FleetModel` the inbox."""
+    """Which service and agent an item is about, written into the store it is given
+    (see the module docstring). `Folding` and `LiveRecords` ask it for both."""
 
-    def __init__(self, store: Store, traces: TraceStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.traces = traces  # the store's, as the feeder adds to it
-        self._agent_spans: OrderedDict[str, str] = OrderedDict()
         self._last: tuple[ResourceInfo | None, ServiceState | None] = (None, None)
         # The keys of services another feeder writes (the Redis mailboxes' ``redis``):
         # a sender whose resource names one is given a service of its own, so that
@@ -108,7 +90,7 @@ class Services:
                 key = (key[0], f"{key[1]}{_SENT}")
                 resource = replace(resource, instance=key[1])
             found = self.store.services.get(key)
-            service = found if found is not None else self._new_service(resource, mono)
+            service = found if found is not None else self.new_service(resource, mono)
             if not self._check_run(service, resource, mono):
                 return None
             self._last = (sent, service)
@@ -146,7 +128,7 @@ class Services:
         text = f"process restarted{pid}: {len(lost)} running turn(s) lost"
         self.store.note(service, at, service.label, "service", text)
 
-    def _new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
+    def new_service(self, resource: ResourceInfo, mono: float) -> ServiceState:
         instance = resource.instance
         # A uuid is told apart by its first 8 digits; anything else is shown whole-ish.
         short = instance[:8] if len(instance) >= 32 else cut_middle(instance, 24)
@@ -179,89 +161,13 @@ class Services:
             return None
         agent = service.agents.get(local)
         if agent is None:
-            return self._new_agent(service, local, name)
+            return self.new_agent(service, local, name)
         self.store.agents.move_to_end(agent.key)
         if name is not None and agent.name != name:
             self.store.rename_agent(agent, name, self.store.label(service, name))
         return agent
 
-    def _new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
+    def new_agent(self, service: ServiceState, local: str, name: str | None) -> AgentEntry:
         shown = name or local[:8]
         key = f"{service.id}/{local}"
         return self.store.new_agent(service, local, shown, key, self.store.label(service, shown))
-
-    # -- agent records ----------------------------------------------------------------------
-
-    def _ignore(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        """Known, nothing to fold (the service's last-seen time is already updated)."""
-
-    def _goodbye(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        """The process ended normally: its agents are finished (`c` clears them), not
-        stale. A turn still running cannot end now; it ends as lost."""
-        if service.ended:
-            return
-        service.ended = True
-        lost = self.store.lose_running(service, at, "ended")
-        text = f"process ended: {len(lost)} running turn(s) lost" if lost else "process ended"
-        self.store.note(service, at, service.label, "service", text)
-
-    def _heartbeat(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        """Live mode is on in that process (again, if it had said goodbye: a process
-        may uninstrument and instrument again)."""
-        if service.ended:
-            service.ended = False
-            self.store.note(service, at, service.label, "service", "sending again")
-
-    def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        agent = self.agent_of(service, record.attributes)
-        if agent is not None:
-            agent.began()
-            self.store.note(service, at, agent.label, "run", RUN_STARTED)
-
-    def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        agent = self.agent_of(service, record.attributes)
-        if agent is None:
-            return
-        text = agent.run_ended(stop_reason(record.attributes.get(k.RUN_STOP_REASON), None))
-        self.store.note(service, at, agent.label, "run", text)
-
-    def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        attributes = record.attributes
-        agent = self.agent_of(service, attributes)
-        if agent is None:
-            return
-        depth = as_int(attributes.get(k.QUEUE_DEPTH))
-        if depth is not None:
-            agent.queue_depth = max(depth, 0)
-        name = record.event_name
-        if name == k.AFTER_PUT:
-            tool = tool_of(attributes)
-            self.store.note(service, at, agent.label, "put", queued(tool or "turn"))
-        elif name == k.ON_PAUSE or attributes.get(k.PAUSED) is True:
-            agent.hooked(AgentHook.ON_PAUSE)
-            if name == k.ON_PAUSE:
-                self.store.note(service, at, agent.label, "pause", PAUSED)
-        elif name == k.ON_RESUME:
-            agent.hooked(AgentHook.ON_RESUME)
-            self.store.note(service, at, agent.label, "pause", RESUMED)
-
-    def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        attributes = record.attributes
-        agent = self.agent_of(service, attributes)
-        if agent is None:
-            return
-        name = record.event_name
-        queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
-        store = "queue" if queue else "pool"
-        capacity = as_capacity(attributes, k.CONTEXT_SIZE, k.CONTEXT_LIMIT)
-        if capacity is not None and queue:
-            agent.context_queue = capacity
-        elif capacity is not None:
-            agent.context_pool = capacity
-        event = name.rsplit(".", 1)[-1]
-        item = as_text(attributes.get(k.ITEM_ID))
-        if event == "on_evict":
-            agent.evictions += 1
-            self.store.note(service, at, agent.label, "evict", evicted(store, item or "an item"))
-        elif event in ("after_add", "after_append"):
-            self.store.note(service, at, agent.label, "context", added(store, item or "item"))

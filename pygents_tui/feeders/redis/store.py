@@ -51,7 +51,7 @@ class StoreAdapter:
         self._resource = ResourceInfo(
             SERVICE, "" if prefix == _DEFAULT_PREFIX else prefix, None, None
         )
-        fleet.reserved.add(self._resource.key)
+        fleet.services.reserved.add(self._resource.key)
 
     def service(self) -> ServiceState:
         """The ``redis`` service (made again if the user forgot it), seen now."""
@@ -59,7 +59,7 @@ class StoreAdapter:
         now = fleet.store.clock()
         found = fleet.store.services.get(self._resource.key)
         if found is None:
-            found = fleet._new_service(self._resource, now)
+            found = fleet.services.new_service(self._resource, now)
         found.last_seen, found.stale, found.live = now, False, True
         return found
 
@@ -87,7 +87,7 @@ class StoreAdapter:
         for name, mailbox in by_name.items():
             if name in heard:
                 continue
-            row = service.agents.get(name) or fleet._new_agent(service, name, name)
+            row = service.agents.get(name) or fleet.services.new_agent(service, name, name)
             _own_row(row, mailbox)
             served[row.key] = mailbox
         for key, mailbox in served.items():
