@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any, Final
 
 from pygents._agent_run import AgentRun, run_agent
@@ -214,12 +213,7 @@ class Agent:
     async def __aenter__(self) -> Agent:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         AgentRegistry.discard(self._name, self)
 
     # -- queue ------------------------------------------------------------------------

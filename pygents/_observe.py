@@ -23,14 +23,11 @@ import logging
 from collections.abc import Callable, Mapping
 from contextvars import Token
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
+from typing import Any, ClassVar, Final, TypeAlias
 
 from pygents._enums import COLD_EVENTS, HOT_EVENTS, HookType
 from pygents._errors import brief
 from pygents._scope import CURRENT, Frame, Scope, ScopeKind
-
-if TYPE_CHECKING:
-    from types import TracebackType
 
 __all__ = [
     "BUS",
@@ -373,12 +370,7 @@ class Subscription:
     def __enter__(self) -> Subscription:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 

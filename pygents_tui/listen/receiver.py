@@ -34,7 +34,6 @@ import errno
 import socket
 from collections import Counter
 from collections.abc import AsyncIterator
-from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
@@ -187,12 +186,7 @@ class Receiver:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
     # -- the shared path -----------------------------------------------------------------

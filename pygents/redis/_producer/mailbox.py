@@ -11,7 +11,6 @@ the number of turns not finished yet — the number ``maxlen`` bounds.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -162,12 +161,7 @@ class Mailboxes(Control, Reading):
     async def __aenter__(self) -> Mailboxes:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

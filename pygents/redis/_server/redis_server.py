@@ -16,7 +16,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Final, Self
 
 __all__ = ["RedisServer", "Throwaway"]
@@ -83,12 +82,7 @@ class Throwaway(ABC):
         self.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 

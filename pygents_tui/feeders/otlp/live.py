@@ -48,6 +48,7 @@ from pygents_tui.state import (
 __all__ = ["LiveRecords", "end_time"]
 
 _Handler = Callable[[ServiceState, ReceivedRecord, float], None]
+_AgentHandler = Callable[[ServiceState, AgentEntry, ReceivedRecord, float], None]
 
 
 def end_time(turn: TurnEntry, end_ns: int, at: float) -> float:
@@ -69,6 +70,13 @@ class LiveRecords:
             k.TURN_START: self._turn_start,
             k.TURN_END: self._turn_end,
             k.TURN_VALUE: self._turn_value,
+            k.HEARTBEAT: self._heartbeat,
+            k.GOODBYE: self._goodbye,
+            **dict.fromkeys((k.TOOL_START, k.TOOL_END), self._ignore),
+        }
+        # The records about one agent, named in their attributes: one that names none
+        # is ignored (its service is still live).
+        self._of_agent: dict[str, _AgentHandler] = {
             k.RUN_START: self._run_start,
             k.RUN_END: self._run_end,
             k.SNAPSHOT: self._snapshot,
@@ -83,9 +91,6 @@ class LiveRecords:
                 ),
                 self._agent_hook,
             ),
-            k.HEARTBEAT: self._heartbeat,
-            k.GOODBYE: self._goodbye,
-            **dict.fromkeys((k.TOOL_START, k.TOOL_END), self._ignore),
         }
 
     def fold(self, service: ServiceState, record: ReceivedRecord, mono: float, wall: int) -> None:
@@ -93,11 +98,19 @@ class LiveRecords:
         of a kind this version does not know is left alone."""
         name = record.event_name
         handler = self._handlers.get(name)
-        if handler is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
-            handler = self._context
+        of_agent = self._of_agent.get(name) if handler is None else None
+        if of_agent is None and name.startswith((k.CONTEXT_QUEUE_PREFIX, k.CONTEXT_POOL_PREFIX)):
+            of_agent = self._context
+        if handler is None and of_agent is None:
+            return
+        service.live = True
+        at = self.services.local_time(service, record.time_ns, mono, wall)
         if handler is not None:
-            service.live = True
-            handler(service, record, self.services.local_time(service, record.time_ns, mono, wall))
+            handler(service, record, at)
+            return
+        agent = self.services.agent_of(service, record.attributes)
+        if agent is not None and of_agent is not None:
+            of_agent(service, agent, record, at)
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -178,11 +191,10 @@ class LiveRecords:
 
     # -- snapshots -------------------------------------------------------------------------------
 
-    def _snapshot(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+    def _snapshot(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, at: float
+    ) -> None:
         attributes = record.attributes
-        agent = self.services.agent_of(service, attributes)
-        if agent is None:
-            return
         state = as_text(attributes.get(k.AGENT_STATE))
         agent.reported(state)
         depth = as_int(attributes.get(k.QUEUE_DEPTH))
@@ -255,24 +267,22 @@ class LiveRecords:
             service.ended = False
             self.store.note(service, at, service.label, "service", "sending again")
 
-    def _run_start(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        agent = self.services.agent_of(service, record.attributes)
-        if agent is not None:
-            agent.began()
-            self.store.note(service, at, agent.label, "run", RUN_STARTED)
+    def _run_start(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, at: float
+    ) -> None:
+        agent.began()
+        self.store.note(service, at, agent.label, "run", RUN_STARTED)
 
-    def _run_end(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
-        agent = self.services.agent_of(service, record.attributes)
-        if agent is None:
-            return
+    def _run_end(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, at: float
+    ) -> None:
         text = agent.run_ended(stop_reason(record.attributes.get(k.RUN_STOP_REASON), None))
         self.store.note(service, at, agent.label, "run", text)
 
-    def _agent_hook(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+    def _agent_hook(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, at: float
+    ) -> None:
         attributes = record.attributes
-        agent = self.services.agent_of(service, attributes)
-        if agent is None:
-            return
         depth = as_int(attributes.get(k.QUEUE_DEPTH))
         if depth is not None:
             agent.queue_depth = max(depth, 0)
@@ -288,11 +298,10 @@ class LiveRecords:
             agent.hooked(AgentHook.ON_RESUME)
             self.store.note(service, at, agent.label, "pause", RESUMED)
 
-    def _context(self, service: ServiceState, record: ReceivedRecord, at: float) -> None:
+    def _context(
+        self, service: ServiceState, agent: AgentEntry, record: ReceivedRecord, at: float
+    ) -> None:
         attributes = record.attributes
-        agent = self.services.agent_of(service, attributes)
-        if agent is None:
-            return
         name = record.event_name
         queue = name.startswith(k.CONTEXT_QUEUE_PREFIX)
         store = "queue" if queue else "pool"
