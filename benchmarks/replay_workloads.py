@@ -166,19 +166,19 @@ def w10(services: int = 10, seconds: int = 3600) -> ReplayFigures:
         began = time.perf_counter()
 
         view: ReplayView = open_replay(str(path), speed=1.0)
-        view.drain()
-        assert view.agent_rows(), "the first screen shows no agent"
+        view.store.drain()
+        assert view.store.agent_rows(), "the first screen shows no agent"
         first = time.perf_counter() - began
         rss = max(rss, _rss_mib())
         began = time.perf_counter()
         view.replay.seek((view.replay.start_ns + view.replay.end_ns) // 2)
-        view.drain()
+        view.store.drain()
         seek = time.perf_counter() - began
-        assert len(view.agent_rows()) == services
+        assert len(view.store.agent_rows()) == services
         rss = max(rss, _rss_mib())
         view.replay.set_speed(100.0)
         for _ in range(20):  # play on a while, as the dashboard's timer would
-            view.drain()
+            view.store.drain()
             rss = max(rss, _rss_mib())
         view.close()
     return ReplayFigures(items, lines, size, first, seek, rss, before)

@@ -33,7 +33,7 @@ SEEK_SECONDS = 10.0
 
 
 class ReplayDashboard(Dashboard):
-    """The dashboard showing a `ReplayView`, with the replay's keys."""
+    """The dashboard showing the store a `ReplayView` feeds, with the replay's keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "replay_pause", "Pause replay", tooltip="pause or resume the replay"),
@@ -56,12 +56,12 @@ class ReplayDashboard(Dashboard):
     ]
 
     def __init__(self, view: ReplayView, name: str, trace_url: str | None = None) -> None:
-        super().__init__(view=view, title=f"replay · {name}", trace_url=trace_url)
+        super().__init__(view=view.store, title=f"replay · {name}", trace_url=trace_url)
         self.replay_view = view
         self._name = name
 
     def refresh_view(self) -> None:
-        """Play and fold what is due (the view's ``drain``), then say where it is."""
+        """Play and fold what is due (the store asks the replay), then say where it is."""
         super().refresh_view()
         self.sub_title = f"replay · {self._name} · {self.replay_view.status()}"
 

@@ -47,7 +47,8 @@ __all__ = ["Feeder", "Store"]
 class Feeder(Protocol):
     """What a store asks of the feeder that queues into it (`Store.feeder`): to fold
     what it queued, on the UI's timer; what it adds to a panel's note and to the
-    counters; and to forget a service the store removed (a cache may hold it)."""
+    counters; to forget a service the store removed (a cache may hold it); and to
+    let go of what it reads from when the dashboard closes the store."""
 
     def fold(self) -> bool: ...
 
@@ -56,6 +57,8 @@ class Feeder(Protocol):
     def counters(self) -> Mapping[str, int]: ...
 
     def forgot(self, service: ServiceState) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Store(Tables):
@@ -76,10 +79,12 @@ class Store(Tables):
     ) -> None:
         super().__init__(limits, traces)
         self._clock = clock
-        self._epoch = clock()
+        # Times are shown as seconds since this (a replay sets the recording's start).
+        self.epoch = clock()
         self.stale_after = stale_after
         self._version = 0
-        self._second = int(self._epoch)
+        self._second = int(self.epoch)
+        self._meters: Meters | None = None
         # By agent key: set by a feeder that reads pygents.redis mailboxes (listen --redis).
         self.mailbox_stats: dict[str, MailboxStats] = {}
         self.attention = Attention(clock, self._name_of, limits)
@@ -91,10 +96,6 @@ class Store(Tables):
     @property
     def clock(self) -> Callable[[], float]:
         return self._clock
-
-    @property
-    def epoch(self) -> float:
-        return self._epoch
 
     @property
     def version(self) -> int:
@@ -151,8 +152,25 @@ class Store(Tables):
 
     def configure_meters(self, meters: Meters) -> None:
         """The configuration's price table, budgets and stuck-work thresholds,
-        applied before anything arrives."""
+        applied before anything arrives (and again after a `reset`)."""
+        self._meters = meters
         self.attention.configure(meters)
+
+    def reset(self, traces: Traces) -> None:
+        """Empty the store for a feeder that starts again from nothing (a replay's
+        seek): every row, turn, log line, count and tally goes, and ``traces``
+        replaces the trace store. What was configured stays (bounds, meters, clock,
+        epoch, sources, feeder), and the versions only grow, so a reader that
+        remembers one sees the change."""
+        rows_version = self.rows_version
+        Tables.__init__(self, self.limits, traces)
+        self._rows_version = rows_version + 1
+        self._rows = (-1, ())
+        self.mailbox_stats = {}
+        self.attention = Attention(self._clock, self._name_of, self.limits)
+        if self._meters is not None:
+            self.attention.configure(self._meters)
+        self._version += 1
 
     def _check_stale(self, now: float) -> bool:
         changed = False
@@ -181,7 +199,10 @@ class Store(Tables):
         """Nothing to start: the feeders write into the store as their data arrives."""
 
     def close(self) -> None:
-        """Nothing to let go of: each feeder's source is closed by whoever started it."""
+        """Let the feeder go of what it reads from (a replay's file); a live
+        feeder's source is closed by whoever started it."""
+        if self.feeder is not None:
+            self.feeder.close()
 
     def agent_rows(self) -> list[AgentEntry]:
         """By service and name; those that left while their process lives on after

@@ -92,11 +92,20 @@ class FleetModel:
         *,
         stale_after: float = 5.0,
         limits: FleetLimits | None = None,
+        store: Store | None = None,
     ) -> None:
-        limits = limits if limits is not None else FleetLimits()
-        traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
-        # The store this feeder writes: what the dashboard reads (`view`).
-        self.store = Store(limits, traces, clock, stale_after=stale_after)
+        # The store this feeder writes: what the dashboard reads. One given (a replay's,
+        # on a seek) is emptied first, keeping its bounds and clock (``clock``,
+        # ``stale_after`` and ``limits`` are then the store's).
+        if store is None:
+            limits = limits if limits is not None else FleetLimits()
+            traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+            store = Store(limits, traces, clock, stale_after=stale_after)
+        else:
+            limits = store.limits
+            traces = TraceStore(max_bytes=limits.trace_bytes, max_spans=limits.trace_spans)
+            store.reset(traces)
+        self.store = store
         self.store.feeder = self
         self.traces = traces
         self.folding = Folding(self.store, traces)
@@ -163,6 +172,9 @@ class FleetModel:
     def forgot(self, service: ServiceState) -> None:
         """The store removed ``service`` (asked by the store, `Feeder`)."""
         self.services.forgot(service)
+
+    def close(self) -> None:
+        """Nothing to let go of: the receiver is stopped by whoever started it."""
 
     def hold(self) -> None:
         """Put back what `held` says over what the records folded since said: a

@@ -110,7 +110,7 @@ async def test_a_recorded_listen_session_replays_to_the_same_rows_and_traces(
         assert "end of recording" in screen
 
         # The inspector and the trace view work on a replayed turn.
-        found = view.find_turn(finished.uuid)
+        found = view.store.find_turn(finished.uuid)
         assert found is not None
         assert found.ended is not None
         replay.action_inspect(found.key)

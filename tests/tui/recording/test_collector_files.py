@@ -34,22 +34,22 @@ def test_a_collector_file_replays_its_services_agents_and_traces() -> None:
 
 def check_collector_file(view: ReplayView) -> None:
     view.replay.seek(view.replay.end_ns)
-    view.drain()
-    assert [row.label for row in view.agent_rows()] == [
+    view.store.drain()
+    assert [row.label for row in view.store.agent_rows()] == [
         "billing@pod-b/payer",
         "checkout@pod-a/planner",
     ]
-    assert sorted(turn.tool for turn in view.recent_turns()) == ["charge", "plan"]
-    turn = view.find_turn("01" * 16)
+    assert sorted(turn.tool for turn in view.store.recent_turns()) == ["charge", "plan"]
+    turn = view.store.find_turn("01" * 16)
     assert turn is not None
     assert turn.trace_id == "01" * 16
-    tree = view.trace_tree(turn.trace_id)
+    tree = view.store.trace_tree(turn.trace_id)
     assert tree is not None
     assert [(depth, node.name) for depth, node in tree.rows()] == [
         (0, "turn plan"),
         (1, "POST /plan"),
     ]
-    assert not view.counters().get("malformed")
+    assert not view.store.counters().get("malformed")
 
 
 def test_a_file_the_official_otlp_json_file_exporter_wrote_replays() -> None:
@@ -59,12 +59,12 @@ def test_a_file_the_official_otlp_json_file_exporter_wrote_replays() -> None:
 
 def check_exporter_file(view: ReplayView) -> None:
     view.replay.seek(view.replay.end_ns)
-    view.drain()
-    assert [row.label for row in view.agent_rows()] == ["weather@w-1/forecaster"]
-    (turn,) = view.recent_turns()
+    view.store.drain()
+    assert [row.label for row in view.store.agent_rows()] == ["weather@w-1/forecaster"]
+    (turn,) = view.store.recent_turns()
     assert (turn.tool, turn.stop_reason) == ("forecast", "completed")
     assert turn.trace_id is not None
-    tree = view.trace_tree(turn.trace_id)
+    tree = view.store.trace_tree(turn.trace_id)
     assert tree is not None
     assert [node.name for _, node in tree.rows()] == ["turn forecast", "GET /v1/forecast"]
-    assert not view.counters().get("malformed")
+    assert not view.store.counters().get("malformed")

@@ -39,10 +39,10 @@ def test_a_recorded_demo_replays_with_its_agents_and_turns(tmp_path: Path) -> No
 
     with open_replay(str(recording), clock=FakeClock(0.0)) as view:
         view.replay.seek(view.replay.end_ns)
-        view.drain()
-        agents = {row.label.rsplit("/", 1)[-1] for row in view.agent_rows()}
+        view.store.drain()
+        agents = {row.label.rsplit("/", 1)[-1] for row in view.store.agent_rows()}
         assert {"planner", "fetcher-1"} <= agents  # the ones the live screen showed
-        assert len(view.recent_turns()) > 0
-        assert not view.counters().get("malformed")
-        (service,) = {row.label.split("@", 1)[0] for row in view.agent_rows()}
+        assert len(view.store.recent_turns()) > 0
+        assert not view.store.counters().get("malformed")
+        (service,) = {row.label.split("@", 1)[0] for row in view.store.agent_rows()}
         assert service == "pygents-tui demo"

@@ -47,21 +47,21 @@ def seconds_in(view: ReplayView) -> float:
 
 
 def rows(view: ReplayView) -> list[tuple[str, str]]:
-    return [(row.label, row.phase) for row in view.agent_rows()]
+    return [(row.label, row.phase) for row in view.store.agent_rows()]
 
 
 def ended_turns(view: ReplayView) -> int:
-    return len(view.recent_turns())
+    return len(view.store.recent_turns())
 
 
 def test_at_one_x_ten_seconds_of_clock_play_ten_seconds_of_recording(
     view: ReplayView, clock: FakeClock
 ) -> None:
-    view.drain()
+    view.store.drain()
     assert seconds_in(view) == 0
     assert rows(view) == [("svc@svc-1/planner", "running")]
     clock.advance(10.0)
-    view.drain()
+    view.store.drain()
     assert seconds_in(view) == 10.0
     assert ended_turns(view) == 10  # the turns of seconds 0 to 9 ended; the 11th runs
     assert "replay 0:00:10 / 0:00:59 · 1× · playing" in view.status()
@@ -70,7 +70,7 @@ def test_at_one_x_ten_seconds_of_clock_play_ten_seconds_of_recording(
 def test_at_ten_x_one_second_of_clock_plays_ten_seconds(view: ReplayView, clock: FakeClock) -> None:
     view.replay.set_speed(10)
     clock.advance(1.0)
-    view.drain()
+    view.store.drain()
     assert seconds_in(view) == 10.0
     assert ended_turns(view) == 10
     assert "· 10× ·" in view.status()
@@ -90,16 +90,16 @@ def test_a_paused_replay_does_not_move_and_resumes_where_it_stopped(
     view: ReplayView, clock: FakeClock
 ) -> None:
     clock.advance(5.0)
-    view.drain()
+    view.store.drain()
     assert view.replay.toggle_pause() is True
     clock.advance(30.0)
-    view.drain()
+    view.store.drain()
     assert seconds_in(view) == 5.0
     assert ended_turns(view) == 5
     assert view.status().endswith("· paused")
     view.replay.toggle_pause()
     clock.advance(2.0)
-    view.drain()
+    view.store.drain()
     assert seconds_in(view) == 7.0
 
 
@@ -107,16 +107,16 @@ def test_seeking_back_rebuilds_the_same_state_as_playing_straight_there(
     tmp_path: Path, view: ReplayView, clock: FakeClock
 ) -> None:
     clock.advance(50.0)
-    view.drain()
+    view.store.drain()
     before = view.replay.generation
     view.replay.seek(view.replay.start_ns + 45 * SECOND)
-    view.drain()
+    view.store.drain()
     assert view.replay.generation == before + 1  # a fresh model
     assert seconds_in(view) == 45.0
     # The same rows and running turns as a replay that played to 45 s directly.
     straight = ReplayView(Recording(tmp_path / "r.jsonl"), clock=FakeClock(0.0), stale_after=3600)
     straight.replay.seek(straight.replay.start_ns + 45 * SECOND)
-    straight.drain()
+    straight.store.drain()
     assert (
         rows(view)
         == rows(straight)
@@ -125,7 +125,7 @@ def test_seeking_back_rebuilds_the_same_state_as_playing_straight_there(
             ("svc@svc-1/watcher", "running"),
         ]
     )
-    assert [t.uuid for t in view.running_turns()] == [t.uuid for t in straight.running_turns()]
+    assert [t.uuid for t in view.store.running_turns()] == [t.uuid for t in straight.store.running_turns()]
     straight.close()
 
 
@@ -134,19 +134,19 @@ def test_a_short_seek_forward_reads_on_and_a_long_one_warms_up_a_fresh_model(
 ) -> None:
     recording = Recording(a_minute(tmp_path / "r.jsonl"))
     view = ReplayView(recording, clock=clock, stale_after=3600, warmup=10.0)
-    view.drain()
+    view.store.drain()
     view.replay.seek_by(5.0)
-    view.drain()
+    view.store.drain()
     assert view.replay.generation == 1
     assert ended_turns(view) == 5
     view.replay.seek_by(40.0)  # to 45 s: further than the warm-up
-    view.drain()
+    view.store.drain()
     assert view.replay.generation == 2
     assert seconds_in(view) == 45.0
     # Only the 10 s before the target were replayed into the fresh model: ten ended
     # turns, and the watcher's turn (started at 40 s) running.
     assert ended_turns(view) == 10
-    assert [t.tool for t in view.running_turns()] == ["watch", "work"]
+    assert [t.tool for t in view.store.running_turns()] == ["watch", "work"]
     view.close()
 
 
@@ -155,18 +155,18 @@ def test_the_end_of_a_recording_stays_on_its_last_screen_saying_so(
 ) -> None:
     view.replay.set_speed(100)
     clock.advance(5.0)
-    view.drain()
+    view.store.drain()
     clock.advance(5.0)
-    view.drain()
+    view.store.drain()
     assert view.replay.ended
     assert view.status().endswith("· end of recording")
     assert seconds_in(view) == 59.5
     assert ended_turns(view) == 60
     assert len(rows(view)) == 2
     clock.advance(60.0)
-    assert view.drain() is False  # nothing moves any more
+    assert view.store.drain() is False  # nothing moves any more
     view.replay.seek_by(-10.0)  # ... until the user seeks back
-    view.drain()
+    view.store.drain()
     assert not view.replay.ended
     assert seconds_in(view) == 49.5
 
@@ -184,8 +184,8 @@ def test_requests_the_decoder_refuses_are_counted_and_the_replay_goes_on(
     ]
     view = ReplayView(Recording(write_lines(tmp_path / "bad.jsonl", lines)), clock=clock)
     view.replay.seek(view.replay.end_ns)
-    view.drain()
-    assert view.counters()["malformed"] == 3
+    view.store.drain()
+    assert view.store.counters()["malformed"] == 3
     assert view.replay.drops["malformed"] == 3
     assert ended_turns(view) == 1  # the good requests around them were played
     view.close()
@@ -215,9 +215,9 @@ def test_a_seek_forward_over_more_bytes_than_the_warm_up_rebuilds_instead_of_rea
     # than a rebuild does (a busy fleet packs many requests into a few seconds).
     recording = Recording(a_minute(tmp_path / "r.jsonl"))
     with ReplayView(recording, clock=clock, warmup=60.0, warmup_bytes=8 * 1024) as view:
-        view.drain()
+        view.store.drain()
         view.replay.seek_by(20.0)
-        view.drain()
+        view.store.drain()
         assert view.replay.generation == 2
         assert seconds_in(view) == 20.0
         assert view.replay.requests < 20 * 3  # only the last 8 KiB were replayed
@@ -244,14 +244,14 @@ def test_one_request_stamped_thirty_years_ahead_plays_in_its_place_and_the_rest_
         assert "replay 0:00:00 / 0:00:19 · 1× · playing" in view.status()
         view.replay.set_speed(100)
         clock.advance(1.0)  # 100 s of recording at 100x: the whole of it
-        view.drain()
+        view.store.drain()
 
         assert view.replay.ended
         assert view.replay.requests == len(lines)
         assert ended_turns(view) == 20
         assert "replay 0:00:19 / 0:00:19" in view.status()
         assert "skipped" not in view.status()
-        (drifter,) = view.running_turns()
+        (drifter,) = view.store.running_turns()
         assert drifter.tool == "drift"
 
 
@@ -266,12 +266,12 @@ def test_an_idle_night_is_skipped_and_the_status_says_so(tmp_path: Path, clock: 
         lines += turn_lines("svc", "planner", uuid(second + 100), start, start + SECOND // 2)
     with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
         clock.advance(10.0)
-        view.drain()  # the evening's ten turns, then the night: skipped at once
+        view.store.drain()  # the evening's ten turns, then the night: skipped at once
         assert ended_turns(view) == 10
         assert "· playing · skipped 8h00m idle" in view.status()
         assert (view.replay.position_ns - T0) // SECOND == 8 * 3600 + 10
         clock.advance(10.0)  # ten more seconds of clock: the morning's turns
-        view.drain()
+        view.store.drain()
         assert ended_turns(view) == 20
         assert view.replay.ended
         assert view.replay.requests == len(lines)
@@ -284,12 +284,12 @@ def test_a_gap_shorter_than_the_idle_bound_is_played_in_real_time(
     lines += turn_lines("svc", "planner", uuid(2), T0 + 50 * SECOND, T0 + 51 * SECOND)
     with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
         clock.advance(30.0)
-        view.drain()
+        view.store.drain()
         assert ended_turns(view) == 1
         assert seconds_in(view) == 30.0
         assert "skipped" not in view.status()
         clock.advance(21.0)
-        view.drain()
+        view.store.drain()
         assert ended_turns(view) == 2
 
 
@@ -305,11 +305,11 @@ def test_a_sender_whose_clock_is_behind_plays_at_once_and_starts_no_idle_skip(
             lines += turn_lines("late", "laggard", uuid(999), late, None, tool="lag")
     with ReplayView(Recording(write_lines(tmp_path / "r.jsonl", lines)), clock=clock) as view:
         clock.advance(5.75)  # played: the late request; due next: the turn at 6 s
-        view.drain()
+        view.store.drain()
         assert seconds_in(view) == 5.75
         assert "skipped" not in view.status()
-        assert {turn.tool for turn in view.running_turns()} == {"lag"}
+        assert {turn.tool for turn in view.store.running_turns()} == {"lag"}
         clock.advance(15.0)
-        view.drain()
+        view.store.drain()
         assert view.replay.ended
         assert view.replay.requests == len(lines)
