@@ -125,7 +125,9 @@ def test_seeking_back_rebuilds_the_same_state_as_playing_straight_there(
             ("svc@svc-1/watcher", "running"),
         ]
     )
-    assert [t.uuid for t in view.store.running_turns()] == [t.uuid for t in straight.store.running_turns()]
+    assert [t.uuid for t in view.store.running_turns()] == [
+        t.uuid for t in straight.store.running_turns()
+    ]
     straight.close()
 
 
