@@ -65,7 +65,7 @@ async def screen_latency(batches: int = 20, rate: float = 10_000.0) -> Latency:
 
         def refresh_and_watch() -> None:
             refresh()
-            state = app.model.agents.get("bench-latency")
+            state = app.model.store.agents.get("bench-latency")
             if state is not None and state.completed > shown["count"]:
                 shown["count"], shown["at"] = state.completed, time.perf_counter()
                 if shown["count"] >= shown["expected"]:

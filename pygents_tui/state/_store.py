@@ -16,7 +16,7 @@ removes it, and the bound counts what it evicts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING
 
 from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
@@ -44,28 +44,68 @@ if TYPE_CHECKING:
 __all__ = ["Feeder", "Store"]
 
 
-class Feeder(Protocol):
-    """What a store asks of the feeder that queues into it (`Store.feeder`): to fold
-    what it queued, on the UI's timer; what it adds to a panel's note and to the
-    counters; to forget a service the store removed (a cache may hold it); and to
-    let go of what it reads from when the dashboard closes the store."""
+class Feeder:
+    """What a store asks of the feeder that writes into it (`Store.feeder`), with what
+    a feeder that has nothing to add answers. A feeder holds its store; the store
+    asks it, on each drain, to fold what it queued (`fold`), and on each read to add
+    what only it knows: a panel's note, the counters, an agent's queue and context
+    items read from where they live, the trace of a turn, a version for what changes
+    between drains. Subclass it for those defaults (as `pygents.Subscriber` is)."""
 
-    def fold(self) -> bool: ...
+    @property
+    def revision(self) -> int:
+        """What changed outside the store, between drains (spans a panel shows)."""
+        return 0
 
-    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None: ...
+    def start(self) -> None:
+        """The dashboard starts reading: subscribe to what feeds the store."""
 
-    def counters(self) -> Mapping[str, int]: ...
+    def close(self) -> None:
+        """The dashboard closed the store: let go of what it reads from."""
 
-    def forgot(self, service: ServiceState) -> None: ...
+    def fold(self) -> bool:
+        """Fold what was queued since the last drain; True if there was any."""
+        return False
 
-    def close(self) -> None: ...
+    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
+        """``panel``'s note, given the store's (``note``)."""
+        return note
+
+    def counters(self, counts: dict[str, int]) -> Mapping[str, int]:
+        """The status line's counters, given the store's (``counts``)."""
+        return counts
+
+    def forgot(self, service: ServiceState) -> None:
+        """The store removed ``service`` (a cache may hold it)."""
+
+    def cleared(self) -> None:
+        """The store removed its finished agents (the user's ``c``)."""
+
+    def trace_of(self, turn: TurnEntry) -> str | None:
+        """The trace id of ``turn``, when it arrived without one."""
+        return turn.trace_id
+
+    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]] | None:
+        """``agent``'s waiting turns read where they wait; ``None``: the store's."""
+        return None
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        """``agent``'s context items read where they live; ``None``: the store's."""
+        return None
+
+    def mailboxes(self, stats: Mapping[str, MailboxStats]) -> Mapping[str, MailboxStats]:
+        """The mailbox statistics by agent key, given the store's."""
+        return stats
+
+
+_UNFED = Feeder()
 
 
 class Store(Tables):
     """See the module docstring. ``clock`` (monotonic seconds) times everything; the
     feeder that makes the store sets ``sources`` (its own first)."""
 
-    label_width: ClassVar[int] = 24  # labels carry their service and instance
+    label_width: int = 24  # labels carry their service and instance
     wall_clock: Callable[[float], datetime] | None = None  # (see `DashboardView`)
     sources: Sources
 
@@ -89,9 +129,10 @@ class Store(Tables):
         self.mailbox_stats: dict[str, MailboxStats] = {}
         self.attention = Attention(clock, self._name_of, limits)
         self._rows: tuple[int, tuple[AgentEntry, ...]] = (-1, ())  # (rows_version, rows)
-        # The feeder that queues into this store, if one does (the OTLP feeder): asked
-        # to fold on each drain. Feeders that write at once (Redis) need no hook.
-        self.feeder: Feeder | None = None
+        # The feeder that writes into this store (`Feeder`): asked to fold on each
+        # drain and to add what only it knows on each read. Feeders that write at once
+        # and know nothing more (Redis, beside the OTLP feeder) need none.
+        self.feeder: Feeder = _UNFED
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -99,7 +140,7 @@ class Store(Tables):
 
     @property
     def version(self) -> int:
-        return self._version
+        return self._version + self.feeder.revision
 
     def changed(self) -> None:
         """Something a reader shows changed outside a drain (a user's action, a feeder
@@ -109,7 +150,7 @@ class Store(Tables):
     def fold(self) -> bool:
         """Fold what the feeder queued since the last drain; True if there was any.
         (A store without a queueing feeder has nothing to fold.)"""
-        return self.feeder.fold() if self.feeder is not None else False
+        return self.feeder.fold()
 
     def drain(self) -> bool:
         """Fold what arrived (`fold`), then update staleness and rates. True if
@@ -146,9 +187,9 @@ class Store(Tables):
         return agent.name if agent is not None else key
 
     def trace_of(self, turn: TurnEntry) -> str | None:
-        """The trace id of ``turn`` when the feeder did not set one (in-process: from
-        its span, once the capture saw it start)."""
-        return turn.trace_id
+        """The trace id of ``turn``, learned from the feeder when it arrived without
+        one (in-process: from its span, once the capture saw it start)."""
+        return turn.trace_id if turn.trace_id is not None else self.feeder.trace_of(turn)
 
     def configure_meters(self, meters: Meters) -> None:
         """The configuration's price table, budgets and stuck-work thresholds,
@@ -196,13 +237,13 @@ class Store(Tables):
     # -- reading: the DashboardView protocol ---------------------------------------------------
 
     def start(self) -> None:
-        """Nothing to start: the feeders write into the store as their data arrives."""
+        """The dashboard starts reading: the feeder subscribes (in-process)."""
+        self.feeder.start()
 
     def close(self) -> None:
-        """Let the feeder go of what it reads from (a replay's file); a live
-        feeder's source is closed by whoever started it."""
-        if self.feeder is not None:
-            self.feeder.close()
+        """Let the feeder go of what it reads from (a replay's file, a subscription);
+        a receiver is stopped by whoever started it."""
+        self.feeder.close()
 
     def agent_rows(self) -> list[AgentEntry]:
         """By service and name; those that left while their process lives on after
@@ -238,12 +279,14 @@ class Store(Tables):
         """By key, else by uuid (the newest turn with it): indexed, running, or among
         the recent ones the timeline lists (which may have left a small index)."""
         found = self.turns.get(key) or self.running.get(key)
-        if found is not None:
-            return found
-        for turn in (*reversed(self.turns.values()), *reversed(self.recent.items)):
-            if (turn.key == key or turn.uuid == key) and self._kept(turn.service):
-                return turn
-        return None
+        if found is None:
+            for turn in (*reversed(self.turns.values()), *reversed(self.recent.items)):
+                if (turn.key == key or turn.uuid == key) and self._kept(turn.service):
+                    found = turn
+                    break
+        if found is not None and found.trace_id is None:
+            found.trace_id = self.feeder.trace_of(found)
+        return found
 
     def _kept(self, service: ServiceState) -> bool:
         """Whether ``service`` is still in the store (a removed one's turns may linger
@@ -254,13 +297,11 @@ class Store(Tables):
         return self.traces.tree(trace_id)
 
     def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
-        note = self.sources.of(agent).panel_note(panel)
-        return note if self.feeder is None else self.feeder.unavailable(panel, agent, note)
+        return self.feeder.unavailable(panel, agent, self.sources.of(agent).panel_note(panel))
 
     def remove_service(self, service: ServiceState) -> None:
         super().remove_service(service)
-        if self.feeder is not None:
-            self.feeder.forgot(service)
+        self.feeder.forgot(service)
 
     def counters(self) -> dict[str, int]:
         counts = dict(self.counts)
@@ -270,9 +311,8 @@ class Store(Tables):
         counts["traces_evicted"] = self.traces.evicted
         counts["trace_spans_dropped"] = self.traces.dropped
         counts["log_dropped"] = self.log.dropped
-        if self.feeder is not None:
-            counts.update(self.feeder.counters())
-        return {name: value for name, value in counts.items() if value}
+        shown = self.feeder.counters(counts)
+        return {name: value for name, value in shown.items() if value}
 
     def stuck_turns(self) -> Sequence[Stuck]:
         return self.attention.stuck
@@ -324,7 +364,11 @@ class Store(Tables):
         return True
 
     def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
-        """The waiting turns a feeder set (`set_contents`); none otherwise."""
+        """The waiting turns the feeder reads where they wait, else those a feeder set
+        (`set_contents`); none otherwise."""
+        read = self.feeder.queued_turns(agent)
+        if read is not None:
+            return read
         found = self.agents.get(agent)
         if found is None or found.queued is None:
             return []
@@ -334,12 +378,16 @@ class Store(Tables):
         return rows
 
     def context_contents(self, agent: str) -> ContextContents | None:
-        """The context items a feeder set (`set_contents`); ``None`` otherwise."""
+        """The context items the feeder reads where they live, else those a feeder set
+        (`set_contents`); ``None`` otherwise."""
+        read = self.feeder.context_contents(agent)
+        if read is not None:
+            return read
         found = self.agents.get(agent)
         return found.context if found is not None else None
 
     def mailboxes(self) -> Mapping[str, MailboxStats]:
-        return self.mailbox_stats
+        return self.feeder.mailboxes(self.mailbox_stats)
 
     def finished_count(self) -> int:
         """The agents that are gone (`AgentEntry.gone`): of processes that said
@@ -350,6 +398,7 @@ class Store(Tables):
     def clear_finished(self) -> int:
         """Remove every gone agent, and every process that said goodbye with its
         turns; how many agents went."""
+        self.feeder.cleared()
         ended = [s for s in self.services.values() if s.ended]
         left = [a for a in self.agents.values() if a.gone and not a.service.ended]
         count = sum(len(s.agents) for s in ended) + len(left)

@@ -1,9 +1,9 @@
 """The dashboard application.
 
 The workload (the demo, or your coroutine) runs in the app's own event loop. A
-`DashboardModel` (the dashboard's one store, fed by this process's runtime)
-collects what happens at almost no cost to the agents; a timer drains it ten times a
-second and repaints only what changed.
+`DashboardModel` (the feeder of this process's runtime) collects what happens at
+almost no cost to the agents into the dashboard's one store (``model.store``); a
+timer drains the store ten times a second and repaints only what changed.
 
 The panels read one state through the `DashboardView` protocol, whichever feeders
 write into it, so the same app shows the fleet of ``pygents-tui listen`` (``view=``).
@@ -75,8 +75,8 @@ class Dashboard(Acting):
     By default its source is this process: a `DashboardModel` (``model``) subscribed
     to the runtime, with the spans of ``tracer_provider`` (default: the global one,
     once an OpenTelemetry SDK is set) for the turn inspector; ``p`` pauses the
-    selected agent. ``view`` is another source (the fleet model of ``pygents-tui
-    listen``); what it does not offer, ``p`` and the help say in its own words.
+    selected agent. ``view`` is another store (the one the fleet feeder of
+    ``pygents-tui listen`` writes); what it does not offer, ``p`` and the help say in its own words.
     ``read_only`` takes pausing away from any source, with that line instead."""
 
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
@@ -124,7 +124,8 @@ class Dashboard(Acting):
                 model = DashboardModel(trace_id=trace_id, tracer_provider=tracer_provider)
             elif tracer_provider is not None:
                 model.trace_with(tracer_provider)
-            view = model
+            view = model.store
+        self._model = model
         self.view: DashboardView = view
         self.read_only = read_only
         self.workload = workload
@@ -146,9 +147,9 @@ class Dashboard(Acting):
 
     @property
     def model(self) -> DashboardModel | None:
-        """The in-process model, when the app shows this process (kept for programs
-        that read it; the app itself only reads `view`)."""
-        return self.view if isinstance(self.view, DashboardModel) else None
+        """The in-process feeder, when the app shows this process (for programs that
+        read it; the app itself only reads `view`, its store)."""
+        return self._model
 
     # -- life cycle -------------------------------------------------------------------
 

@@ -294,7 +294,9 @@ async def test_running_panel_bars_remaining_time_and_timeouts(until: Any, clock:
         panel = app._main.query_one(RunningPanel)
         await until(
             pilot,
-            lambda: bool(model.running_turns("worker")) and model.agent("stuck").timed_out == 1,
+            lambda: (
+                bool(model.store.running_turns("worker")) and model.agent("stuck").timed_out == 1
+            ),
         )
 
         def cells() -> list[list[Any]]:
@@ -330,7 +332,7 @@ async def test_running_panel_bars_remaining_time_and_timeouts(until: Any, clock:
         assert "0.5s left" in screen
         assert "timed out at 0.05s" in screen
         gate.set()
-        await until(pilot, lambda: not model.running_turns("worker"))
+        await until(pilot, lambda: not model.store.running_turns("worker"))
         assert "no turn is running" not in screen_text(app)  # the timeout stays listed
 
 
@@ -520,7 +522,7 @@ async def test_timeline_and_inspector(until: Any, text_of: Any) -> None:
             ["inspected", "explode"],
         ]
         await focus_timeline(app, pilot)
-        assert timeline.selected_uuid == model.recent[-1].uuid  # the newest
+        assert timeline.selected_uuid == model.store.recent[-1].uuid  # the newest
 
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
@@ -539,7 +541,7 @@ async def test_timeline_and_inspector(until: Any, text_of: Any) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         screen = text_of(app)
-        assert model.recent[0].uuid in screen
+        assert model.store.recent[0].uuid in screen
         assert "lookup (coroutine) on " in screen
         assert "completed" in screen
         assert "0: tides" in screen  # arguments
@@ -901,7 +903,7 @@ async def test_command_palette_commands(until: Any) -> None:
         await until(pilot, lambda: app._main.query_one(TimelineTable).row_count == 3)
         await palette(pilot, "inspect")
         assert isinstance(app.screen, InspectorScreen)
-        assert app.screen.record.uuid == model.recent[-1].uuid
+        assert app.screen.record.uuid == model.store.recent[-1].uuid
 
 
 async def test_small_terminals_and_resizing(until: Any) -> None:
@@ -927,7 +929,7 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
     model = DashboardModel()
     app = dashboard(workload, model=model)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: len(model.running) == 12)
+        await until(pilot, lambda: len(model.store.running) == 12)
         for size in [(80, 24), (60, 20), (40, 12), (20, 6), (120, 40)]:
             await pilot.resize_terminal(*size)
             for tab in ("queue", "running", "values", "context", "events", "timeline", "output"):
@@ -952,8 +954,8 @@ async def test_small_terminals_and_resizing(until: Any) -> None:
         assert app.selected_agent == "agent-1"
         assert app.return_code is None
         gate.set()
-        await until(pilot, lambda: not model.running)
-        assert sum(s.completed for s in model.agents.values()) == 12
+        await until(pilot, lambda: not model.store.running)
+        assert sum(s.completed for s in model.store.agents.values()) == 12
 
 
 # -- nothing the dashboard does can raise into an agent ----------------------------------

@@ -107,7 +107,7 @@ async def test_control_characters_in_the_programs_text_are_shown_visible_everywh
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         assert app.model is not None
         model = app.model
-        await until(pilot, lambda: queued.is_set() and len(model.running) == 1)
+        await until(pilot, lambda: queued.is_set() and len(model.store.running) == 1)
         table = app._main.query_one(AgentsTable)
         table.move_cursor(row=table.get_row_index(AGENT))
         await until(pilot, lambda: app.selected_agent == AGENT)
@@ -118,7 +118,7 @@ async def test_control_characters_in_the_programs_text_are_shown_visible_everywh
             seen += screen_lines(app)
 
         # The inspector of each ended turn: the output and its trace, the exception.
-        for record in list(model.recent):
+        for record in list(model.store.recent):
             app.action_inspect(record.uuid)
             await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
             if record.tool == EMITS:

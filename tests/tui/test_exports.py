@@ -54,8 +54,8 @@ async def inspect_a_traced_turn(
         pass
     assert app.model is not None
     model = app.model
-    await until(pilot, lambda: any(r.tool == "forecast" for r in model.recent))
-    (record,) = [r for r in model.recent if r.tool == "forecast"]
+    await until(pilot, lambda: any(r.tool == "forecast" for r in model.store.recent))
+    (record,) = [r for r in model.store.recent if r.tool == "forecast"]
     app.action_inspect(record.uuid)
     await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
     await until(pilot, lambda: "GET /forecast" in text_of(app))

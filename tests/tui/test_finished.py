@@ -65,7 +65,7 @@ async def test_agents_that_unregister_are_kept_as_finished_with_their_totals(
 
     for n in range(9):
         await request(n)
-    model.drain()
+    model.store.drain()
     assert len(AgentRegistry) == 0
     finished = model.finished_agents()
     assert [s.name for s in finished] == [f"req-{n}" for n in range(9)]
@@ -82,10 +82,10 @@ async def test_finished_agents_are_bounded_oldest_first_and_counted(clock: Any) 
     with subscribe(model):
         for n in range(5):
             await service.serve(f"req-{n}")
-            model.drain()  # one refresh per request: each is seen leave
+            model.store.drain()  # one refresh per request: each is seen leave
     assert [s.name for s in model.finished_agents()] == ["req-2", "req-3", "req-4"]
     assert model.finished.dropped == 2
-    assert sorted(model.agents) == ["req-2", "req-3", "req-4"]  # forgotten entirely
+    assert sorted(model.store.agents) == ["req-2", "req-3", "req-4"]  # forgotten entirely
     assert model.completed == 5  # the count of done turns stays
 
 
@@ -95,22 +95,22 @@ async def test_clearing_forgets_the_finished_agents_and_a_reused_name_is_live_ag
     service = Service()
     await service.serve("worker")
     await service.serve("other")
-    model.drain()
+    model.store.drain()
     assert {s.name for s in model.finished_agents()} == {"worker", "other"}
-    version = model.version
+    version = model.store.version
 
     again = Agent("worker", "the same name, a new request", [service.answer])
-    model.drain()
+    model.store.drain()
     assert [s.name for s in model.finished_agents()] == ["other"]
-    assert model.agents["worker"].completed == 1  # its totals carry on
-    assert model.agents["worker"].unregistered_at is None
+    assert model.store.agents["worker"].completed == 1  # its totals carry on
+    assert model.store.agents["worker"].unregistered_at is None
 
-    assert model.clear_finished() == 1
-    assert model.version > version
+    assert model.store.clear_finished() == 1
+    assert model.store.version > version
     assert model.finished_agents() == []
-    assert "other" not in model.agents
-    assert "worker" in model.agents
-    assert model.clear_finished() == 0
+    assert "other" not in model.store.agents
+    assert "worker" in model.store.agents
+    assert model.store.clear_finished() == 0
     AgentRegistry.discard("worker", again)
 
 

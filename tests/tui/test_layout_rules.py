@@ -100,30 +100,21 @@ def test_a_type_only_cycle_stays_inside_one_folder() -> None:
     assert across == []
 
 
-def test_the_otlp_feeder_holds_the_store_it_writes_and_is_none() -> None:
-    """The fleet's feeder is given its store (``fleet.store``, what the app reads) and
-    is asked to fold by it (`Feeder`); it is not a store itself."""
-    from pygents_tui.feeders import FleetModel
+def test_each_feeder_holds_the_store_it_writes_and_is_none() -> None:
+    """The fleet's feeder and this process's each make their store (``.store``, what
+    the app reads) and are asked by it to fold (`Feeder`); neither is a store."""
+    from pygents_tui.feeders import DashboardModel, FleetModel
     from pygents_tui.state import Store
 
-    fleet = FleetModel()
-    assert not isinstance(fleet, Store)
-    assert isinstance(fleet.store, Store)
-    assert fleet.store.feeder is fleet
-
-
-# Feeders that still *are* the store (issue 31, left open): the in-process feeder.
-# Nothing may join this list; the test fails when one of them stops being a store,
-# so that the entry goes with it.
-STILL_A_STORE = {
-    "pygents_tui.feeders.process.local.LiveProcess",
-    "pygents_tui.feeders.process.model.DashboardModel",
-}
+    for feeder in (FleetModel(), DashboardModel()):
+        assert not isinstance(feeder, Store)
+        assert isinstance(feeder.store, Store)
+        assert feeder.store.feeder is feeder
 
 
 def test_no_feeder_is_a_store() -> None:
     """Every class of every module under ``pygents_tui.feeders`` holds the store it
-    writes (``self.store``) instead of subclassing it, but for `STILL_A_STORE`."""
+    writes (``self.store``) instead of subclassing it."""
     import importlib
     import inspect
     import pkgutil
@@ -141,7 +132,7 @@ def test_no_feeder_is_a_store() -> None:
             mine = inspect.isclass(cls) and cls.__module__ == module.name
             if mine and issubclass(cls, (Store, Tables)):
                 stores.add(f"{cls.__module__}.{cls.__qualname__}")
-    assert stores == STILL_A_STORE
+    assert stores == set()
 
 
 def test_a_replay_reads_one_store_across_seeks(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ async def test_markup_like_text_in_every_user_field_is_shown_as_plain_text(until
         assert app.return_code is None
 
         # The inspector, for every turn: four ended, one running.
-        uuids = [record.uuid for record in (*model.recent, *model.running.values())]
+        uuids = [record.uuid for record in (*model.store.recent, *model.store.running.values())]
         assert len(uuids) == 5
         inspected = ""
         for uuid in uuids:

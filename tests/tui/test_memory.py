@@ -96,8 +96,8 @@ async def test_finished_turns_big_objects_are_freed_while_the_dashboard_runs(
         for key in "123456":  # every panel has shown them
             await pilot.press(key)
             app.refresh_view()
-        last = model.recent[-1]
-        app.action_inspect(model.recent[0].uuid)  # an inspector stays open
+        last = model.store.recent[-1]
+        app.action_inspect(model.store.recent[0].uuid)  # an inspector stays open
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         app.refresh_view()
         await pilot.pause()
@@ -107,10 +107,10 @@ async def test_finished_turns_big_objects_are_freed_while_the_dashboard_runs(
         assert len(alive) >= TURNS
         assert kept == []  # nothing the dashboard saw is kept alive by it
         # ... while it still shows what the turns did.
-        assert model.agents["hoarder"].completed == TURNS * 3 // 4
-        assert model.agents["hoarder"].failed == TURNS // 4
-        assert model.agents["hoarder"].values_tail[-1].text == "None"
-        assert "Big(" in "".join(v.text for v in model.agents["hoarder"].values_tail)
+        assert model.store.agents["hoarder"].completed == TURNS * 3 // 4
+        assert model.store.agents["hoarder"].failed == TURNS // 4
+        assert model.store.agents["hoarder"].values_tail[-1].text == "None"
+        assert "Big(" in "".join(v.text for v in model.store.agents["hoarder"].values_tail)
         assert last.kept is not None
         assert last.kept.args == ("39",)
         await pilot.press("escape")
@@ -139,7 +139,7 @@ async def test_memory_held_by_the_model_stays_bounded(until: Any) -> None:
                 async for _ in agent.run():
                     pass
                 app.refresh_view()
-            await until(pilot, lambda: model.agents["megabytes"].completed == TURNS)
+            await until(pilot, lambda: model.store.agents["megabytes"].completed == TURNS)
             gc.collect()
             grown = tracemalloc.get_traced_memory()[0] - before
         finally:

@@ -43,11 +43,11 @@ async def run_all(agent: Agent) -> list[Any]:
 
 
 def texts(model: DashboardModel, agent: str) -> list[str]:
-    return [v.text for v in model.agents[agent].values_tail]
+    return [v.text for v in model.store.agents[agent].values_tail]
 
 
 def log_texts(model: DashboardModel, agent: str | None = None) -> list[str]:
-    return [e.text for e in model.log if agent is None or e.agent == agent]
+    return [e.text for e in model.store.log if agent is None or e.agent == agent]
 
 
 class BadRepr:
@@ -86,8 +86,8 @@ async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> No
     with pytest.raises(TurnTimeoutError):
         await run_all(agent)
 
-    assert model.drain() is True
-    state = model.agents["counter"]
+    assert model.store.drain() is True
+    state = model.store.agents["counter"]
     assert (state.completed, state.failed, state.timed_out, state.cancelled) == (3, 1, 1, 0)
     assert state.last_error is not None
     assert "TurnTimeoutError" in state.last_error  # the run's own error is the last one
@@ -97,19 +97,19 @@ async def test_turn_outcomes_are_counted_and_logged(model: DashboardModel) -> No
     assert "◷ blocks timed out after 0.02s" in log
     assert log.count("run started") == 3
     assert "run ended: error" in log
-    assert [r.stop_reason for r in model.recent] == [
+    assert [r.stop_reason for r in model.store.recent] == [
         StopReason.COMPLETED,
         StopReason.COMPLETED,
         StopReason.COMPLETED,
         StopReason.ERROR,
         StopReason.TIMEOUT,
     ]
-    assert model.recent[3].error == "ValueError('bad input')"
-    assert model.running == {}
+    assert model.store.recent[3].error == "ValueError('bad input')"
+    assert model.store.running == {}
     # Nothing new: a second drain reports no change and keeps the version.
-    version = model.version
-    assert model.drain() is False
-    assert model.version == version
+    version = model.store.version
+    assert model.store.drain() is False
+    assert model.store.version == version
 
 
 async def test_phases_follow_the_agent(model: DashboardModel) -> None:
@@ -132,35 +132,35 @@ async def test_phases_follow_the_agent(model: DashboardModel) -> None:
     agent.pause()
     await agent.put(Turn(step, args=[1]))
     task = asyncio.create_task(run_all(agent))
-    await settle(lambda: model.drain() and model.agent("phased").phase == "paused")
+    await settle(lambda: model.store.drain() and model.agent("phased").phase == "paused")
     assert model.phase(agent) == "paused"
     assert "‖ paused" in log_texts(model, "phased")
     assert agent.queue_depth == 1  # paused before taking the turn
 
     agent.resume()
     await entered.wait()
-    model.drain()
-    assert model.agents["phased"].phase == "running"
+    model.store.drain()
+    assert model.store.agents["phased"].phase == "running"
     assert model.phase(agent) == "running"
     assert "▶ resumed" in log_texts(model, "phased")
-    [record] = model.running_turns("phased")
+    [record] = model.store.running_turns("phased")
     assert record.tool == "step"
     assert record.ended is None
-    assert model.running_turns("someone-else") == []
+    assert model.store.running_turns("someone-else") == []
 
     gate.set()
     assert await task == [1]
-    model.drain()
-    assert model.agents["phased"].phase == "finished"
+    model.store.drain()
+    assert model.store.agents["phased"].phase == "finished"
     assert model.phase(agent) == "finished"
 
     await agent.put(Turn(fail))
     with pytest.raises(RuntimeError):
         await run_all(agent)
-    model.drain()
-    assert model.agents["phased"].phase == "failed"
+    model.store.drain()
+    assert model.store.agents["phased"].phase == "failed"
     assert model.phase(agent) == "failed"
-    assert model.agents["phased"].last_error == "RuntimeError('nope')"
+    assert model.store.agents["phased"].last_error == "RuntimeError('nope')"
 
 
 async def test_cancelled_turn_and_run(model: DashboardModel) -> None:
@@ -178,13 +178,13 @@ async def test_cancelled_turn_and_run(model: DashboardModel) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    model.drain()
-    state = model.agents["cancelled"]
+    model.store.drain()
+    state = model.store.agents["cancelled"]
     assert (state.completed, state.failed, state.timed_out, state.cancelled) == (0, 0, 0, 1)
     assert state.phase == "idle"  # a cancelled run is not a failure
     assert "⊘ forever cancelled" in log_texts(model, "cancelled")
     assert "run ended: cancelled" in log_texts(model, "cancelled")
-    assert model.recent[-1].stop_reason is StopReason.CANCELLED
+    assert model.store.recent[-1].stop_reason is StopReason.CANCELLED
 
 
 # -- values ----------------------------------------------------------------------------
@@ -239,8 +239,8 @@ async def test_only_yielded_values_are_values(model: DashboardModel) -> None:
     yielded = await run_all(agent)
     assert yielded == [10, None, "first", "second", 50, 70]
 
-    model.drain()
-    state = model.agents["valued"]
+    model.store.drain()
+    state = model.store.agents["valued"]
     assert state.values == len(yielded)
     assert texts(model, "valued") == [preview(v, 200) for v in yielded]
     assert state.completed == 9  # 7 queued + 2 routed turns
@@ -262,8 +262,8 @@ async def test_values_tail_is_bounded_but_the_count_is_exact(model: DashboardMod
     agent = Agent("flooder", "floods", [flood])
     await agent.put(Turn(flood, args=[1200]))
     assert len(await run_all(agent)) == 1200
-    model.drain()
-    state = model.agents["flooder"]
+    model.store.drain()
+    state = model.store.agents["flooder"]
     assert state.values == 1200
     assert state.values_tail.maxlen == 500
     assert len(state.values_tail) == 500
@@ -293,21 +293,21 @@ async def test_running_stream_is_tailed_live(model: DashboardModel, clock: Any) 
     task = asyncio.create_task(consume())
     await settle(lambda: len(seen) == 2)
     clock.advance(1.5)
-    assert model.drain() is True
-    state = model.agents["trickler"]
+    assert model.store.drain() is True
+    state = model.store.agents["trickler"]
     assert state.values == 2
     assert texts(model, "trickler") == ["a", "b"]
     assert state.values_tail[-1].at == clock.now
-    [record] = model.running_turns("trickler")
+    [record] = model.store.running_turns("trickler")
     assert record.values == 2
     assert record.ended is None
     assert record.elapsed_at(clock.now) == pytest.approx(1.5)
-    assert model.drain() is False  # nothing new: nothing counted twice
+    assert model.store.drain() is False  # nothing new: nothing counted twice
     assert state.values == 2
 
     gate.set()
     await task
-    model.drain()
+    model.store.drain()
     assert state.values == 3
     assert texts(model, "trickler") == ["a", "b", "c"]
     assert state.completed == 1
@@ -328,21 +328,21 @@ async def test_recent_turns_ring(model: DashboardModel) -> None:
     for turn in turns:
         await agent.put(turn)
     await run_all(agent)
-    model.drain()
-    state = model.agents["busy"]
+    model.store.drain()
+    state = model.store.agents["busy"]
     assert state.completed == 510
-    assert len(model.recent) == 500
+    assert len(model.store.recent) == 500
     assert len(state.turns) == 200
-    assert model.recent[0].uuid == turns[10].uuid
+    assert model.store.recent[0].uuid == turns[10].uuid
     assert state.turns[0].uuid == turns[310].uuid
-    found = model.find_turn(turns[-1].uuid)
+    found = model.store.find_turn(turns[-1].uuid)
     assert found is not None
     assert found.turn is None  # previews are kept, not the ended turn
     assert found.kept is not None
     assert found.kept.args == ("509",)
     assert found.kept.output == "509"
     assert found.stop_reason is StopReason.COMPLETED
-    assert model.find_turn(turns[0].uuid) is None  # rolled out of the ring
+    assert model.store.find_turn(turns[0].uuid) is None  # rolled out of the ring
     assert state.values == 510
     assert len(state.values_tail) == 500
 
@@ -369,10 +369,10 @@ async def test_event_log_puts_pauses_and_evictions(model: DashboardModel) -> Non
         await agent.put(Turn(jot, args=[text]))
     agent.pause()
     task = asyncio.create_task(run_all(agent))
-    await settle(lambda: model.drain() and model.agent("keeper").phase == "paused")
+    await settle(lambda: model.store.drain() and model.agent("keeper").phase == "paused")
     agent.resume()
     await task
-    model.drain()
+    model.store.drain()
 
     log = log_texts(model, "keeper")
     assert log.count("← remember queued") == 2
@@ -382,12 +382,12 @@ async def test_event_log_puts_pauses_and_evictions(model: DashboardModel) -> Non
     assert "+ pool id-first" in log
     assert "♻ pool evicted id-first" in log  # pool evictions name the item id
     assert "♻ queue evicted one" in log  # queue items have no id: a content preview
-    assert model.agents["keeper"].evictions == 2
+    assert model.store.agents["keeper"].evictions == 2
     assert [item.id for item in agent.context_pool.items] == ["id-second"]
-    kinds = {e.kind for e in model.log if e.agent == "keeper"}
+    kinds = {e.kind for e in model.store.log if e.agent == "keeper"}
     assert {"put", "pause", "evict", "context", "turn", "run"} <= kinds
-    assert model.log_total == len(model.log)
-    assert all(e.at == 1000.0 for e in model.log)  # stamped by the injected clock
+    assert model.log_total == len(model.store.log)
+    assert all(e.at == 1000.0 for e in model.store.log)  # stamped by the injected clock
 
 
 async def test_event_log_is_bounded(clock: Any) -> None:
@@ -402,10 +402,10 @@ async def test_event_log_is_bounded(clock: Any) -> None:
         for _ in range(30):
             await agent.put(Turn(tick))
         await run_all(agent)
-    small.drain()
-    assert len(small.log) == 20
+    small.store.drain()
+    assert len(small.store.log) == 20
     assert small.log_total > 60  # puts, starts and ends were all counted
-    assert small.log[-1].text == "run ended: completed"
+    assert small.store.log[-1].text == "run ended: completed"
 
 
 async def test_throughput_buckets_per_second(model: DashboardModel, clock: Any) -> None:
@@ -420,11 +420,11 @@ async def test_throughput_buckets_per_second(model: DashboardModel, clock: Any) 
         for _ in range(count):
             await agent.put(Turn(unit))
         await run_all(agent)
-        model.drain()
+        model.store.drain()
 
     await turns_at(1000.2, 1)
     await turns_at(1000.9, 1)  # same second
-    state = model.agents["steady"]
+    state = model.store.agents["steady"]
     assert list(state.throughput)[-1] == 2
     await turns_at(1003.5, 1)  # two empty seconds in between
     assert list(state.throughput)[-4:] == [2, 0, 0, 1]
@@ -453,18 +453,18 @@ async def test_overflowing_inbox_counts_what_was_dropped(clock: Any) -> None:
         assert len(small.inbox) == 10
         assert small.received > 10
         assert small.dropped == small.received - 10
-        small.drain()
+        small.store.drain()
         lost = small.dropped
         assert lost > 0
         assert lost == small.received - small.processed
         assert small.processed == 10
         # Only the newest records survived: the last puts (before/after-put pairs).
-        assert 0 < len(small.log) <= 10
-        assert all(e.text == "← job queued" for e in small.log)
+        assert 0 < len(small.store.log) <= 10
+        assert all(e.text == "← job queued" for e in small.store.log)
         await run_all(agent)  # the model carries on after an overflow...
-        small.drain()
+        small.store.drain()
     assert small.dropped > lost  # ...the run overflowed it again
-    assert small.agents["overflowing"].phase == "finished"
+    assert small.store.agents["overflowing"].phase == "finished"
 
 
 async def test_trace_id_is_captured_when_the_turn_starts(clock: Any) -> None:
@@ -485,8 +485,8 @@ async def test_trace_id_is_captured_when_the_turn_starts(clock: Any) -> None:
         for n in range(3):
             await agent.put(Turn(job, args=[n]))
         await run_all(agent)
-    traced.drain()
-    assert [r.trace_id for r in traced.recent] == ["trace-0", "trace-1", "trace-2"]
+    traced.store.drain()
+    assert [r.trace_id for r in traced.store.recent] == ["trace-0", "trace-1", "trace-2"]
     # Asked once per turn (never for the agent run), while the turn had not ended yet.
     assert calls == [(ScopeKind.TURN, None)] * 3
 
@@ -505,9 +505,9 @@ async def test_trace_id_that_raises_is_ignored(clock: Any) -> None:
     with subscribe(traced):
         await agent.put(Turn(job))
         assert await run_all(agent) == ["done"]
-    traced.drain()
-    assert traced.recent[-1].trace_id is None
-    assert traced.agents["untraced"].completed == 1
+    traced.store.drain()
+    assert traced.store.recent[-1].trace_id is None
+    assert traced.store.agents["untraced"].completed == 1
 
 
 async def test_turn_without_agent_is_recent_but_counts_nowhere(model: DashboardModel) -> None:
@@ -517,11 +517,11 @@ async def test_turn_without_agent_is_recent_but_counts_nowhere(model: DashboardM
 
     turn = Turn(alone)
     assert await turn.returning() == 3
-    model.drain()
-    assert model.recent[-1].uuid == turn.uuid
-    assert model.recent[-1].turn is None  # previews are kept, not the ended turn
-    assert model.recent[-1].agent is None
-    assert model.agents == {}
+    model.store.drain()
+    assert model.store.recent[-1].uuid == turn.uuid
+    assert model.store.recent[-1].turn is None  # previews are kept, not the ended turn
+    assert model.store.recent[-1].agent is None
+    assert model.store.agents == {}
 
 
 # -- hostile values and load ------------------------------------------------------------
@@ -566,9 +566,9 @@ async def test_hostile_values_never_raise(model: DashboardModel) -> None:
         await agent.put(Turn(bad))
         with pytest.raises((ValueError, BadError)):
             await run_all(agent)
-    model.drain()
+    model.store.drain()
 
-    state = model.agents["hostile"]
+    state = model.store.agents["hostile"]
     assert state.values == len(hostile) + 1
     tail = texts(model, "hostile")
     for text in tail:
@@ -617,7 +617,7 @@ async def test_million_value_stream_keeps_the_model_bounded(model: DashboardMode
         count += 1
         if count % every == 0:
             made = 0
-            model.drain()
+            model.store.drain()
             drains += 1
             # An exact count, a bounded tail, and at most one tail's worth of entries
             # made by this drain however many values arrived since the last one.
@@ -626,14 +626,14 @@ async def test_million_value_stream_keeps_the_model_bounded(model: DashboardMode
             assert len(state.values_tail) == 500
             assert state.values_tail[-1].text == str(item)
             assert state.values_tail[0].text == str(count - 500)
-    model.drain()
+    model.store.drain()
     assert drains == total // every
     assert state.values == total
     assert len(state.values_tail) == 500
     assert state.values_tail[-1].text == str(total - 1)
     assert state.completed == 1
     assert state.turns[-1].values == total
-    assert model.running == {}
+    assert model.store.running == {}
     assert model._seen_values == {}  # no per-stream bookkeeping left behind
 
 
@@ -653,20 +653,20 @@ async def test_five_hundred_agents_at_once(model: DashboardModel) -> None:
         await agent.put(Turn(wait_here, args=[i]))
     tasks = [asyncio.create_task(run_all(agent)) for agent in agents]
     await settle(lambda: inside == 500)
-    model.drain()
-    assert len(model.running) == 500
-    assert all(model.agents[a.name].phase == "running" for a in agents)
+    model.store.drain()
+    assert len(model.store.running) == 500
+    assert all(model.store.agents[a.name].phase == "running" for a in agents)
     assert [a.name for a in model.live_agents()] == [a.name for a in agents]
-    assert len(model.running_turns("crowd-250")) == 1
+    assert len(model.store.running_turns("crowd-250")) == 1
 
     gate.set()
     results = await asyncio.gather(*tasks)
     assert results == [[i] for i in range(500)]
-    model.drain()
-    assert model.running == {}
-    assert sum(s.completed for s in model.agents.values()) == 500
+    model.store.drain()
+    assert model.store.running == {}
+    assert sum(s.completed for s in model.store.agents.values()) == 500
     assert {model.phase(a) for a in agents} == {"finished"}
-    assert len(model.recent) == 500
+    assert len(model.store.recent) == 500
 
 
 async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
@@ -686,11 +686,11 @@ async def test_a_busy_drain_previews_only_the_turns_it_keeps_and_lets_go_of_all(
     async def make(n: int) -> Counted:
         return Counted(n)
 
-    kept = model.recent.maxlen or 0
+    kept = model.store.recent.maxlen or 0
     for n in range(kept + 100):  # bare turns: only the ring of recent turns keeps them
         await Turn(make, args=[n]).returning()
-    assert model.drain() is True
-    records = list(model.recent)
+    assert model.store.drain() is True
+    records = list(model.store.recent)
 
     assert len(records) == kept
     assert all(r.turn is None for r in records)
@@ -713,10 +713,10 @@ async def test_the_in_process_feeder_takes_an_agents_phase_from_the_one_hook_tab
     agent.pause()
     await agent.put(Turn(step))
     task = asyncio.create_task(run_all(agent))
-    await settle(lambda: model.drain() and PAUSED in log_texts(model, "by-the-table"))
+    await settle(lambda: model.store.drain() and PAUSED in log_texts(model, "by-the-table"))
     assert model.agent("by-the-table").phase == HOOK_PHASE[AgentHook.ON_PAUSE]
     agent.resume()
-    await settle(lambda: model.drain() and RESUMED in log_texts(model, "by-the-table"))
+    await settle(lambda: model.store.drain() and RESUMED in log_texts(model, "by-the-table"))
     assert model.agent("by-the-table").phase == HOOK_PHASE[AgentHook.ON_RESUME]
     gate.set()
     assert await task == [None]

@@ -28,7 +28,7 @@ async def test_6_then_enter_opens_the_newest_turn_at_once(until: Any) -> None:
         await pilot.press("6", "enter")  # no tab needed: the timeline has the focus
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         assert isinstance(app.screen, InspectorScreen)
-        assert app.screen.record.uuid == model.recent[-1].uuid
+        assert app.screen.record.uuid == model.store.recent[-1].uuid
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app._main)
         assert app.focused is app._main.query_one(TimelineTable)  # still there
@@ -61,7 +61,7 @@ async def test_the_trace_url_is_a_link_to_itself_never_markup(until: Any) -> Non
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.model.agent("traced").completed == 1)
-        record = app.model.recent[-1]
+        record = app.model.store.recent[-1]
         url = "http://jaeger.local/trace/abc[bold]123"
         assert link_spans(describe(record, URL)) == [(url, url)]
 

@@ -164,7 +164,7 @@ async def test_big_results_are_previewed_everywhere_without_their_repr(until: An
     app = Dashboard(workload, model=model)
     app.animation_level = "none"
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: sum(s.completed for s in model.agents.values()) == 20)
+        await until(pilot, lambda: sum(s.completed for s in model.store.agents.values()) == 20)
         for key in "123456":
             await pilot.press(key)
             app.refresh_view()
@@ -172,7 +172,7 @@ async def test_big_results_are_previewed_everywhere_without_their_repr(until: An
         queue = app._main.query_one(QueueTable)
         await until(pilot, lambda: queue.row_count == 1)
         assert "Spy([0, 1, 2" in str(queue.get_row_at(0)[2])
-        app.action_inspect(model.recent[-1].uuid)
+        app.action_inspect(model.store.recent[-1].uuid)
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await pilot.press("escape")
         await pilot.press("question_mark")
@@ -180,7 +180,7 @@ async def test_big_results_are_previewed_everywhere_without_their_repr(until: An
         await pilot.press("escape")
         gate.set()
         await until(pilot, app.workload_done.is_set)
-        assert model.agents["big-0"].values_tail[-1].text.startswith("Spy([0, 1, 2")
+        assert model.store.agents["big-0"].values_tail[-1].text.startswith("Spy([0, 1, 2")
         assert Spy.reprs == 0
         # A handful of items per preview, never the whole list — however many times the
         # panels were refreshed meanwhile (that depends on the machine's speed).

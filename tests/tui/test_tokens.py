@@ -112,8 +112,8 @@ async def test_a_returned_usage_counts_for_its_turn(model: DashboardModel) -> No
     await agent.put(Turn(call_model))
     async for _ in agent.run():
         pass
-    model.drain()
-    [record] = model.recent
+    model.store.drain()
+    [record] = model.store.recent
     assert record.tokens == (7, 2)
     assert ("tokens", "7 in, 2 out") in record.details()
     assert [v.text for v in model.agent("caller").values_tail] == ["tokens: 7 in, 2 out"]
@@ -145,8 +145,8 @@ async def test_values_that_do_not_report_tokens_stay_previews(
     await agent.put(Turn(emit))
     async for _ in agent.run():
         pass
-    model.drain()
-    [record] = model.recent
+    model.store.drain()
+    [record] = model.store.recent
     assert record.tokens is None
     assert all(label != "tokens" for label, _ in record.details())
     [shown] = model.agent("emitter").values_tail
@@ -162,6 +162,6 @@ async def test_huge_token_counts_stay_short(model: DashboardModel) -> None:
     await agent.put(Turn(emit))
     async for _ in agent.run():
         pass
-    model.drain()
+    model.store.drain()
     [shown] = model.agent("big").values_tail
     assert shown.text == "tokens: 10^15+ in, 3 out"

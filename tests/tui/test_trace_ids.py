@@ -47,7 +47,7 @@ async def test_the_inspector_shows_the_turns_trace_id_and_viewer_link(
         assert len(turn_spans) == 1
         expected = format(turn_spans[0].context.trace_id, "032x")
 
-        (record,) = [r for r in app.model.recent if r.tool == "answer"]
+        (record,) = [r for r in app.model.store.recent if r.tool == "answer"]
         assert record.trace_id == expected
 
         await pilot.press("6")  # the timeline
@@ -72,5 +72,5 @@ async def test_without_telemetry_there_is_no_trace_id() -> None:
         async for _ in agent.run():
             pass
         app.refresh_view()
-        (record,) = [r for r in app.model.recent if r.tool == "plain"]
+        (record,) = [r for r in app.model.store.recent if r.tool == "plain"]
         assert record.trace_id is None

@@ -45,8 +45,8 @@ async def test_the_inspector_draws_the_turns_spans_including_the_tools_own(
             pass
         assert app.model is not None
         model = app.model
-        await until(pilot, lambda: any(r.tool == "forecast" for r in model.recent))
-        (record,) = [r for r in model.recent if r.tool == "forecast"]
+        await until(pilot, lambda: any(r.tool == "forecast" for r in model.store.recent))
+        (record,) = [r for r in model.store.recent if r.tool == "forecast"]
         app.action_inspect(record.uuid)
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         await until(pilot, lambda: "GET /forecast" in text_of(app))
@@ -90,7 +90,7 @@ async def test_without_an_sdk_the_inspector_says_why_there_are_no_spans(
             pass
         assert app.model is not None
         model = app.model
-        await until(pilot, lambda: len(model.recent) == 1)
-        app.action_inspect(model.recent[0].uuid)
+        await until(pilot, lambda: len(model.store.recent) == 1)
+        app.action_inspect(model.store.recent[0].uuid)
         await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
         assert "no OpenTelemetry SDK is configured in this process" in text_of(app)

@@ -343,12 +343,12 @@ def test_a_store_takes_its_prices_budgets_and_stuck_thresholds_as_one_meters_val
     # The five settings were spelled out three times (the read API, the store, its
     # attention); they travel as one `Meters` now, whole.
     model = DashboardModel(clock=FakeClock())
-    assert not model.priced()
-    model.configure_meters(
+    assert not model.store.priced()
+    model.store.configure_meters(
         Meters(prices={"gpt-4o": Price(input=2.5, output=10.0)}, stuck_factor=7.0)
     )
-    assert model.priced()
-    assert model.attention.watch.factor == 7.0
+    assert model.store.priced()
+    assert model.store.attention.watch.factor == 7.0
 
 
 def test_openinference_and_pydantic_ai_counts_are_read_and_one_count_sent_twice_counts_once() -> (

@@ -26,7 +26,7 @@ async def test_every_widget_is_still_running_once_its_panel_has_shown_nothing_ru
         await pilot.press("6")
         timeline = app._main.query_one(TimelineTable)
         await until(pilot, lambda: timeline.row_count == 2)
-        assert not model.running_turns(None)  # the panel has drawn "nothing running"
+        assert not model.store.running_turns(None)  # the panel has drawn "nothing running"
         stopped = [w for w in app.screen.query(Widget) if not w.is_running]
         assert stopped == []
 
@@ -39,7 +39,7 @@ async def test_the_screens_and_panels_name_what_they_read_as_the_app_does(until:
     app = dashboard(workload, model=model)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: model.agent("one-name").completed == 1)
-        assert app.view is model
+        assert app.view is model.store
         assert app._main.view is app.view
         readers = [w for w in app.screen.query(Widget) if "view" in vars(w)]
         assert len(readers) >= 5  # the agents table and the panels

@@ -28,8 +28,8 @@ async def test_each_respond_turn_carries_the_usage_of_its_model_call() -> None:
         finally:
             await close_session(session)
             await model.aclose()
-    dashboard.drain()
-    responds = [r for r in dashboard.recent if r.tool.endswith("respond") and r.tokens]
+    dashboard.store.drain()
+    responds = [r for r in dashboard.store.recent if r.tool.endswith("respond") and r.tokens]
     assert [r.tokens for r in responds] == [(20, 5), (31, 4)]
     shown = [v.text for v in dashboard.agent("counted").values_tail if v.text.startswith("tok")]
     assert shown == ["tokens: 20 in, 5 out", "tokens: 31 in, 4 out"]

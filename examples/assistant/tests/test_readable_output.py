@@ -23,7 +23,7 @@ async def test_the_values_panel_shows_each_streamed_piece_as_its_quoted_text(
     session = new_session(ScriptedModel([Reply("write the note")], chunk=8), name="writer")
     with subscribe(dashboard):
         await finish(session, "note it")
-    dashboard.drain()
+    dashboard.store.drain()
     shown = [v.text for v in dashboard.agent("writer").values_tail if v.tool.endswith("respond")]
     assert shown[:2] == ["'write th'", "'e note'"]
     assert repr(TextDelta(" a b ")) == "' a b '"  # the spaces at its ends stay visible

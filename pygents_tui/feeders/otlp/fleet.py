@@ -29,6 +29,7 @@ from pygents_tui.state import (
     Action,
     AgentEntry,
     Capabilities,
+    Feeder,
     Panel,
     Reply,
     ServiceState,
@@ -80,7 +81,7 @@ class OtlpSource:
         return Reply(CAPABILITIES.why_not(need) or f"{need} is not offered here", True)
 
 
-class FleetModel:
+class FleetModel(Feeder):
     """See the module docstring. ``clock`` (monotonic seconds) and ``wall`` (Unix
     nanoseconds) are injectable for deterministic tests; ``arrived`` is set by every
     ingestion, so a waiter wakes up instead of polling."""
@@ -173,9 +174,6 @@ class FleetModel:
         """The store removed ``service`` (asked by the store, `Feeder`)."""
         self.services.forgot(service)
 
-    def close(self) -> None:
-        """Nothing to let go of: the receiver is stopped by whoever started it."""
-
     def hold(self) -> None:
         """Put back what `held` says over what the records folded since said: a
         paused mailbox shows paused, and its depth is its waiting turns."""
@@ -216,6 +214,8 @@ class FleetModel:
         named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
         return f"no live records yet from {named}: its {effect}"
 
-    def counters(self) -> dict[str, int]:
-        """What the store's counters add of this feeder: the items waiting to fold."""
-        return {"pending": sum(b.items for b, _, _ in self._inbox)}
+    def counters(self, counts: dict[str, int]) -> dict[str, int]:
+        """The store's counters (``counts``) and this feeder's: the items waiting to
+        fold."""
+        counts["pending"] = sum(b.items for b, _, _ in self._inbox)
+        return counts

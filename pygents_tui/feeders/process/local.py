@@ -36,7 +36,7 @@ from pygents_tui.state import (
     Capabilities,
     Capacity,
     ContextContents,
-    DashboardView,
+    Feeder,
     Panel,
     Reply,
     Sources,
@@ -117,17 +117,21 @@ class ThisProcess:
 _EVERYTHING = Capabilities()
 
 
-class _NoTraces:
-    """The store's traces until this process's spans are found (`LiveProcess.spans`)."""
+class _Traces:
+    """The store's traces: this process's spans, once found (`LiveProcess.spans`)."""
 
     evicted = 0
     dropped = 0
 
+    def __init__(self, feeder: LiveProcess) -> None:
+        self._feeder = feeder
+
     def tree(self, trace_id: str) -> TraceTree | None:
-        return None
+        spans = self._feeder.spans
+        return spans.tree(trace_id) if spans is not None else None
 
 
-class LiveProcess(Store):
+class LiveProcess(Feeder):
     """The store as the in-process feeder keeps it: one service (this program) with
     one instance (this process), its agents labelled by their bare names. On every
     drain (`refresh_live`) what only live agents can say is read from the registry:
@@ -139,8 +143,6 @@ class LiveProcess(Store):
     ``tracer_provider``: the provider whose spans the trace view shows (``None``: the
     global one, looked for until an SDK installs one)."""
 
-    label_width = 10  # the agents' own names
-
     def __init__(
         self,
         limits: StoreLimits,
@@ -149,13 +151,18 @@ class LiveProcess(Store):
         max_finished: int,
         tracer_provider: object | None = None,
     ) -> None:
-        super().__init__(limits, _NoTraces(), clock, stale_after=math.inf)
-        self.process = self.add_service(
-            _program(), f"pid {os.getpid()}", label=_program(), at=self.epoch, pid=os.getpid()
+        # The store this feeder writes (what the app reads): its labels are the
+        # agents' own names, and a process of one never goes stale.
+        self.store = Store(limits, _Traces(self), clock, stale_after=math.inf)
+        self.store.label_width = 10
+        self.store.feeder = self
+        self.clock = clock
+        self.process = self.store.add_service(
+            _program(), f"pid {os.getpid()}", label=_program(), at=self.store.epoch, pid=os.getpid()
         )
         self.process.bare = True
         self.finished = FinishedAgents(max_finished)  # of the store's agents, those that left
-        self.sources = Sources(ThisProcess())
+        self.store.sources = Sources(ThisProcess())
         self.spans: SpanSource | None = None
         self._subscription: Any = None
         self._find_provider: Callable[[], object] | None = None
@@ -187,9 +194,9 @@ class LiveProcess(Store):
 
     def agent(self, name: str) -> AgentEntry:
         """The agent of this process named ``name``, made on first sight."""
-        found = self.agents.get(name)
+        found = self.store.agents.get(name)
         if found is None:
-            found = self.new_agent(self.process, name, name, name, name)
+            found = self.store.new_agent(self.process, name, name, name, name)
         return found
 
     def start(self) -> None:
@@ -211,9 +218,9 @@ class LiveProcess(Store):
         """Give every registered agent a row with its live state, and mark those that
         left the registry finished. True if the list of agents changed."""
         changed = False
-        detached = _detached_turns(self.running.values())
+        detached = _detached_turns(self.store.running.values())
         for found in AgentRegistry.all():
-            entry = self.agents.get(found.name)
+            entry = self.store.agents.get(found.name)
             if entry is None:
                 entry = self.agent(found.name)
                 changed = True
@@ -232,7 +239,7 @@ class LiveProcess(Store):
                     entry.live_phase = "running"
             entry.context_queue = Capacity(len(queue), queue.limit)
             entry.context_pool = Capacity(len(pool), pool.limit)
-        if self.finished.follow(self, AgentRegistry.__contains__, now):
+        if self.finished.follow(self.store, AgentRegistry.__contains__, now):
             changed = True
             for entry in self.finished:  # its queue, turn and context went with it
                 entry.queue_depth = entry.current_tool = entry.current_turn = None
@@ -242,16 +249,15 @@ class LiveProcess(Store):
 
     def phase(self, agent: Agent) -> str:
         """What registered ``agent`` is doing now (its row's state)."""
-        found = self.agents.get(agent.name)
+        found = self.store.agents.get(agent.name)
         return _phase(agent, found.phase if found is not None else "idle")
 
     def finished_agents(self) -> list[AgentEntry]:
         """The agents that have left the registry, oldest first."""
         return list(self.finished)
 
-    def clear_finished(self) -> int:
+    def cleared(self) -> None:
         self.finished.clear()
-        return super().clear_finished()
 
     def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
         found = AgentRegistry.find(agent)
@@ -277,40 +283,31 @@ class LiveProcess(Store):
             ),
         )
 
-    def mailboxes(self) -> Mapping[str, MailboxStats]:
+    def mailboxes(self, stats: Mapping[str, MailboxStats]) -> Mapping[str, MailboxStats]:
         return served_stats()
 
     # -- this process's spans ------------------------------------------------------------------
 
     @property
-    def version(self) -> int:
-        return super().version + (self.spans.version if self.spans is not None else 0)
+    def revision(self) -> int:
+        return self.spans.version if self.spans is not None else 0
 
     def drain_spans(self) -> bool:
         if self.spans is None:
             self._watch_provider()
-        return self.spans is not None and self.spans.drain(self.span_arrived)
+        return self.spans is not None and self.spans.drain(self.store.span_arrived)
 
     def trace_of(self, turn: TurnEntry) -> str | None:
+        """The trace of ``turn``, learned from its span if there was no way to ask for
+        it when the turn started."""
         if turn.trace_id is None and self.spans is not None:
             turn.trace_id = self.spans.trace_of(turn.uuid)
         return turn.trace_id
 
-    def find_turn(self, key: str) -> TurnEntry | None:
-        """The turn with id ``key``; its trace id learned from its span if there was
-        no way to ask for it when the turn started."""
-        record = super().find_turn(key)
-        if record is not None and record.trace_id is None and self.spans is not None:
-            record.trace_id = self.spans.trace_of(key)
-        return record
-
-    def trace_tree(self, trace_id: str) -> TraceTree | None:
-        return self.spans.tree(trace_id) if self.spans is not None else None
-
-    def unavailable(self, panel: Panel, agent: str | None = None) -> str | None:
+    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
         if panel == "trace" and self.spans is None:
             return NO_SDK
-        return super().unavailable(panel, agent)
+        return note
 
 
 def _program() -> str:
@@ -351,6 +348,3 @@ def _arguments(turn: Turn[Any]) -> str:
         )
     return preview(arguments, 40)
 
-
-# The in-process view is a DashboardView (checked by mypy, free at run time).
-_VIEW: type[DashboardView] = LiveProcess

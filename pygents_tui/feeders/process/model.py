@@ -109,7 +109,7 @@ class DashboardModel(LiveProcess, Subscriber):
             tracer_provider=tracer_provider,
         )
         self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
-        self.wall_clock = self.wall_time
+        self.store.wall_clock = self.wall_time
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
         self.received = 0
         self.processed = 0
@@ -147,7 +147,7 @@ class DashboardModel(LiveProcess, Subscriber):
     @property
     def log_total(self) -> int:
         """Log lines ever written (the log keeps the last ``max_log``)."""
-        return self.log.total
+        return self.store.log.total
 
     @property
     def dropped(self) -> int:
@@ -188,8 +188,8 @@ class DashboardModel(LiveProcess, Subscriber):
         for them would be thrown away unseen.
         """
         settling = self._settling
-        recent_left = self.recent.maxlen or 0
-        turns = self.turns
+        recent_left = self.store.recent.maxlen or 0
+        turns = self.store.turns
         agent_left: dict[str, int] = {}
         for record, output, error in reversed(settling):
             kept = recent_left > 0 or record.key in turns
@@ -205,7 +205,7 @@ class DashboardModel(LiveProcess, Subscriber):
         settling.clear()
 
     def _note(self, at: float, agent: str, kind: str, text: str) -> None:
-        self.note(self.process, at, agent, kind, text)
+        self.store.note(self.process, at, agent, kind, text)
 
     def _started(self, scope: Scope, at: float, trace: str | None = None) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
@@ -230,8 +230,8 @@ class DashboardModel(LiveProcess, Subscriber):
             trace_id=trace,
         )
         self._open[scope] = record
-        self.index_turn(record)
-        self.start_running(record)
+        self.store.index_turn(record)
+        self.store.start_running(record)
         if agent is not None:
             self._note(at, agent.label, "turn", turn_started(record.tool))
 
@@ -262,7 +262,7 @@ class DashboardModel(LiveProcess, Subscriber):
             output = record.shown(turn.output)
             self._value(record, output, at)
         self._settling.append((record, output, error))  # see _settle
-        self.finish(
+        self.store.finish(
             record,
             scope.stop_reason,
             summary(error, 200, preview) if error is not None else None,
@@ -273,10 +273,10 @@ class DashboardModel(LiveProcess, Subscriber):
 
     def _value(self, record: TurnRecord, text: str, at: float) -> None:
         """Count a value of ``record``'s turn, and keep ``text``, its preview."""
-        agent = self.agents.get(record.agent) if record.agent is not None else None
+        agent = self.store.agents.get(record.agent) if record.agent is not None else None
         if agent is None:
             return
-        self.add_values(record, record.values + 1)
+        self.store.add_values(record, record.values + 1)
         agent.values_tail.append(ValueEntry(at, record.tool, text))
 
     def _tail_stream(self, scope: Scope, record: TurnRecord, at: float | None = None) -> bool:
@@ -293,7 +293,7 @@ class DashboardModel(LiveProcess, Subscriber):
         fresh = output[max(seen, total - 500) : total]
         skipped = total - seen - len(fresh)
         if skipped and record.agent is not None:
-            self.add_values(record, record.values + skipped)
+            self.store.add_values(record, record.values + skipped)
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
                 self._value(record, record.shown(value), at)
@@ -343,15 +343,16 @@ class DashboardModel(LiveProcess, Subscriber):
 
     def wall_time(self, at: float) -> datetime:
         """The date (UTC) of ``at``, a time read from `clock`."""
-        return datetime.fromtimestamp(self.wall_epoch + (at - self.epoch), UTC)
+        return datetime.fromtimestamp(self.wall_epoch + (at - self.store.epoch), UTC)
 
     def live_agents(self) -> list[Agent]:
         """The registered agents, by name."""
         return sorted(AgentRegistry.all(), key=lambda a: a.name)
 
-    def counters(self) -> dict[str, int]:
-        """What this process's feeder counts: records taken and lost, turns completed
-        (cleared agents' too), finished agents forgotten and spans lost."""
+    def counters(self, counts: dict[str, int]) -> dict[str, int]:
+        """What this process's feeder counts, instead of the store's tallies of a fleet
+        (``counts``): records taken and lost, turns completed (cleared agents' too),
+        finished agents forgotten and spans lost."""
         counts = {
             "received": self.processed,
             "dropped": self.dropped,

@@ -22,6 +22,7 @@ from pygents_tui.recording._reader import Recording
 from pygents_tui.state import (
     Action,
     Capabilities,
+    Feeder,
     Panel,
     Reply,
     ServiceState,
@@ -34,7 +35,7 @@ __all__ = ["ReplayView"]
 _NOT_LIVE = "a replay shows what was recorded: it cannot pause agents (space pauses the replay)"
 
 
-class ReplayView:
+class ReplayView(Feeder):
     """See the module docstring. ``stale_after`` is the store's, in recorded seconds;
     ``clock`` paces the replay (injectable for tests)."""
 
@@ -114,8 +115,8 @@ class ReplayView:
             return "nothing recorded up to this point of the replay"
         return note if note is not None else self.model.unavailable(panel, agent, None)
 
-    def counters(self) -> Mapping[str, int]:
-        counts = dict(self.model.counters())
+    def counters(self, counts: dict[str, int]) -> Mapping[str, int]:
+        counts = dict(self.model.counters(counts))
         for kind, count in self.replay.recording.drops.items():
             counts[f"recording_{kind}"] = count
         return counts

@@ -160,24 +160,24 @@ async def test_this_process_s_agents_move_after_the_others_when_they_leave_and_b
     model = DashboardModel(clock=clock, max_finished=1)
     with subscribe(model):
         first = Agent("alpha", "stays", [noop])
-        model.drain()
-        watch = Watch(model)
+        model.store.drain()
+        watch = Watch(model.store)
         second = Agent("bravo", "leaves", [noop])
-        model.drain()
+        model.store.drain()
         assert watch.labels() == ["alpha", "bravo"]
 
         AgentRegistry.discard("alpha", first)
-        model.drain()
+        model.store.drain()
         assert watch.labels() == ["bravo", "alpha"], "a finished agent goes after the others"
 
         first = Agent("alpha", "the same name again", [noop])
-        model.drain()
+        model.store.drain()
         assert watch.labels() == ["alpha", "bravo"]
 
         AgentRegistry.discard("alpha", first)
-        model.drain()
+        model.store.drain()
         AgentRegistry.discard("bravo", second)
-        model.drain()
+        model.store.drain()
         assert watch.labels() == ["bravo"], "past max_finished, the oldest is forgotten"
 
 

@@ -45,11 +45,11 @@ async def test_returned_values_are_counted_under_listen_as_under_run(
             await agent.put(Turn(shout, args=[word]))
         await agent.put(Turn(spell, args=["de"]))
         assert [value async for _, value in agent.run()] == ["A", "B", "C", "d", "e"]
-    model.drain()
+    model.store.drain()
     await settle(fleet, exporting)
 
     (remote,) = fleet.store.agent_rows()
-    assert model.agents["returns"].values == remote.values == 5
+    assert model.store.agents["returns"].values == remote.values == 5
 
     app = Dashboard(view=fleet.store)
     async with app.run_test(size=(120, 40)) as pilot:

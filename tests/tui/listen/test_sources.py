@@ -124,29 +124,29 @@ async def test_a_turn_heard_in_process_and_over_otlp_is_counted_and_logged_alike
             [value async for _, value in agent.run()]
     finally:
         subscription.close()
-    model.drain()
+    model.store.drain()
     await settle(fleet, exporting)
 
-    local = model.agents["same"]
+    local = model.store.agents["same"]
     (remote,) = fleet.store.agent_rows()
     assert isinstance(local, AgentTotals)
     assert isinstance(remote, AgentTotals)
     assert totals(local) == totals(remote) == ("failed", 2, 1, 1, 0, 2)
-    assert turn_ends(model.log) == turn_ends(fleet.store.log)
-    local_turns, remote_turns = list(model.recent), fleet.store.recent_turns()
+    assert turn_ends(model.store.log) == turn_ends(fleet.store.log)
+    local_turns, remote_turns = list(model.store.recent), fleet.store.recent_turns()
     assert all(isinstance(turn, TurnFacts) for turn in (*local_turns, *remote_turns))
     assert [ended(turn) for turn in local_turns] == [ended(turn) for turn in remote_turns]
     # One store behind both feeders: the same records, and equal rows.
     assert isinstance(local, AgentEntry)
     assert isinstance(remote, AgentEntry)
     assert agent_row(local) == agent_row(remote) == ("same", "failed", False, 2, 1, 1, 0, 2)
-    assert model.agent_rows() == [local]
+    assert model.store.agent_rows() == [local]
     assert all(isinstance(turn, TurnEntry) for turn in (*local_turns, *remote_turns))
     assert [stored(turn, local) for turn in local_turns] == [
         stored(turn, remote) for turn in remote_turns
     ]
-    assert [turn.key for turn in model.recent_turns("same")] == [t.uuid for t in local_turns]
-    assert turn_ends(model.log) == [
+    assert [turn.key for turn in model.store.recent_turns("same")] == [t.uuid for t in local_turns]
+    assert turn_ends(model.store.log) == [
         ("turn", "✔ ok …s"),
         ("turn", "✔ ok …s"),
         ("failed", "✖ broken"),
@@ -187,7 +187,7 @@ async def test_an_in_process_source_handed_in_as_a_view_pauses_its_agents_as_it_
 
     agent = Agent("pausable", "waits", [ok])
     assert AgentRegistry.find("pausable") is agent
-    app = Dashboard(view=DashboardModel())
+    app = Dashboard(view=DashboardModel().store)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.selected_agent == "pausable")
         await pilot.press("p")
