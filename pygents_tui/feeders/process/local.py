@@ -347,4 +347,3 @@ def _arguments(turn: Turn[Any]) -> str:
             f", {arguments}" if arguments else ""
         )
     return preview(arguments, 40)
-
