@@ -36,10 +36,11 @@ __all__: list[str] = []
 
 async def assistant() -> str:
     """Two messages of one conversation: a tool call, then answers with usage."""
+    from tests.chat_server import chat_stream, serve_chat  # type: ignore[import-untyped]
+
     from assistant.agent import build_session, close_session
     from assistant.openai_model import OpenAIModel
     from assistant.tracing import start_tracing
-    from tests.chat_server import chat_stream, serve_chat  # type: ignore[import-not-found]
 
     tracing = start_tracing()
     if tracing is None:
@@ -47,7 +48,9 @@ async def assistant() -> str:
     try:
         async with serve_chat() as server:
             server.answer(
-                chat_stream("Looking.", tool_calls=[("call_ls1", "list_files", {})], usage=(120, 9)),
+                chat_stream(
+                    "Looking.", tool_calls=[("call_ls1", "list_files", {})], usage=(120, 9)
+                ),
                 chat_stream("The folder is empty.", usage=(161, 6)),
                 chat_stream("Nothing to read, then: done.", usage=(190, 8)),
             )
@@ -79,7 +82,8 @@ async def pydantic_ai() -> list[str]:
     spec = importlib.util.spec_from_file_location(
         "harness", CHECKOUT / "tests" / "frameworks" / "harness.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     harness = importlib.util.module_from_spec(spec)
     sys.modules["harness"] = harness
     spec.loader.exec_module(harness)
