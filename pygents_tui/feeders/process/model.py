@@ -4,21 +4,25 @@ store (`pygents_tui.state.Store`) as a fleet of one, and no UI.
 It is fed by the core's subscription seam at almost no cost to the agents: it follows
 scopes (agent runs and turns) and *cold* hook events only — puts, pauses, errors,
 timeouts, context changes — so every per-turn path of the runtime stays on its fast
-track. Ingestion is one ``deque.append`` and a count;
-[`DashboardModel.drain`][pygents_tui.DashboardModel.drain],
-called by the UI on a timer, folds the records into the store's agents, turns, rings
-and counters, through the same writes the OTLP feeder makes. Live state (queue depth,
-current turn, context sizes, a stream's values so far) is read from the agents
-themselves on every drain (`pygents_tui.feeders.process.local.LiveProcess`).
+track. Ingestion is one ``deque.append`` and a count. The feeder makes the store it
+writes (``model.store``, what the app reads) and is its `Feeder`: the store's
+``drain``, called by the UI on a timer, asks it to fold the records into the store's
+agents, turns, rings and counters, through the same writes the OTLP feeder makes.
+Live state (queue depth, current turn, context sizes, a stream's values so far) is
+read from the agents themselves on every drain, and their queued turns and context
+items when a panel asks (helpers in `pygents_tui.feeders.process.local`).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Final
+from itertools import islice
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from pygents import (
     COLD_EVENTS,
@@ -38,15 +42,37 @@ from pygents import (
     ToolType,
     Turn,
     TurnHook,
+    subscribe,
 )
-from pygents_tui.feeders.process._agents import THROUGHPUT_SECONDS, AgentState
+from pygents_tui.feeders.process._agents import THROUGHPUT_SECONDS, AgentState, FinishedAgents
+from pygents_tui.feeders.process._mailboxes import served_stats
 from pygents_tui.feeders.process._turn_entries import LogEntry, TurnDetails, TurnRecord, ValueRecord
-from pygents_tui.feeders.process.local import LiveProcess
+from pygents_tui.feeders.process.local import (
+    NO_SDK,
+    ProcessTraces,
+    SpanSource,
+    ThisProcess,
+    arguments,
+    detached_turns,
+    phase_of,
+    program,
+    spans_module,
+)
 from pygents_tui.state import (
     PAUSED,
+    POOL_SHOWN,
+    QUEUE_SHOWN,
     RESUMED,
     RUN_STARTED,
+    AgentEntry,
+    Capacity,
+    ContextContents,
+    Feeder,
+    Panel,
+    Sources,
+    Store,
     StoreLimits,
+    TurnEntry,
     ValueEntry,
     added,
     evicted,
@@ -55,6 +81,9 @@ from pygents_tui.state import (
 )
 from pygents_tui.text._errors import summary
 from pygents_tui.text._preview import preview
+
+if TYPE_CHECKING:
+    from pygents.redis import MailboxStats
 
 __all__ = [
     "THROUGHPUT_SECONDS",
@@ -79,10 +108,16 @@ stays on its fast track), and of those not the ``BEFORE_`` half of a pair (its
 ``AFTER_`` says the same, later) nor a turn's failure (its end reports it, once)."""
 
 
-class DashboardModel(LiveProcess, Subscriber):
-    """See the module docstring.
+class DashboardModel(Feeder, Subscriber):
+    """See the module docstring. The store has one service (this program) with one
+    instance (this process), its agents labelled by their bare names; on every drain
+    (`refresh_live`) each registered agent gets a row with its phase, queue depth,
+    current turn and context sizes, and those that left are marked finished
+    (`FinishedAgents`).
 
-    ``clock`` (monotonic seconds) times everything the model records; ``wall_clock``
+    ``tracer_provider``: the provider whose spans the trace view shows (``None``: the
+    global one, looked for until an SDK installs one). ``clock`` (monotonic seconds)
+    times everything the model records; ``wall_clock``
     (seconds since the epoch) is read once, to show those times as dates. Both are the
     seam that makes a test's timings, bars and dates exact."""
 
@@ -102,12 +137,23 @@ class DashboardModel(LiveProcess, Subscriber):
         max_finished: int = 50,
         tracer_provider: object | None = None,
     ) -> None:
-        super().__init__(
-            StoreLimits(log=max_log, **_IN_PROCESS),
-            clock,
-            max_finished=max_finished,
-            tracer_provider=tracer_provider,
+        limits = StoreLimits(log=max_log, **_IN_PROCESS)
+        # The store this feeder writes (what the app reads): its labels are the
+        # agents' own names, and a process of one never goes stale.
+        self.store = Store(limits, ProcessTraces(self), clock, stale_after=math.inf)
+        self.store.label_width = 10
+        self.store.feeder = self
+        self.clock = clock
+        self.process = self.store.add_service(
+            program(), f"pid {os.getpid()}", label=program(), at=self.store.epoch, pid=os.getpid()
         )
+        self.process.bare = True
+        self.finished = FinishedAgents(max_finished)  # of the store's agents, those that left
+        self.store.sources = Sources(ThisProcess())
+        self.spans: SpanSource | None = None
+        self._subscription: Any = None
+        self._find_provider: Callable[[], object] | None = None
+        self.trace_with(tracer_provider)
         self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
         self.store.wall_clock = self.wall_time
         self.inbox: deque[tuple[int, Any, float, str | None]] = deque(maxlen=max_inbox)
@@ -338,6 +384,149 @@ class DashboardModel(LiveProcess, Subscriber):
             )
         else:
             self._note(at, owner, "event", f"{kind.qualified}")
+
+    # -- this process's registry and spans, read on every drain ---------------------------
+
+    def trace_with(self, tracer_provider: object | None) -> None:
+        """Show the spans of ``tracer_provider`` (``None``: the global provider's),
+        instead of those shown so far."""
+        if self.spans is not None:
+            self.spans.close()  # (its provider keeps it, closed: it ignores spans)
+            self.spans = None
+        spans = spans_module()
+        if spans is not None:
+            given = tracer_provider is not None
+            self._find_provider = (lambda: tracer_provider) if given else spans.global_provider
+            self._watch_provider()
+
+    def _watch_provider(self) -> None:
+        """Register on the SDK's provider once there is one. The program may configure
+        its SDK after the dashboard started: looked for again at every drain until found
+        (an attribute read and an isinstance check)."""
+        spans = spans_module()
+        if self._find_provider is None or spans is None:
+            return
+        capture: SpanSource | None = spans.attach(self._find_provider())
+        if capture is not None:
+            self.spans = capture
+            self._find_provider = None
+
+    def agent(self, name: str) -> AgentEntry:
+        """The agent of this process named ``name``, made on first sight."""
+        found = self.store.agents.get(name)
+        if found is None:
+            found = self.store.new_agent(self.process, name, name, name, name)
+        return found
+
+    def start(self) -> None:
+        """Subscribe the feeder to this process's runtime."""
+        if self._subscription is None:
+            self._subscription = subscribe(cast("Subscriber", self))
+
+    def close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        if self.spans is not None:
+            self.spans.close()
+        self._find_provider = None
+
+    # -- what only live agents say, read on every drain -------------------------------------
+
+    def refresh_live(self, now: float) -> bool:
+        """Give every registered agent a row with its live state, and mark those that
+        left the registry finished. True if the list of agents changed."""
+        changed = False
+        detached = detached_turns(self.store.running.values())
+        for found in AgentRegistry.all():
+            entry = self.store.agents.get(found.name)
+            if entry is None:
+                entry = self.agent(found.name)
+                changed = True
+            queue, pool = found.context_queue, found.context_pool
+            current = found.current_turn
+            entry.live_phase = phase_of(found, entry.phase)
+            entry.queue_depth = found.queue_depth
+            entry.current_tool = current.tool.name if current is not None else None
+            entry.current_turn = current.uuid if current is not None else None
+            running = detached.get(entry.key) if current is None else None
+            if running:  # turns run outside its run() loop: a pygents.redis Worker's
+                oldest = running[0]
+                more = f" +{len(running) - 1}" if len(running) > 1 else ""
+                entry.current_tool, entry.current_turn = oldest.tool + more, oldest.uuid
+                if entry.live_phase != "paused":
+                    entry.live_phase = "running"
+            entry.context_queue = Capacity(len(queue), queue.limit)
+            entry.context_pool = Capacity(len(pool), pool.limit)
+        if self.finished.follow(self.store, AgentRegistry.__contains__, now):
+            changed = True
+            for entry in self.finished:  # its queue, turn and context went with it
+                entry.queue_depth = entry.current_tool = entry.current_turn = None
+                entry.live_phase = None
+                entry.context_queue = entry.context_pool = None
+        return changed
+
+    def phase(self, agent: Agent) -> str:
+        """What registered ``agent`` is doing now (its row's state)."""
+        found = self.store.agents.get(agent.name)
+        return phase_of(agent, found.phase if found is not None else "idle")
+
+    def finished_agents(self) -> list[AgentEntry]:
+        """The agents that have left the registry, oldest first."""
+        return list(self.finished)
+
+    def cleared(self) -> None:
+        self.finished.clear()
+
+    def queued_turns(self, agent: str) -> list[tuple[str, str, str, str]]:
+        found = AgentRegistry.find(agent)
+        if found is None:
+            return []
+        return [
+            (str(position), turn.tool.name, arguments(turn), f"{turn.timeout:g}s")
+            for position, turn in enumerate(islice(found, QUEUE_SHOWN), start=1)
+        ]
+
+    def context_contents(self, agent: str) -> ContextContents | None:
+        found = AgentRegistry.find(agent)
+        if found is None:
+            return None
+        queue, pool = found.context_queue, found.context_pool
+        return ContextContents(
+            queue=Capacity(len(queue), queue.limit),
+            queue_items=tuple(preview(item.content, 70) for item in queue.items),
+            pool=Capacity(len(pool), pool.limit),
+            pool_items=tuple(
+                (preview(item.id, 14), preview(item.description, 40), preview(item.content, 40))
+                for item in pool.items[-POOL_SHOWN:]
+            ),
+        )
+
+    def mailboxes(self, stats: Mapping[str, MailboxStats]) -> Mapping[str, MailboxStats]:
+        return served_stats()
+
+    # -- this process's spans ------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        return self.spans.version if self.spans is not None else 0
+
+    def drain_spans(self) -> bool:
+        if self.spans is None:
+            self._watch_provider()
+        return self.spans is not None and self.spans.drain(self.store.span_arrived)
+
+    def trace_of(self, turn: TurnEntry) -> str | None:
+        """The trace of ``turn``, learned from its span if there was no way to ask for
+        it when the turn started."""
+        if turn.trace_id is None and self.spans is not None:
+            turn.trace_id = self.spans.trace_of(turn.uuid)
+        return turn.trace_id
+
+    def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
+        if panel == "trace" and self.spans is None:
+            return NO_SDK
+        return note
 
     # -- reading ---------------------------------------------------------------------------
 
