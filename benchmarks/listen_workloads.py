@@ -130,7 +130,9 @@ class _Requests:
             ("service.instance.id", f"sender-{pid}"),
         ):
             group.resource.attributes.add(key=key, value=AnyValue(string_value=value))
-        spans = group.scope_spans.add().spans
+        scope = group.scope_spans.add()
+        scope.scope.name = "pygents_otel"  # what pygents' own spans are sent under
+        spans = scope.spans
         now = time.time_ns()
         self.turns: list[tuple[Span, Span, Span]] = []
         for n in range(TURNS_PER_REQUEST):

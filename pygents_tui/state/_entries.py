@@ -177,6 +177,9 @@ class ServiceState:
     records: int = 0
     points: int = 0  # metric data points (counted, not used)
     live: bool = False  # any live record from it: else its agents are known by spans only
+    # The instrumentation scope of another framework's spans it sent (GenAI conventions
+    # or OpenInference): its agents' runs are read from spans, and it has no live records.
+    framework: str | None = None
     # Its agents are labelled by their bare names: it is the dashboard's own process,
     # a fleet of one, where the registry keeps names unique.
     bare: bool = False

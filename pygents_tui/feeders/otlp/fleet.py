@@ -204,18 +204,28 @@ class FleetModel(Feeder):
 
     def _spans_only(self) -> str | None:
         """Which services sent no live record yet, per service: one that sends them
-        must not hide another whose running agents show as idle for want of them."""
-        quiet = sorted(s.label for s in self.store.services.values() if not s.live)
+        must not hide another whose running agents show as idle for want of them.
+        Another framework's senders cannot send them: they are told apart, and told
+        nothing of pygents' live mode."""
+        services = self.store.services.values()
+        quiet = sorted(s.label for s in services if not s.live and s.framework is None)
         if not quiet:
-            return None
+            foreign = sorted(s.label for s in services if s.framework is not None)
+            if not foreign:
+                return None
+            return f"{_named(foreign)}: another framework's agents, a run shown when it ends"
         effect = "turns show when their spans end (turn live mode on)"
         if len(quiet) == len(self.store.services):
             return f"no live records yet: {effect}"
-        named = ", ".join(quiet[:3]) + (f" and {len(quiet) - 3} more" if len(quiet) > 3 else "")
-        return f"no live records yet from {named}: its {effect}"
+        return f"no live records yet from {_named(quiet)}: its {effect}"
 
     def counters(self, counts: dict[str, int]) -> dict[str, int]:
         """The store's counters (``counts``) and this feeder's: the items waiting to
         fold."""
         counts["pending"] = sum(b.items for b, _, _ in self._inbox)
         return counts
+
+
+def _named(labels: list[str]) -> str:
+    """Up to three labels, and how many more."""
+    return ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")

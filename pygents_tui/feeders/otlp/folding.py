@@ -22,6 +22,8 @@ from pygents_tui.feeders.otlp.coerce import (
     as_text,
     stop_reason,
 )
+from pygents_tui.feeders.otlp.foreign import ForeignRuns
+from pygents_tui.feeders.otlp.genai import read_foreign
 from pygents_tui.feeders.otlp.live import LiveRecords, end_time
 from pygents_tui.feeders.otlp.services import Services
 from pygents_tui.feeders.traces import TraceStore
@@ -51,6 +53,7 @@ class Folding:
         self.traces = traces  # the store's, as the feeder adds to it
         self.services = Services(store)
         self.live = LiveRecords(store, self.services)
+        self.foreign = ForeignRuns(store, self.services, traces)
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
 
     def fold_batch(self, batch: Batch, mono: float, wall: int) -> None:
@@ -88,7 +91,10 @@ class Folding:
         self.store.span_arrived(span)
         attributes = span.attributes
         uuid = attributes.get(k.TURN_UUID)
-        if isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):
+        foreign = read_foreign(span)
+        if foreign is not None:
+            self.foreign.fold(service, span, foreign, mono, wall)
+        elif isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):
             self._turn_span(service, span, uuid, mono, wall)
         elif attributes.get(k.OPERATION) == k.INVOKE_AGENT:
             self._agent_span(service, span)

@@ -61,6 +61,7 @@ _KINDS: Final[Mapping[str, Role]] = {
     "LLM": Role.MODEL,
     "EMBEDDING": Role.MODEL,
 }
+_PYGENTS_PREFIX: Final = "pygents."
 _OI_AGENT_NAME: Final = "agent.name"
 _OI_TOOL_NAME: Final = "tool.name"
 _OI_SESSION: Final = "session.id"
@@ -92,6 +93,8 @@ def read_foreign(span: ReceivedSpan) -> Foreign | None:
     if span.scope == PYGENTS_SCOPE:
         return None
     attributes = span.attributes
+    if any(name.startswith(_PYGENTS_PREFIX) for name in attributes):
+        return None  # pygents' own, under another scope name (a relay, a test)
     operation = as_text(attributes.get(k.OPERATION))
     role = _OPERATIONS.get(operation) if operation else None
     if role is None:

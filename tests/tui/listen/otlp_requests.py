@@ -116,6 +116,7 @@ def spans_batch(
     group = request.resource_spans.add()
     group.resource.attributes.extend(_attributes(_resource(service, instance)))
     scope = group.scope_spans.add()
+    scope.scope.name = "pygents_otel"  # what pygents' own spans are sent under
     for spec in spans:
         scope.spans.append(
             Span(
