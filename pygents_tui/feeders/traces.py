@@ -71,6 +71,11 @@ class TraceStore:
         trace = self._traces.get(trace_id)
         return list(trace.spans.values()) if trace is not None else []
 
+    def span(self, trace_id: str, span_id: str) -> ReceivedSpan | None:
+        """One span, if it arrived (and is still kept)."""
+        trace = self._traces.get(trace_id)
+        return trace.spans.get(span_id) if trace is not None else None
+
     def tree(self, trace_id: str) -> TraceTree | None:
         """The trace as nested `SpanNode` objects, roots by start time. Spans whose
         parent has not arrived are roots marked ``orphan``; cycles (only a broken or

@@ -42,6 +42,7 @@ from pygents_tui.state._texts import (
     queued,
     turn_started,
 )
+from pygents_tui.state._tokens import CallUsage, read_usage
 from pygents_tui.state._totals import (
     HOOK_PHASE,
     PHASES,
@@ -59,6 +60,7 @@ from pygents_tui.state._view import (
     EventRow,
     Panel,
     SpanNode,
+    ToolTally,
     TraceTree,
     TurnRow,
     ValueRow,
@@ -81,6 +83,7 @@ __all__ = [
     "AgentRow",
     "AgentTotals",
     "Budget",
+    "CallUsage",
     "Capabilities",
     "Capability",
     "Capacity",
@@ -104,6 +107,7 @@ __all__ = [
     "Store",
     "StoreLimits",
     "Throughput",
+    "ToolTally",
     "TraceTree",
     "Traces",
     "TurnEntry",
@@ -118,5 +122,6 @@ __all__ = [
     "evicted",
     "of_agent",
     "queued",
+    "read_usage",
     "turn_started",
 ]

@@ -111,8 +111,8 @@ class Attention:
 
     def _attribute(self, turn: TurnEntry, trace_of: Callable[[TurnEntry], str | None]) -> None:
         agent = turn.agent
-        if agent is None:
-            return
+        if agent is None or turn.steps_credited:
+            return  # (another framework's run: its own model calls were credited to it)
         trace = turn.trace_id or trace_of(turn)
         if trace:
             self.meter.attribute(trace, agent, turn.service.name, self._name_of(agent))

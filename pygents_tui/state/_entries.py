@@ -25,7 +25,7 @@ from typing import Final, Generic, TypeVar
 from pygents_tui.state._contents import QueuedTurn
 from pygents_tui.state._totals import AgentTotals
 from pygents_tui.state._turns import TurnFacts
-from pygents_tui.state._view import Capacity, ContextContents
+from pygents_tui.state._view import Capacity, ContextContents, ToolTally
 
 __all__ = [
     "AgentEntry",
@@ -97,6 +97,8 @@ class Ring(Generic[T]):
 
 CLOCK_WINDOW: Final = 30.0  # seconds per window of a sender's apparent delays
 RETIRED_RUNS: Final = 8  # process runs of a service remembered as replaced
+TOOLS_KEPT: Final = 64  # tool names tallied per agent (a sender names them)
+OTHER_TOOLS: Final = "(other tools)"
 
 Run = tuple[int | None, str | None]
 """One run of a process: its ``process.pid`` and ``process.creation.time`` (either
@@ -122,6 +124,7 @@ class StoreLimits:
     trace_bytes: int = 32 * 1024 * 1024
     trace_spans: int = 2000  # spans per trace
     agent_spans: int = 4096  # agent-run span ids remembered, to find a turn span's agent
+    inferred_runs: int = 256  # another framework's runs known only by their steps, per service
     clock_lag: float = 30.0  # the most a sender's timestamps may move a time back
     clock_trust: float = 5.0  # how far a sender's clock may be off ours and still be used
 
@@ -223,6 +226,20 @@ class AgentEntry(AgentTotals):
     # Its turns are not reported to this dashboard (a mailbox heard of only in Redis):
     # its counts are unknown, not zero (`unseen_turns`).
     turns_unseen: bool = False
+    # Its calls per tool, from the tool spans of its runs (another framework's agent;
+    # at most `TOOLS_KEPT` names, the calls of any other counted under `OTHER_TOOLS`).
+    tools: dict[str, ToolTally] = field(default_factory=dict, repr=False)
+    conversation: str | None = None  # the conversation its last run belonged to
+
+    def tool(self, name: str) -> ToolTally:
+        """The tally of ``name`` (past `TOOLS_KEPT` names: of `OTHER_TOOLS`)."""
+        tools = self.tools
+        found = tools.get(name)
+        if found is None:
+            if len(tools) >= TOOLS_KEPT:
+                name = OTHER_TOOLS
+            found = tools.setdefault(name, ToolTally())
+        return found
 
     @property
     def state(self) -> str:
@@ -259,6 +276,12 @@ class TurnEntry(TurnFacts):
     # value, as the in-process source counts it (a sender counts streamed values only;
     # a turn known from its span alone is not known not to stream, and is not counted).
     returns: bool = False
+    # What its spans say it did, another framework's run: its tool and model calls and
+    # their tokens, as labelled lines for the inspector (set when its span arrives).
+    steps: tuple[tuple[str, str], ...] = ()
+    # Its tokens are credited from its own model calls (`Store.credit_steps`), not by
+    # claiming its trace whole: another framework's run, whose trace may hold others'.
+    steps_credited: bool = False
 
     @property
     def stale(self) -> bool:
@@ -276,4 +299,7 @@ class TurnEntry(TurnFacts):
             lines.append(("output", self.output_preview))
         if self.tags:
             lines.append(("tags", ", ".join(self.tags)))
+        if self.conversation is not None:
+            lines.append(("conversation", self.conversation))
+        lines.extend(self.steps)
         return lines

@@ -275,6 +275,20 @@ class Store(Tables):
     def event_log(self) -> tuple[int, Sequence[LogEntry]]:
         return self.log.total, self.log.items
 
+    def latest_turn(self, agent: str) -> TurnEntry | None:
+        """``agent``'s newest turn: its latest running one, else the last that ended
+        (among its service's kept turns)."""
+        running = [turn for turn in self.running.values() if turn.agent == agent]
+        if running:
+            return max(running, key=_started)
+        found = self.agents.get(agent)
+        if found is None:
+            return None
+        for turn in reversed(found.service.turns.items):
+            if turn.agent == agent:
+                return turn
+        return None
+
     def find_turn(self, key: str) -> TurnEntry | None:
         """By key, else by uuid (the newest turn with it): indexed, running, or among
         the recent ones the timeline lists (which may have left a small index)."""
@@ -325,6 +339,14 @@ class Store(Tables):
 
     def usage(self, agent: str | None = None) -> Usage | None:
         return self.attention.usage(agent)
+
+    def credit_steps(self, turn: TurnEntry, spans: Iterable[SpanUsage]) -> None:
+        """Credit ``turn``'s own model calls (``spans``) to its agent, apart from the
+        rest of its trace (`UsageMeter.credit_steps`)."""
+        if turn.agent is not None and turn.trace_id is not None:
+            name = self._name_of(turn.agent)
+            meter = self.attention.meter
+            meter.credit_steps(turn.trace_id, spans, turn.agent, turn.service.name, name)
 
     def service_usage(self, service: str) -> Usage | None:
         return self.attention.meter.service(service)
@@ -419,6 +441,10 @@ class Store(Tables):
 
     def service_rows(self) -> list[ServiceState]:
         return sorted(self.services.values(), key=lambda s: s.label)
+
+
+def _started(turn: TurnEntry) -> float:
+    return turn.started
 
 
 def _row_order(agent: AgentEntry) -> tuple[bool, float, str, str, str]:

@@ -218,6 +218,16 @@ class Tables:
         if self.running.pop(turn.key, None) is not None:
             self._unkeyed(turn)
 
+    def withdraw(self, turn: TurnEntry) -> None:
+        """Take back a running turn that was only inferred (`TurnFacts.inferred`): the
+        run it stood for arrived as a turn of its own, which is what is counted."""
+        self.turns.pop(turn.key, None)
+        self.running.pop(turn.key, None)
+        self._unkeyed(turn)
+        agent = self.agents.get(turn.agent) if turn.agent is not None else None
+        if agent is not None and agent.current_turn == turn.key:
+            agent.current_turn = agent.current_tool = None
+
     def _unkeyed(self, turn: TurnEntry) -> None:
         if turn.key not in self.turns and turn.key not in self.running:
             turn.service.turn_keys.discard(turn.key)

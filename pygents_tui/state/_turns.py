@@ -31,6 +31,10 @@ class TurnFacts:
     error: str | None = None  # a bounded summary, for a turn that did not complete
     values: int = 0
     trace_id: str | None = None
+    # Known running only because its steps' spans arrived before its own (another
+    # framework's run, whose span ends with it): its start is its first step's.
+    inferred: bool = False
+    conversation: str | None = None  # the conversation (session) it belongs to, if said
 
     def elapsed_at(self, now: float) -> float:
         return (self.ended if self.ended is not None else now) - self.started

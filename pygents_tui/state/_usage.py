@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
@@ -99,6 +99,17 @@ class _Account:
         self.calls += other.calls
         self.cost += other.cost
         self.unpriced += other.unpriced
+
+    def take(self, other: _Account) -> None:
+        """Take ``other``'s calls out of these (credited apart), never below zero."""
+        self.input = max(self.input - other.input, 0)
+        self.output = max(self.output - other.output, 0)
+        self.cache_read = max(self.cache_read - other.cache_read, 0)
+        self.cache_creation = max(self.cache_creation - other.cache_creation, 0)
+        self.reasoning = max(self.reasoning - other.reasoning, 0)
+        self.calls = max(self.calls - other.calls, 0)
+        self.cost = max(self.cost - other.cost, 0.0)
+        self.unpriced = max(self.unpriced - other.unpriced, 0)
 
     def add_call(self, usage: CallUsage, cost: float | None) -> None:
         self.input += usage.input
@@ -239,6 +250,30 @@ class UsageMeter:
         tally = self._pending.pop(trace_id, None)
         if tally is not None:
             self._credit(*owner, tally)
+
+    def credit_steps(
+        self, trace_id: str, spans: Iterable[SpanUsage], agent: str, service: str, name: str
+    ) -> None:
+        """Credit these model calls of ``trace_id`` (one run's own steps, read from
+        its spans) to ``agent`` of ``service``, out of what the trace holds unclaimed:
+        a trace that holds the runs of several agents (a handoff) is credited run by
+        run, each agent its own calls, rather than whole to the first."""
+        taken = _Account()
+        for span in spans:
+            usage = read_usage(span.attributes)
+            if usage is None or not usage.valid:
+                continue
+            if hash((span.trace_id, span.span_id)) not in self._seen:
+                continue  # never counted (or too long ago to tell): not this trace's now
+            taken.add_call(usage, self.prices.cost(usage))
+        if not taken.calls:
+            return
+        pending = self._pending.get(trace_id)
+        if pending is not None:
+            pending.take(taken)
+            if pending.calls <= 0:
+                del self._pending[trace_id]
+        self._credit(agent, service, name, taken)
 
     def _credit(self, agent: str, service: str, name: str, tally: _Account) -> None:
         second, tokens = math.floor(self.clock()), tally.tokens

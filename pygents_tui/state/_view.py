@@ -39,6 +39,7 @@ __all__ = [
     "EventRow",
     "Panel",
     "SpanNode",
+    "ToolTally",
     "TraceTree",
     "TurnRow",
     "ValueRow",
@@ -75,6 +76,25 @@ class ContextContents:
     queue_items: tuple[str, ...]
     pool: Capacity
     pool_items: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(slots=True)
+class ToolTally:
+    """What an agent's calls of one tool came to, as its spans told (another
+    framework's agent: each call is a span of its run, not a turn)."""
+
+    calls: int = 0
+    failed: int = 0
+    seconds: float = 0.0  # all calls together
+    last_error: str | None = None
+
+    def add(self, seconds: float, error: str | None) -> None:
+        """Count one call that took ``seconds`` (``error``: why it failed)."""
+        self.calls += 1
+        self.seconds += max(seconds, 0.0)
+        if error is not None:
+            self.failed += 1
+            self.last_error = error
 
 
 class AgentRow(Protocol):
@@ -146,6 +166,15 @@ class AgentRow(Protocol):
     @property
     def last_error(self) -> str | None: ...
 
+    @property
+    def conversation(self) -> str | None:
+        """The conversation (session) its last run belonged to, when its sender said."""
+
+    @property
+    def tools(self) -> Mapping[str, ToolTally]:
+        """Its calls per tool, when its sender traces them as steps of its runs
+        (another framework's agent); empty for pygents' own, whose turns are them."""
+
 
 class TurnRow(Protocol):
     """One turn, running or ended. Times are on the model's clock (``clock()``)."""
@@ -195,6 +224,14 @@ class TurnRow(Protocol):
     @property
     def stale(self) -> bool:
         """Listen mode: still "running" but its process stopped sending."""
+
+    @property
+    def inferred(self) -> bool:
+        """Known running only from its steps' spans (another framework's run)."""
+
+    @property
+    def conversation(self) -> str | None:
+        """The conversation (session) it belongs to, when its sender said."""
 
     def elapsed_at(self, now: float) -> float: ...
 
@@ -348,6 +385,9 @@ class DashboardView(Protocol):
         """How many events were ever logged, and the bounded log, oldest first."""
 
     def find_turn(self, key: str) -> TurnRow | None: ...
+
+    def latest_turn(self, agent: str) -> TurnRow | None:
+        """``agent``'s newest turn (running first): what enter on its row opens."""
 
     def trace_tree(self, trace_id: str) -> TraceTree | None:
         """The spans received for a trace as a tree, ``None`` when none are known."""

@@ -3,7 +3,8 @@
 A query is terms separated by spaces; a row passes when every term matches:
 
 - ``field:value``: the row's ``field`` contains ``value`` (``agent``, ``service``,
-  ``instance``, ``state``, ``tool``, ``kind``);
+  ``instance``, ``state``, ``tool``, ``kind``, ``conversation``: the conversation or
+  session a run belongs to, when its sender says);
 - a bare ``value``: some field of the row (or its text) contains it;
 - ``!term``: the term must *not* match.
 
@@ -43,7 +44,7 @@ __all__ = [
     "state_words",
 ]
 
-FIELDS: Final = ("agent", "service", "instance", "state", "tool", "kind")
+FIELDS: Final = ("agent", "service", "instance", "state", "tool", "kind", "conversation")
 MAX_QUERY: Final = 200
 MAX_SUBJECT: Final = 256
 MAX_TERMS: Final = 16

@@ -397,6 +397,17 @@ class Dashboard(Acting):
     def _inspect_row(self, event: DataTable.RowSelected) -> None:
         self.action_inspect(str(event.row_key.value))
 
+    @on(DataTable.RowSelected, "#agents")
+    def _inspect_agent(self, event: DataTable.RowSelected) -> None:
+        """``enter`` on an agent opens its newest turn, running or not: another
+        framework's agent's latest run, with its trace, whose turns no Timeline row
+        may show any more."""
+        record = self.view.latest_turn(str(event.row_key.value))
+        if record is None:
+            self.notify("this agent has no turn to inspect yet", severity="warning", markup=False)
+            return
+        self.push_screen(InspectorScreen(self.view, record, self.trace_url, self.view.wall_clock))
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(

@@ -38,7 +38,7 @@ from pygents_tui.state import (
     StoreLimits,
 )
 
-__all__ = ["CAPABILITIES", "FleetLimits", "FleetModel", "OtlpSource"]
+__all__ = ["CAPABILITIES", "FOREIGN", "FleetLimits", "FleetModel", "OtlpSource"]
 
 FleetLimits = StoreLimits  # the name the store's bounds had when only the fleet had them
 
@@ -52,6 +52,17 @@ CAPABILITIES = Capabilities(
     }
 )
 """What a fleet heard over OTLP offers: what the services send, and no control."""
+
+_FOREIGN_SENDS = "another framework's agent sends spans only (no pygents live records)"
+FOREIGN = Capabilities(
+    {
+        "pause": f"read-only: {_FOREIGN_SENDS}; nothing here can pause or resume it",
+        "queue_contents": f"no queue: {_FOREIGN_SENDS}; its runs show as turns",
+        "context_items": f"no context items: {_FOREIGN_SENDS}",
+        "program_output": CAPABILITIES.lacking["program_output"],
+    }
+)
+"""What another framework's agent offers: its runs, tools and tokens, from its spans."""
 
 
 class OtlpSource:
@@ -69,6 +80,8 @@ class OtlpSource:
         found = self._agents.get(agent) if agent is not None else None
         if found is None:
             return CAPABILITIES
+        if found.service.framework is not None:
+            return FOREIGN
         offered = CAPABILITIES
         if found.queued is not None:
             offered = offered.gains("queue_contents")
@@ -173,6 +186,7 @@ class FleetModel(Feeder):
     def forgot(self, service: ServiceState) -> None:
         """The store removed ``service`` (asked by the store, `Feeder`)."""
         self.services.forgot(service)
+        self.folding.foreign.forgot(service)
 
     def hold(self) -> None:
         """Put back what `held` says over what the records folded since said: a
@@ -193,6 +207,8 @@ class FleetModel(Feeder):
             return "; ".join(self.trouble.values())
         if note is not None:
             return note
+        if panel == "values" and self._foreign(agent):
+            return f"no values: {_FOREIGN_SENDS}; a run's output, if sent, is in its trace"
         if panel == "values" and not self.store.previews_seen:
             return "values are counted; previews are sent only with content capture on"
         if panel in ("agents", "running", "events", "timeline") and not self.store.services:
@@ -201,6 +217,10 @@ class FleetModel(Feeder):
         if panel in ("agents", "running"):
             return self._spans_only()
         return None
+
+    def _foreign(self, agent: str | None) -> bool:
+        found = self.store.agents.get(agent) if agent is not None else None
+        return found is not None and found.service.framework is not None
 
     def _spans_only(self) -> str | None:
         """Which services sent no live record yet, per service: one that sends them

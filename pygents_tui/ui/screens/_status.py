@@ -22,6 +22,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("services_evicted", "service(s) evicted"),
     ("agents_evicted", "agent(s) evicted"),
     ("running_evicted", "running turn(s) evicted"),
+    ("inferred_dropped", "inferred run(s) past a service's bound"),
     ("refused", "refused (receiver busy or sender too slow)"),
     ("rejected", "rejected"),
     ("malformed", "malformed"),

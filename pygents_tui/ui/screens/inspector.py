@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -17,7 +17,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from pygents import StopReason
-from pygents_tui.state import DashboardView, TraceTree, TurnRow
+from pygents_tui.state import DashboardView, ToolTally, TraceTree, TurnRow
+from pygents_tui.text._cut import cut_middle
 from pygents_tui.text._errors import Traceback, summary
 from pygents_tui.text._visible import visible
 from pygents_tui.ui._export import saved, trace_origin, write_trace
@@ -26,6 +27,7 @@ from pygents_tui.ui.widgets._fit import split_label
 from pygents_tui.ui.widgets.trace import waterfall
 
 _LABEL = 10  # the width of the label column
+_TOOLS = 12  # an agent's tools listed, most called first
 
 
 class _Lines:
@@ -77,11 +79,14 @@ def describe(
     wall_time: Callable[[float], datetime] | None = None,
     epoch: float = 0.0,
     service: str | None = None,
+    tools: Mapping[str, ToolTally] | None = None,
 ) -> Text:
     """The inspector's text for ``record``: plain text with bold labels. Times are
     dates with ``wall_time``, else seconds since ``epoch`` (the dashboard's start).
-    ``service``: the tokens of the turn's service (`service_tokens`), if any. The
-    times come with the state; a traceback, the longest part, comes last."""
+    ``service``: the tokens of the turn's service (`service_tokens`), if any;
+    ``tools``: its agent's calls per tool, when its sender traces them as steps (another
+    framework's agent). The times come with the state; a traceback, the longest part,
+    comes last."""
     elapsed = record.elapsed_at(now if now is not None else record.started)
     if wall_time is not None:  # the dates of the view's own start and end times
         started = wall_time(record.started).isoformat(timespec="milliseconds")
@@ -108,6 +113,15 @@ def describe(
             lines.add(value=value, indent="  ")
         if label == "trace" and trace_url:
             lines.add(value=trace_link(trace_url, value), indent=" " * _LABEL, link=True)
+    if tools:
+        lines.add("agent's tools")
+        for name, tally in sorted(tools.items(), key=lambda item: -item[1].calls)[:_TOOLS]:
+            why = cut_middle(tally.last_error or "", 120)
+            failed = f", {tally.failed} failed ({why})" if tally.failed else ""
+            took = tally.seconds / tally.calls if tally.calls else 0.0
+            lines.add(value=f"{name}: {tally.calls} call(s), {took:.3f}s each{failed}", indent="  ")
+        if len(tools) > _TOOLS:
+            lines.add(value=f"and {len(tools) - _TOOLS} more", indent="  ")
     return lines.text
 
 
@@ -194,8 +208,15 @@ class InspectorScreen(TextScreen):
             record.agent_label, record.agent_label.rpartition("/")[2]
         )
         tokens = service_tokens(view, service) if service else None
+        agent = view.agent_row(record.agent) if record.agent is not None else None
         body = describe(
-            record, self.trace_url, view.clock(), self.wall_time, view.epoch, service=tokens
+            record,
+            self.trace_url,
+            view.clock(),
+            self.wall_time,
+            view.epoch,
+            service=tokens,
+            tools=agent.tools if agent is not None else None,
         )
         self._body.update(body)
         tree = view.trace_tree(record.trace_id) if record.trace_id else None

@@ -109,7 +109,7 @@ def cells(
 def agent_fields(row: AgentRow) -> dict[str, str]:
     """What the filter matches an agent row against."""
     service, instance, name = split_label(row.label, row.name)
-    return {
+    fields = {
         "agent": name,
         "service": service,
         "instance": instance,
@@ -117,6 +117,9 @@ def agent_fields(row: AgentRow) -> dict[str, str]:
         "tool": row.current_tool or "",
         "text": row.label,
     }
+    if row.conversation is not None:
+        fields["conversation"] = row.conversation
+    return fields
 
 
 def agent_sort_key(row: AgentRow, column: str) -> tuple[float, str]:

@@ -141,7 +141,7 @@ def turn_fields(turn: TurnRow, names: Mapping[str, str]) -> dict[str, str]:
     state = _TURN_STATE.get(reason, str(reason)) if reason else "running"
     if turn.stale:
         state = "stale"
-    return {
+    fields = {
         "agent": name,
         "service": service,
         "instance": instance,
@@ -149,6 +149,9 @@ def turn_fields(turn: TurnRow, names: Mapping[str, str]) -> dict[str, str]:
         "tool": turn.tool,
         "text": turn.agent_label,
     }
+    if turn.conversation is not None:
+        fields["conversation"] = turn.conversation
+    return fields
 
 
 def turn_sort_key(turn: TurnRow, column: str, now: float) -> tuple[float, str]:

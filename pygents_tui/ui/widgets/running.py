@@ -38,7 +38,8 @@ def _colour(fraction: float) -> str:
 class RunningPanel(ModelPanel):
     """A bar per running turn: elapsed against timeout, remaining seconds; red when
     the deadline nears. A stuck turn shows why instead of its bar, marked ``⚠``.
-    Timed-out turns stay listed, marked, for a while."""
+    Timed-out turns stay listed, marked, for a while. Another framework's run, known
+    running only because its steps arrived, says ``(inferred)``."""
 
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "tool", "took")
 
@@ -120,6 +121,8 @@ class RunningPanel(ModelPanel):
         if record.stale:  # its process stopped sending: the clock says nothing now
             status = Text("stale: no news", style="dim italic")
             colour = "dim"
+        elif record.inferred:  # another framework's run: its own span has not ended
+            status = Text(f"{seconds(elapsed)} (inferred)", style=colour)
         elif not record.timeout:
             status = Text(f"{seconds(elapsed)} (no timeout known)", style=colour)
         else:
