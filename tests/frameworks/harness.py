@@ -288,6 +288,7 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
         instrumentors += [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()]  # type: ignore[no-untyped-call]
+        _forget_genai_handler()
     for instrumentor in instrumentors:
         # Instrumentors are process-wide singletons: one left instrumented by another
         # test would send the spans elsewhere, and uninstrumenting it here would undo
@@ -301,6 +302,21 @@ def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator
         for instrumentor in reversed(instrumentors):
             instrumentor.uninstrument()
         agents.set_trace_processors([])
+        _forget_genai_handler()
+
+
+def _forget_genai_handler() -> None:
+    """OpenTelemetry's Agents SDK instrumentation makes its spans through
+    ``opentelemetry.util.genai``'s ``get_telemetry_handler``, a process-wide singleton
+    that keeps the tracer provider of its FIRST call and ignores the one given after
+    (uninstrumenting does not drop it). A second instrumented block in the same process
+    (the framework tests' run and the end-to-end run against ``listen``) would send its
+    workflow, agent and tool spans to the first block's provider, shut down by then: the
+    singleton is forgotten around each block, so each block's spans go to its own."""
+    from opentelemetry.util.genai.handler import get_telemetry_handler
+
+    if hasattr(get_telemetry_handler, "_default_handler"):
+        delattr(get_telemetry_handler, "_default_handler")
 
 
 @contextmanager
