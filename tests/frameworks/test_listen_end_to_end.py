@@ -32,6 +32,7 @@ from pygents import StopReason
 from pygents_tui.feeders import FleetModel
 from pygents_tui.listen import Receiver
 from pygents_tui.state import Store
+from pygents_tui.ui._filter import FIELDS
 
 Script = Callable[[harness.Telemetry], Coroutine[Any, Any, list[str]]]
 
@@ -284,3 +285,73 @@ def test_every_run_has_its_whole_trace_to_show(listened: Listened, name: str) ->
         tree = listened.store.trace_tree(turn.trace_id)
         assert tree is not None
         assert (tree.spans, tree.dropped) == (made[turn.trace_id], 0)
+
+
+# -- what each run's own steps say: tokens per agent, conversations, tools ----------------
+
+
+def _agent_above(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> str | None:
+    """The agent whose run ``span`` is in: its nearest ancestor naming an agent."""
+    by_id = {s.context.span_id: s for s in spans if s.context is not None}
+    seen = 0
+    current: ReadableSpan | None = span
+    while current is not None and seen < 64:
+        if attr(current, "gen_ai.operation.name") == "invoke_agent":
+            return str(attr(current, "gen_ai.agent.name"))
+        if attr(current, "openinference.span.kind") == "AGENT" and attr(current, "agent.name"):
+            return str(attr(current, "agent.name"))
+        current = by_id.get(current.parent.span_id) if current.parent is not None else None
+        seen += 1
+    return None
+
+
+@PARAMS
+def test_each_agent_s_tokens_are_its_own_model_calls(listened: Listened, name: str) -> None:
+    framework, spans = FRAMEWORKS[name], listened.sent[name].spans
+    expected: dict[str, int] = {}
+    for call in model_calls(spans):
+        agent = _agent_above(call, spans)
+        assert agent is not None
+        found = [attr(call, k) for k in INPUT if attr(call, k) is not None]
+        expected[agent] = expected.get(agent, 0) + (int(found[0]) if found else 0)
+    got = {}
+    for row in listened.store.agent_rows():
+        if row.service.name == framework.service:
+            usage = listened.store.usage(row.key)
+            got[row.name] = usage.input if usage is not None else 0
+    assert got == expected
+
+
+CONVERSATIONS = {"pydantic-ai": True, "agents-sdk-openinference": True, "agents-sdk-otel": False}
+
+
+@PARAMS
+def test_a_run_shows_its_conversation_where_the_sender_sends_one(
+    listened: Listened, name: str
+) -> None:
+    assert "conversation" in FIELDS
+    framework = FRAMEWORKS[name]
+    turns = [t for t in listened.store.recent_turns() if t.service.name == framework.service]
+    for turn in turns:
+        shown = [v for label, v in turn.details() if "conversation" in label.casefold()]
+        assert shown == ([harness.CONVERSATION] if CONVERSATIONS[name] else [])
+
+
+TOOLS = {
+    "pydantic-ai": ["get_weather", "flaky", "broken"],
+    "agents-sdk-otel": ["get_weather", "flaky"],
+    "agents-sdk-openinference": ["get_weather", "flaky"],
+}
+
+
+@PARAMS
+def test_a_run_lists_the_tools_it_called(listened: Listened, name: str) -> None:
+    framework = FRAMEWORKS[name]
+    entry = [
+        t
+        for t in listened.store.recent_turns()
+        if t.service.name == framework.service and agent_name(listened, t.agent) == framework.entry
+    ]
+    text = [" ".join(v for _, v in t.details()) for t in entry]
+    called = [tool for tool in TOOLS[name] if any(tool in line for line in text)]
+    assert called == TOOLS[name]
