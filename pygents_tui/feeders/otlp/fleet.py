@@ -233,7 +233,7 @@ class FleetModel(Feeder):
             foreign = sorted(s.label for s in services if s.framework is not None)
             if not foreign:
                 return None
-            return f"{_named(foreign)}: another framework's agents, a run shown when it ends"
+            return f"{_named(foreign)}: another framework's agents, read from their spans alone"
         effect = "turns show when their spans end (turn live mode on)"
         if len(quiet) == len(self.store.services):
             return f"no live records yet: {effect}"
