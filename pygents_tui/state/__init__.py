@@ -31,7 +31,7 @@ from pygents_tui.state._entries import (
 )
 from pygents_tui.state._prices import Budget, Meters, Price
 from pygents_tui.state._sources import ACTION_NEEDS, Action, Source, Sources
-from pygents_tui.state._store import Feeder, Store
+from pygents_tui.state._store import SPANS_ONLY_STALE_AFTER, Feeder, Store
 from pygents_tui.state._tables import Traces
 from pygents_tui.state._texts import (
     PAUSED,
@@ -77,6 +77,7 @@ __all__ = [
     "RESUMED",
     "RUN_PHASE",
     "RUN_STARTED",
+    "SPANS_ONLY_STALE_AFTER",
     "THROUGHPUT_SECONDS",
     "Action",
     "AgentEntry",

@@ -16,7 +16,7 @@ removes it, and the bound counts what it evicts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from pygents_tui.state._attention import Attention
 from pygents_tui.state._contents import QueuedTurn, bounded_context, bounded_queue
@@ -41,7 +41,13 @@ if TYPE_CHECKING:
     from pygents.redis import MailboxStats
     from pygents_tui.state._prices import Meters
 
-__all__ = ["Feeder", "Store"]
+__all__ = ["SPANS_ONLY_STALE_AFTER", "Feeder", "Store"]
+
+SPANS_ONLY_STALE_AFTER: Final = 60.0
+"""Seconds of silence before another framework's service is stale, when that is
+longer than ``stale_after``: such a sender sends a span when a step ends and nothing
+between (no heartbeat, unlike pygents' live records), so a model call of half a
+minute is silence, not a process gone."""
 
 
 class Feeder:
@@ -215,10 +221,12 @@ class Store(Tables):
 
     def _check_stale(self, now: float) -> bool:
         changed = False
+        quiet = max(self.stale_after, SPANS_ONLY_STALE_AFTER)
         for service in self.services.values():
             if service.ended or service.stale:
                 continue  # an ended process says nothing more, and is not stale for it
-            if now - service.last_seen > self.stale_after:
+            after = self.stale_after if service.framework is None else quiet
+            if now - service.last_seen > after:
                 service.stale = True
                 self.note(service, now, service.label, "stale", "stopped sending")
                 changed = True

@@ -19,7 +19,7 @@ from pygents import StopReason
 from pygents_tui.cli.listen import listen_app
 from pygents_tui.feeders import FleetModel
 from pygents_tui.listen.decode import Limits, decode
-from pygents_tui.state import Store, TurnEntry
+from pygents_tui.state import SPANS_ONLY_STALE_AFTER, Store, TurnEntry
 from pygents_tui.ui._filter import parse
 from pygents_tui.ui.screens import InspectorScreen
 from pygents_tui.ui.widgets._agent_cells import agent_fields
@@ -111,7 +111,11 @@ def test_an_inferred_run_of_a_service_that_stops_sending_shows_stale() -> None:
     feed(fleet, lines("openai_agents_otel.jsonl")[0])
     (running,) = fleet.store.running_turns()
     assert not running.stale
-    clock.advance(6.0)
+    clock.advance(6.0)  # past stale_after: a pygents process would be stale
+    fleet.store.drain()
+    (running,) = fleet.store.running_turns()
+    assert not running.stale  # such a sender is silent between its steps' spans
+    clock.advance(SPANS_ONLY_STALE_AFTER)
     fleet.store.drain()
     (running,) = fleet.store.running_turns()
     assert running.stale  # the Running panel says "stale: no news", as for a pygents turn
