@@ -151,7 +151,7 @@ class StuckWatch:
         if len(learned) > self.max_tracked:
             learned.popitem(last=False)
         self._streams.pop(turn.key, None)
-        return self.learn(turn.tool, ended - turn.started)
+        return self.learn(turn.paced_as or turn.tool, ended - turn.started)
 
     def p95(self, tool: str) -> tuple[float, int] | None:
         """The tool's recent p95 and how many samples it is over (``None``: fewer
@@ -180,7 +180,7 @@ class StuckWatch:
                 kinds.append("orphaned")
                 texts.append(ORPHANED)
             elapsed = now - turn.started
-            known = self.p95(turn.tool) if math.isfinite(elapsed) else None
+            known = self.p95(turn.paced_as or turn.tool) if math.isfinite(elapsed) else None
             if known is not None:
                 p95, samples = known
                 if elapsed > max(self.factor * p95, self.floor):

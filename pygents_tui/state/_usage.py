@@ -191,6 +191,8 @@ class UsageMeter:
         # strings (the hash is salted per process, so a sender cannot aim at one).
         self._seen: set[int] = set()
         self._seen_order: deque[int] = deque()
+        self._claimed: set[int] = set()  # those credited one by one (`credit_steps`)
+        self._claimed_order: deque[int] = deque()
         self._passed: set[tuple[str, str]] = set()
         self._changed: set[str] = set()  # agents credited since the last budget check
 
@@ -259,12 +261,18 @@ class UsageMeter:
         a trace that holds the runs of several agents (a handoff) is credited run by
         run, each agent its own calls, rather than whole to the first."""
         taken = _Account()
+        claimed = self._claimed
         for span in spans:
+            ids = hash((span.trace_id, span.span_id))
+            if ids not in self._seen or ids in claimed:
+                continue  # never counted (or too long ago to tell), or credited already
             usage = read_usage(span.attributes)
             if usage is None or not usage.valid:
                 continue
-            if hash((span.trace_id, span.span_id)) not in self._seen:
-                continue  # never counted (or too long ago to tell): not this trace's now
+            claimed.add(ids)
+            self._claimed_order.append(ids)
+            if len(claimed) > self.max_spans:
+                claimed.discard(self._claimed_order.popleft())
             taken.add_call(usage, self.prices.cost(usage))
         if not taken.calls:
             return

@@ -233,6 +233,10 @@ class TurnRow(Protocol):
     def conversation(self) -> str | None:
         """The conversation (session) it belongs to, when its sender said."""
 
+    @property
+    def paced_as(self) -> str | None:
+        """Whose usual pace it is judged against, when not its tool's."""
+
     def elapsed_at(self, now: float) -> float: ...
 
     def details(self) -> Sequence[tuple[str, str]]:

@@ -23,9 +23,11 @@ shown to the model) is one the run got past. A run nested in a run of the same a
 (seen: two spans per run) is counted once. A run's own steps (those with no other
 run between them and it) are tallied when it ends: its agent's calls per tool
 (`AgentEntry.tool`), and the run's tools, model calls and tokens as lines for the
-inspector. Its own model calls' tokens are credited to its agent when it ends
-(`Store.credit_steps`), not by claiming its trace whole as a pygents turn does: the
-trace of a handoff holds the runs of two agents, each credited its own calls.
+inspector. Its own model calls' tokens are credited to its agent
+(`Store.credit_steps`) as they arrive once a step named the agent, else when the
+run ends; not by claiming its trace whole as a pygents turn does: the trace of a
+handoff holds the runs of two agents, each credited its own calls. A run is timed
+against its agent's earlier runs (`TurnFacts.paced_as`), not every agent's ``run``.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ class ForeignRuns:
             turn = store.open_turn(service, f"{INFERRED}:{span.trace_id}", agent, RUN, started)
             turn.inferred, turn.trace_id, turn.start_ns = True, span.trace_id, span.start_ns
             turn.steps_credited = True  # (its run's span credits them)
+            turn.paced_as = _pace(service, agent)
             store.start_running(turn)
             self._inferred[key] = turn
             self._of_service[service.id] += 1
@@ -118,8 +121,11 @@ class ForeignRuns:
                 agent = self._agent(service, found)
                 if agent is not None:
                     store.adopt(turn, agent)
+                    turn.paced_as = _pace(service, agent)
                     self._began(agent)
         turn.conversation = turn.conversation or found.conversation
+        if found.role is Role.MODEL and turn.agent is not None:
+            store.credit_steps(turn, (span,))  # its tokens show while the run goes on
         if found.role is Role.TOOL and found.tool is not None:
             turn.tool = f"{RUN}: {found.tool}"
             agent = store.agents.get(turn.agent) if turn.agent is not None else None
@@ -173,7 +179,7 @@ class ForeignRuns:
         if turn.ended is not None:
             return  # a duplicate of a run already folded
         turn.trace_id, turn.span_id, turn.parent_id = span.trace_id, span.span_id, span.parent_id
-        turn.start_ns = span.start_ns
+        turn.start_ns, turn.paced_as = span.start_ns, _pace(service, agent)
         own = [(step, f) for step, f in steps if f is not None and step is not span]
         turn.conversation = found.conversation or next(
             (f.conversation for _, f in own if f.conversation), None
@@ -247,6 +253,12 @@ class ForeignRuns:
             cached = f", {cache_read} from cache" if cache_read else ""
             lines.append(("tokens", f"{tokens_in} in{cached}, {tokens_out} out"))
         return tuple(lines)
+
+
+def _pace(service: ServiceState, agent: AgentEntry | None) -> str:
+    """Whose runs a run is timed against (stuck work): its agent's; a run whose agent
+    is not known yet, nobody's (no samples: never called slow)."""
+    return f"{RUN} of {agent.key if agent is not None else service.id}"
 
 
 def _failed_under(run: ReceivedSpan, steps: list[_Step]) -> str | None:

@@ -25,6 +25,11 @@ SIZE = (120, 30)
 IN_FLIGHT = 10  # pydantic-ai's requests sent so far: its third run's steps, not the run
 
 
+def own_traces(requests: list[bytes], mark: str) -> list[bytes]:
+    """The recordings number their traces alike (1, 2, 3): each sender its own."""
+    return [line.replace(b'"traceId":"0', f'"traceId":"{mark}'.encode()) for line in requests]
+
+
 def test_listen_three_frameworks_agents(snap_compare: Any) -> None:
     """A row per agent of each framework, keyed by service and name (the handoff
     target too); runs counted with their failures; pydantic-ai's run in flight in
@@ -37,9 +42,9 @@ def test_listen_three_frameworks_agents(snap_compare: Any) -> None:
         app.refresh_timer.pause()
         await pilot.pause()
         sent = [
-            *lines("openai_agents_otel.jsonl"),
-            *lines("openai_agents_openinference.jsonl"),
-            *lines("pydantic_ai.jsonl")[:IN_FLIGHT],
+            *own_traces(lines("openai_agents_otel.jsonl"), "a"),
+            *own_traces(lines("openai_agents_openinference.jsonl"), "b"),
+            *own_traces(lines("pydantic_ai.jsonl")[:IN_FLIGHT], "c"),
         ]
         for line in sent:
             fleet.ingest(decode("traces", line, json_body=True, limits=Limits()))

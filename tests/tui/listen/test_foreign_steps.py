@@ -302,3 +302,30 @@ async def test_enter_on_another_framework_s_agent_opens_its_latest_run_and_trace
         assert "generation" in screen  # the model call, in the run's span tree
         assert "agent's tools" in screen
         assert "flaky: 1 call(s)" in screen
+
+
+def test_a_running_run_s_tokens_show_once_a_step_named_its_agent_and_count_once() -> None:
+    """pydantic-ai's model calls name their agent: each is credited as it arrives,
+    and the run's span, which lists them again, adds nothing."""
+    fleet = FleetModel(stale_after=1e9)
+    requests = lines("pydantic_ai.jsonl")
+    feed(fleet, requests[0])  # one model call of the first run, which goes on
+    (agent,) = fleet.store.agent_rows()
+    usage = fleet.store.usage(agent.key)
+    assert usage is not None
+    assert (usage.calls, usage.input, usage.output) == (1, 20, 7)
+    for line in requests[1 : first_run_line("pydantic_ai.jsonl") + 1]:
+        feed(fleet, line)
+    usage = fleet.store.usage(agent.key)
+    assert usage is not None
+    assert (usage.calls, usage.input, usage.output) == (2, 40, 14)
+
+
+def test_a_run_is_timed_against_its_own_agent_s_runs_not_every_agent_s() -> None:
+    """Every foreign run's tool is ``run``: a slow agent's runs must not make a
+    quick agent's look normal, nor the reverse."""
+    store = folded("openai_agents_otel.jsonl")
+    paces = {t.agent: t.paced_as for t in store.recent_turns()}
+    assert len(paces) == 2
+    assert len(set(paces.values())) == 2
+    assert all(p is not None and p.startswith("run of ") for p in paces.values())
