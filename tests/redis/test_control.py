@@ -15,7 +15,7 @@ import pytest
 from desk_tools import DeskTools
 from redis_helpers import Serving, eventually, processes, recorded_outcomes, spawn
 
-from pygents import Agent, StopReason, Turn
+from pygents import Agent, StopReason, Turn, tool
 from pygents._identity import IDENTITY
 from pygents.redis import Mailboxes, MailboxNotFoundError, RedisServer, Survey, Worker
 
@@ -99,6 +99,56 @@ async def test_cancelling_a_running_turn_ends_its_handle_cancelled_exactly_once(
             after = await mailboxes.put("desk", Turn(desk_tools.work, args=[1]))
             async with asyncio.timeout(10):
                 assert await after.result() == 1
+
+
+async def test_a_running_turn_that_swallows_the_first_cancellation_still_ends_cancelled_once(
+    desk_tools: DeskTools, mailboxes: Mailboxes, serving: Serving
+) -> None:
+    # A turn's own code can absorb a cancellation: redis-py's send path on Python 3.11
+    # awaits `asyncio.wait_for`, which returns the command's reply instead of raising
+    # when the cancellation lands just as the command completes. Such a turn ran on,
+    # its cancel request was never acted on again, and its handle waited for good
+    # (the flaky test_cancelling_a_running_turn_ends_its_handle_cancelled_exactly_once).
+    seen: list[str] = []  # the cancellations the tool saw
+    running = asyncio.Event()
+
+    @tool()
+    async def stubborn() -> str:
+        """Swallows the first cancellation, as an absorbing client call would."""
+        running.set()
+        for _ in range(2):
+            try:
+                await asyncio.Event().wait()  # until cancelled
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                if len(seen) > 1:
+                    raise
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        return "never cancelled"
+
+    worker = await serving.start(
+        Worker(
+            mailboxes,
+            Agent("desk", "Works", [desk_tools.work, stubborn]),
+            name="clerk-3",
+            control_interval=0.01,
+        )
+    )
+    handle = await mailboxes.put("desk", Turn(stubborn))
+    async with asyncio.timeout(10):
+        await running.wait()
+    assert await mailboxes.cancel("desk", handle.turn_uuid) == "cancelling"
+    async with asyncio.timeout(10):
+        outcome = await handle.outcome()
+    assert outcome.stop_reason is StopReason.CANCELLED
+    assert outcome.worker == "clerk-3"
+    assert seen == ["cancelled", "cancelled"]
+    mine = [o for o in await recorded_outcomes(mailboxes) if o.turn_uuid == handle.turn_uuid]
+    assert len(mine) == 1
+    # the lane goes on: the next turn runs, not cancelled by a leftover request
+    async with asyncio.timeout(10):
+        assert await (await mailboxes.put("desk", Turn(desk_tools.work, args=[5]))).result() == 5
+    assert worker.counters.turns == 2
 
 
 async def test_cancelling_a_queued_turn_removes_it_with_a_cancelled_outcome(

@@ -7,6 +7,13 @@ must be cancelled, and whether it is asked to drain. Cancelling a running delive
 cancels the lane task running it (`Controls.cancel_running`); the worker then records
 the outcome as ``CANCELLED`` instead of leaving the delivery unfinished.
 
+The cancellation is asked again at every read of the control hashes while the delivery
+still runs, not once: a turn's own code can absorb one. redis-py does, on Python 3.11:
+its send path awaits ``asyncio.wait_for``, which returns the command's reply instead of
+raising when the cancellation lands just as the command completes — about half the
+time for a tool polling Redis. Cancelled once, such a turn ran on, its request was
+never acted on again, and its caller waited for good.
+
 A worker says in the control hash when it applies a pause (``paused:<worker>``) or
 starts draining (``draining:<worker>``), once per change: surveys show it, and a
 caller can wait for it. It also says who it is in its telemetry
@@ -50,7 +57,9 @@ class Controls:
         self.cancel: set[str] = set()  # message ids held here, to cancel
         self.draining = False
         self.running: dict[str, asyncio.Task[Any]] = {}  # message id -> its lane task
-        self.cancelling: set[str] = set()  # running deliveries whose task was cancelled
+        # Running deliveries whose task was cancelled: how many times, all taken back
+        # when the delivery ends.
+        self.cancelling: dict[str, int] = {}
         self.changed = asyncio.Event()  # set when the paused set changes
         self.reclaim: set[str] = set()  # resumed mailboxes whose turns to take back
 
@@ -109,24 +118,27 @@ class Controls:
     def cancel_running(self) -> None:
         """Cancel the lane task of every running delivery asked to be cancelled. Runs
         while those tasks are suspended inside their turn, so the cancellation lands in
-        the turn."""
+        the turn.
+
+        Again at every read while the delivery still runs: a cancellation the turn's
+        code absorbed (see the module docstring) is not the end of the request."""
         for message_id in self.cancel:
             task = self.running.get(message_id)
-            if task is not None and message_id not in self.cancelling:
-                self.cancelling.add(message_id)
+            if task is not None:
+                self.cancelling[message_id] = self.cancelling.get(message_id, 0) + 1
                 task.cancel()
 
     def finished(self, message_id: str, task: asyncio.Task[Any]) -> bool:
         """A running delivery ended (any way): True if it was cancelled by request.
 
-        Takes back the cancellation that the request added to the lane task, so that
-        the lane goes on with its next delivery."""
+        Takes back every cancellation that the request added to the lane task, so that
+        the lane goes on with its next delivery, and a cancellation from elsewhere (the
+        worker stopping) is still seen in ``task.cancelling()``."""
         self.running.pop(message_id, None)
-        if message_id not in self.cancelling:
-            return False
-        self.cancelling.discard(message_id)
-        task.uncancel()
-        return True
+        times = self.cancelling.pop(message_id, 0)
+        for _ in range(times):
+            task.uncancel()
+        return times > 0
 
 
 class Watcher:
