@@ -359,6 +359,27 @@ def _scoped(
             yield resource, scope, resource.size + _getsizeof(scope), getattr(scoped, items)
 
 
+_EVENTS_READ: Final = 16  # a failed span's events looked at for its exception
+_EXCEPTION_KEYS: Final = ("exception.type", "exception.message")
+
+
+def _exception_of(events: Any) -> str:
+    """Why a failed span failed, when its status says nothing: its ``exception``
+    event's type and message (the OpenTelemetry convention; pydantic-ai's failed tool
+    calls say it only there). Only the first events, and only two string attributes
+    of one, are read: the rest of a hostile span's events cost nothing."""
+    for event in events[:_EVENTS_READ]:
+        if event.name != "exception":
+            continue
+        found = dict.fromkeys(_EXCEPTION_KEYS, "")
+        for attribute in event.attributes[:64]:
+            if attribute.key in found and attribute.value.HasField("string_value"):
+                found[attribute.key] = attribute.value.string_value
+        kind, text = found.values()
+        return f"{kind}: {text}" if kind and text else kind or text
+    return ""
+
+
 def _spans(request: Any, limits: Limits, reads: Reads) -> Batch:
     spans: list[ReceivedSpan] = []
     rejected = 0
@@ -380,7 +401,10 @@ def _spans(request: Any, limits: Limits, reads: Reads) -> Batch:
             name = name_of(span.name, limits)
             status = span.status
             start, end = span.start_time_unix_nano, span.end_time_unix_nano
-            message = cut_middle(status.message, limits.max_value)
+            message = status.message
+            if not message and status.code == 2:  # a failed span that says why in an event
+                message = _exception_of(span.events)
+            message = cut_middle(message, limits.max_value)
             size += _SPAN_BYTES + shared + _getsizeof(name) + _getsizeof(message)
             total += size
             spans.append(

@@ -35,8 +35,8 @@ class TurnFacts:
     # framework's run, whose span ends with it): its start is its first step's.
     inferred: bool = False
     conversation: str | None = None  # the conversation (session) it belongs to, if said
-    # Whose usual pace it is judged against (stuck work), when not its tool's: another
-    # framework's run, its agent's runs (every such run's tool is ``run``).
+    # Whose usual pace it is judged against (stuck work), when not its tool's: set only
+    # on another framework's run, to its agent's runs (every such run's tool is ``run``).
     paced_as: str | None = None
 
     def elapsed_at(self, now: float) -> float:

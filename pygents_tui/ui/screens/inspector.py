@@ -98,7 +98,10 @@ def describe(
         ended = f"{record.ended - epoch:+.3f}s" if record.ended is not None else "running"
     lines = _Lines()
     kind = "stream" if record.streaming else "coroutine"
-    lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
+    if record.paced_as is not None:  # another framework's run: no pygents tool kind
+        lines.add("tool", f"{record.tool} on {record.agent_label}")
+    else:
+        lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
     lines.add("state", _state(record, elapsed))
     lines.add("started", started)
     lines.add("ended", ended)

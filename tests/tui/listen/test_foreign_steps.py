@@ -329,3 +329,52 @@ def test_a_run_is_timed_against_its_own_agent_s_runs_not_every_agent_s() -> None
     assert len(paces) == 2
     assert len(set(paces.values())) == 2
     assert all(p is not None and p.startswith("run of ") for p in paces.values())
+
+
+def _failed_step(events: list[dict[str, Any]], message: str = "") -> bytes:
+    step = _orphan_step(1)
+    step["status"] = {"code": 2, "message": message}
+    step["events"] = events
+    return _request("failing", [step])
+
+
+def _exception(kind: str, text: str) -> dict[str, Any]:
+    return {
+        "timeUnixNano": "1500",
+        "name": "exception",
+        "attributes": [
+            {"key": "exception.type", "value": {"stringValue": kind}},
+            {"key": "exception.message", "value": {"stringValue": text}},
+            {"key": "exception.stacktrace", "value": {"stringValue": "Traceback ..."}},
+        ],
+    }
+
+
+def test_a_failed_step_that_says_why_only_in_its_exception_event_is_read_from_it() -> None:
+    """pydantic-ai's failed tool calls: status ERROR with no message, the exception
+    in an ``exception`` event; a status message, when sent, is kept over it."""
+    store = folded("pydantic_ai.jsonl")
+    (agent,) = store.agent_rows()
+    assert agent.tools["broken"].last_error == "RuntimeError: the weather service is down"
+    (span,) = decode(
+        "traces", _failed_step([_exception("E", "m")]), json_body=True, limits=Limits()
+    ).spans
+    assert span.status_message == "E: m"
+    (span,) = decode(
+        "traces", _failed_step([_exception("E", "m")], "said"), json_body=True, limits=Limits()
+    ).spans
+    assert span.status_message == "said"
+
+
+def test_a_failed_span_s_hostile_events_are_bounded() -> None:
+    """Thousands of events before the exception, or a huge exception text: the
+    reason is cut to the receiver's bound, and events past the first few are not read."""
+    limits = Limits()
+    noise = [{"timeUnixNano": "1", "name": "tick", "attributes": []}] * 5000
+    late = decode(
+        "traces", _failed_step([*noise, _exception("E", "m")]), json_body=True, limits=limits
+    )
+    assert late.spans[0].status_message == ""
+    huge = _failed_step([_exception("E" * 100_000, "m" * 100_000)])
+    (span,) = decode("traces", huge, json_body=True, limits=limits).spans
+    assert 0 < len(span.status_message) <= limits.max_value
