@@ -58,6 +58,7 @@ KINDS: dict[str, str] = {
     "agents-oi": "openai_agents_openinference.jsonl",
 }
 SPANS_PER_REQUEST = 512
+SETTLE = 10.0  # the longest the warm-up waits, past its length, for the table to settle
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class Plan:
     foreign: int = 75
     pygents: int = 25
     agents: int = 20
-    rate: float = 15_000.0
+    rate: float = 12_000.0
     turns: float = 500.0
     seconds: float = 30.0
 
@@ -238,18 +239,20 @@ def _agents(fleet: FleetModel) -> dict[str, int]:
 async def w13(plan: Plan | None = None) -> ForeignRun:
     """Run W13 (see the module docstring) with ``plan`` (the full size by default)."""
     plan = plan or Plan()
-    own = fw.Plan(services=plan.pygents, agents=plan.agents, rate=plan.turns, seconds=plan.seconds)
-    requests = deque(fw.build(own, time.time_ns()))
+    warm_up = max(plan.seconds / 10, min(2.0, plan.seconds / 2))
+    own = fw.Plan(
+        services=plan.pygents,
+        agents=plan.agents,
+        rate=plan.turns,
+        seconds=warm_up + SETTLE + plan.seconds,
+    )
     fleet = FleetModel(stale_after=3600.0, limits=FleetLimits())
-    app = listen_app(fleet, "127.0.0.1", 4317, None)
-    fresh = fw.Freshness(fleet, app.refresh_view)  # produce() notes its samples there
     rss: list[tuple[float, float]] = []
     async with contextlib.AsyncExitStack() as stack:
-        pilot = await stack.enter_async_context(app.run_test(size=fw.SIZE))
-        await stack.enter_async_context(fw.paced())
+        # The senders first: they take a second or two to start, as long as the
+        # rest takes to build.
         receiver = await stack.enter_async_context(Receiver(fleet, grpc_port=None, http_port=0))
         assert receiver.http_endpoint is not None
-        await pilot.pause()
         processes = await _senders(plan, receiver.http_endpoint)
 
         async def stop() -> None:
@@ -259,22 +262,34 @@ async def w13(plan: Plan | None = None) -> ForeignRun:
                 await process.wait()
 
         stack.push_async_callback(stop)
-        warm_up = max(plan.seconds / 10, 0.5)
+        requests = deque(fw.build(own, time.time_ns()))
+        app = listen_app(fleet, "127.0.0.1", 4317, None)
+        fresh = fw.Freshness(fleet, app.refresh_view)  # produce() notes its samples there
+        pilot = await stack.enter_async_context(app.run_test(size=fw.SIZE))
+        await stack.enter_async_context(fw.paced())
+        await pilot.pause()
+        # The warm-up: the senders' spans arriving and every service's rows in the
+        # table (the foreign services' come in turn, a request each, and sort above
+        # pygents' ones), before anything is counted: a row added above the cursor
+        # moves it, and W12's keys expect it to move only when pressed.
         began = time.perf_counter()
-        while time.perf_counter() - began < warm_up or fleet.store.counts["spans"] == 0:
+        producer = asyncio.create_task(fw.produce(fleet, requests, fresh, began))
+        rows, settled = -1, began
+        while time.perf_counter() - began < warm_up or time.perf_counter() - settled < 1.0:
             await asyncio.sleep(0.1)  # the app's refresh drains the model meanwhile
-            if time.perf_counter() - began > warm_up + 30:
-                raise RuntimeError("the replaying senders never got through")
+            if (now := len(fleet.store.agent_rows())) != rows or not fleet.store.counts["spans"]:
+                rows, settled = now, time.perf_counter()
+            if time.perf_counter() - began > warm_up + SETTLE:
+                raise RuntimeError("the table did not settle: are the senders getting through?")
         start, first = time.perf_counter(), fleet.store.counts["spans"]
+        dropped = fleet.store.counters().get("dropped", 0)
         sampler = asyncio.create_task(_sample_rss(rss, start))
-        producer = asyncio.create_task(fw.produce(fleet, requests, fresh, start))
-        await asyncio.sleep(min(1.0, plan.seconds / 4))  # the table fills up first
         keys = await fw.press(app, start + plan.seconds)
-        await producer
         fleet.store.drain()
         elapsed = time.perf_counter() - start
         spans = fleet.store.counts["spans"] - first
         sampler.cancel()
+        producer.cancel()
         agents = _agents(fleet)
         counts = fleet.store.counters()
         await pilot.press("q")
@@ -292,7 +307,7 @@ async def w13(plan: Plan | None = None) -> ForeignRun:
         rss_early_mib=early,
         rss_late_mib=late,
         agents=agents,
-        dropped=counts.get("dropped", 0),
+        dropped=counts.get("dropped", 0) - dropped,
         refused=counts.get("malformed", 0) + counts.get("too_large", 0),
     )
 
