@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -55,17 +54,17 @@ def replayed(recording: Path) -> FleetModel:
     return fleet
 
 
-async def shoot(recording: Path, target: Path) -> None:
-    """The listen app's screen with ``recording`` replayed into it, as SVG at ``target``."""
+async def shoot(recording: Path) -> str:
+    """The listen app's screen with ``recording`` replayed into it, as SVG."""
     fleet = replayed(recording)
     app = listen_app(fleet, "127.0.0.1", 4317, 4318)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.refresh_view()
         await pilot.pause()
-        title = f"pygents-tui listen: {json.dumps(SHOTS[recording.name])}"
-        target.write_text(app.export_screenshot(title=title))
+        svg = app.export_screenshot(title=f"pygents-tui listen: {SHOTS[recording.name]}")
         await pilot.press("q")
+    return svg
 
 
 def main(argv: list[str]) -> int:
@@ -74,7 +73,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     for name, shot in SHOTS.items():
         target = args.out / f"other-frameworks-{shot}.svg"
-        asyncio.run(shoot(RECORDINGS / name, target))
+        target.write_text(asyncio.run(shoot(RECORDINGS / name)))
         print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
     return 0
 
