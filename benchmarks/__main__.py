@@ -343,7 +343,7 @@ async def _fleet_attacked(plan: fw.Plan, unattacked_p95: float) -> Row:
 async def _foreign(quick: bool) -> list[Row]:
     """W13: ``pygents-tui listen`` fed other frameworks' recorded telemetry by 75
     services at 12,000 spans/s beside 25 pygents services as in W12 (6 + 4 services,
-    1,500 spans/s for 2 s quick): spans folded, keys answered, resident memory
+    1,500 spans/s for 1 s quick): spans folded, keys answered, resident memory
     (`benchmarks.foreign_workloads`)."""
     plan = gw.Plan.quick() if quick else gw.Plan()
     res = await gw.w13(plan)

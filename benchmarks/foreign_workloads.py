@@ -75,7 +75,7 @@ class Plan:
 
     @classmethod
     def quick(cls) -> Plan:
-        return cls(foreign=6, pygents=4, agents=5, rate=1_500.0, turns=40.0, seconds=2.0)
+        return cls(foreign=6, pygents=4, agents=5, rate=1_500.0, turns=40.0, seconds=1.0)
 
 
 @dataclass(frozen=True)
@@ -193,10 +193,25 @@ def service_names(kind: str, first: int, count: int) -> list[str]:
     return [f"{kind}-{n:03d}" for n in range(first, first + count)]
 
 
-def _send(kind: str, target: str, count: int, rate: float) -> int:
-    replays = Replays(kind, service_names(kind, 0, count), rate)
+class _Kinds:
+    """Several kinds' replays from one process, a request of each in turn."""
+
+    def __init__(self, replays: list[Replays]) -> None:
+        self.replays = replays
+        self.turn = 0
+
+    def next(self) -> bytes:
+        self.turn += 1
+        return self.replays[self.turn % len(self.replays)].next()
+
+
+def _send(target: str, rate: float, shares: list[str]) -> int:
+    """Post the replays of ``shares`` (``KIND=SERVICES`` each), ``rate`` spans/s in all."""
+    counts = [(kind, int(count)) for kind, count in (share.split("=") for share in shares)]
+    each = rate / len(counts)
+    source = _Kinds([Replays(kind, service_names(kind, 0, n), each) for kind, n in counts])
     with contextlib.suppress(ConnectionError, KeyboardInterrupt):
-        lw.send_http(target, replays)  # until the receiver goes away: the run is over
+        lw.send_http(target, source)  # until the receiver goes away: the run is over
     return 0
 
 
@@ -204,20 +219,22 @@ def _send(kind: str, target: str, count: int, rate: float) -> int:
 
 
 async def _senders(plan: Plan, target: str) -> list[asyncio.subprocess.Process]:
-    shares = [plan.foreign // len(KINDS) + (i < plan.foreign % len(KINDS)) for i in range(3)]
+    """A process a kind, or one for all at a low rate (``--quick``: a process takes
+    a second or more to start on a busy machine, and one is enough there)."""
+    counts = [plan.foreign // len(KINDS) + (i < plan.foreign % len(KINDS)) for i in range(3)]
+    shares = [f"{kind}={n}" for kind, n in zip(KINDS, counts, strict=True) if n]
+    groups = [shares] if plan.rate <= 3_000 else [[share] for share in shares]
     return [
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "benchmarks.foreign_workloads",
             "send",
-            kind,
             target,
-            str(share),
-            str(plan.rate / len(KINDS)),
+            str(plan.rate * len(group) / len(shares)),
+            *group,
         )
-        for kind, share in zip(KINDS, shares, strict=True)
-        if share
+        for group in groups
     ]
 
 
@@ -274,8 +291,8 @@ async def w13(plan: Plan | None = None) -> ForeignRun:
         # moves it, and W12's keys expect it to move only when pressed.
         began = time.perf_counter()
         producer = asyncio.create_task(fw.produce(fleet, requests, fresh, began))
-        rows, settled = -1, began
-        while time.perf_counter() - began < warm_up or time.perf_counter() - settled < 1.0:
+        rows, settled, quiet = -1, began, min(1.0, plan.seconds / 2)
+        while time.perf_counter() - began < warm_up or time.perf_counter() - settled < quiet:
             await asyncio.sleep(0.1)  # the app's refresh drains the model meanwhile
             if (now := len(fleet.store.agent_rows())) != rows or not fleet.store.counts["spans"]:
                 rows, settled = now, time.perf_counter()
@@ -313,10 +330,10 @@ async def w13(plan: Plan | None = None) -> ForeignRun:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m benchmarks.foreign_workloads [--quick]``: W13 alone; ``... send KIND
-    TARGET SERVICES RATE`` is a sender process, posting until it is killed."""
+    """``python -m benchmarks.foreign_workloads [--quick]``: W13 alone; ``... send TARGET
+    RATE KIND=SERVICES...`` is a sender process, posting until it is killed."""
     if argv[:1] == ["send"]:
-        return _send(argv[1], argv[2], int(argv[3]), float(argv[4]))
+        return _send(argv[1], float(argv[2]), argv[3:])
     plan = Plan.quick() if "--quick" in argv else Plan()
     res = asyncio.run(w13(plan))
     print(
