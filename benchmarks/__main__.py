@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from benchmarks import cluster_workloads as kw
 from benchmarks import console_workloads as cw
 from benchmarks import fleet_workloads as fw
+from benchmarks import foreign_workloads as gw
 from benchmarks import listen_workloads as lw
 from benchmarks import live_workloads as vw
 from benchmarks import otel_workloads as ow
@@ -339,6 +340,38 @@ async def _fleet_attacked(plan: fw.Plan, unattacked_p95: float) -> Row:
     )
 
 
+async def _foreign(quick: bool) -> list[Row]:
+    """W13: ``pygents-tui listen`` fed other frameworks' recorded telemetry by 75
+    services at 12,000 spans/s beside 25 pygents services as in W12 (6 + 4 services,
+    1,500 spans/s for 1 s quick): spans folded, keys answered, resident memory
+    (`benchmarks.foreign_workloads`)."""
+    plan = gw.Plan.quick() if quick else gw.Plan()
+    res = await gw.w13(plan)
+    mixed = f"{plan.foreign} foreign + {plan.pygents} pygents services"
+    return [
+        Row(
+            "W13",
+            f"recorded GenAI telemetry into listen, {res.seconds:.0f} s",
+            f"{res.spans_per_second:,.0f} spans/s",
+            f"RSS {res.rss_late_mib:.0f} MiB ({res.growth_mib:+.1f})",
+            None,
+            "≥ 10,000/s, bounded",
+            res.spans_per_second >= 10_000
+            and res.growth_mib <= 16
+            and not (res.dropped or res.refused),
+        ),
+        Row(
+            "W13k",
+            f"keys, listen with {mixed}",
+            f"p95 {res.key_p95_ms:,.0f} ms",
+            f"p50 {res.key_p50_ms:,.0f} ms",
+            None,
+            f"≤ 150 ms ({res.keys} keys)",
+            res.key_p95_ms <= 150,
+        ),
+    ]
+
+
 def _replay(quick: bool) -> list[Row]:
     """W10: a recording of 10 services for an hour (~1M records; 1 minute quick)
     replayed headless: the first screen, a seek to the middle, resident memory."""
@@ -388,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = asyncio.run(run(sizes, reps, args.quick))
     rows.extend(asyncio.run(_listen(args.quick)))
     rows.extend(asyncio.run(_fleet(args.quick)))
+    rows.extend(asyncio.run(_foreign(args.quick)))
     rows.extend(_replay(args.quick))
     if profiler:
         profiler.disable()

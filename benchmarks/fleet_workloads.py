@@ -61,7 +61,17 @@ from pygents_tui.listen import Receiver
 from pygents_tui.listen.decode import Batch, Limits, decode
 from pygents_tui.ui.widgets import AgentsTable
 
-__all__ = ["FleetRun", "Plan", "w12"]
+__all__ = [
+    "FleetRun",
+    "Freshness",
+    "Plan",
+    "paced",
+    "percentile",
+    "press",
+    "produce",
+    "rss_mib",
+    "w12",
+]
 
 SIZE = (160, 45)
 SEND_EVERY = 0.1  # seconds between two requests of one service
@@ -153,12 +163,12 @@ class FleetRun:
     attack_accepted: int = 0  # of which answered 200
 
 
-def _rss_mib() -> float:
+def rss_mib() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * _PAGE / 2**20
 
 
-def _p(values: list[float], fraction: float) -> float:
+def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, int(len(ordered) * fraction + 0.5) - 1)] if ordered else 0.0
 
@@ -292,7 +302,7 @@ async def _attack(url: str, body: bytes, rate: float, until: float) -> list[int]
 # -- the run -----------------------------------------------------------------------------------
 
 
-class _Freshness:
+class Freshness:
     """Sampled turns from their ingestion to the end of the refresh that shows them.
 
     A refresh drains everything ingested before it, so the first refresh after a
@@ -332,8 +342,8 @@ class _Freshness:
         return key is not None and any(t.uuid == uuid for t in self.fleet.store.running_turns(key))
 
 
-async def _produce(
-    fleet: FleetModel, requests: deque[Request], fresh: _Freshness, start: float
+async def produce(
+    fleet: FleetModel, requests: deque[Request], fresh: Freshness, start: float
 ) -> tuple[float, float]:
     """Ingest every request at its planned time (in slices of `SLICE`), letting each go
     once ingested; the furthest it fell behind, and when the last went (seconds after
@@ -397,7 +407,7 @@ async def _answer(app: Dashboard, key: str, answered: Callable[[], bool]) -> flo
     return time.perf_counter() - start
 
 
-async def _press(app: Dashboard, until: float) -> list[float]:
+async def press(app: Dashboard, until: float) -> list[float]:
     """Rounds of `ROUND` until ``until`` (perf counter), one key at a time."""
     condition = _conditions(app)
     field = app.screen.query_one("#filter", Input)
@@ -413,7 +423,7 @@ async def _press(app: Dashboard, until: float) -> list[float]:
 
 
 @contextlib.asynccontextmanager
-async def _paced() -> AsyncIterator[None]:
+async def paced() -> AsyncIterator[None]:
     with paced_collector():
         yield
 
@@ -433,35 +443,35 @@ async def w12(plan: Plan | None = None) -> FleetRun:
         limits=limits,
     )
     app = listen_app(fleet, "127.0.0.1", 4317, None)
-    fresh = _Freshness(fleet, app.refresh_view)
+    fresh = Freshness(fleet, app.refresh_view)
     body = attack_body() if plan.attack else b""
     statuses: list[int] = []
     async with contextlib.AsyncExitStack() as stack:
         pilot = await stack.enter_async_context(app.run_test(size=SIZE))
-        await stack.enter_async_context(_paced())
+        await stack.enter_async_context(paced())
         receiver = Receiver(fleet, grpc_port=None, http_port=0)
         if plan.attack:
             await stack.enter_async_context(receiver)
         await pilot.pause()
         app.refresh_timer.stop()
         app.refresh_timer = app.set_interval(1 / app.refresh_hz, fresh.refresh_and_watch)
-        rss_before = _rss_mib()
+        rss_before = rss_mib()
         base[0] = start = time.perf_counter()
         samples = sum(1 for request in requests if request.sample is not None)
-        producer = asyncio.create_task(_produce(fleet, requests, fresh, start))
+        producer = asyncio.create_task(produce(fleet, requests, fresh, start))
         await asyncio.sleep(min(1.0, plan.seconds / 4))  # the table fills up first
         attacker = None
         if plan.attack:
             url = f"{receiver.http_endpoint}/v1/traces"
             attacker = asyncio.create_task(_attack(url, body, plan.attack, start + plan.seconds))
-        keys = await _press(app, start + plan.seconds)
+        keys = await press(app, start + plan.seconds)
         late, elapsed = await producer
         if attacker is not None:
             statuses = await attacker
         async with asyncio.timeout(10):
             while fresh.ingested or len(fresh.lags) + fresh.missed < samples:  # noqa: ASYNC110 - the screen is the measurement
                 await asyncio.sleep(0.01)
-        rss_after = _rss_mib()
+        rss_after = rss_mib()
         rows = len(fleet.store.agent_rows())
         dropped = fleet.store.counters().get("dropped", 0)
         await pilot.press("q")
@@ -473,16 +483,16 @@ async def w12(plan: Plan | None = None) -> FleetRun:
         rows=rows,
         turns_per_second=turns * int(plan.seconds / SEND_EVERY) / elapsed,
         key_p50_ms=statistics.median(ms),
-        key_p95_ms=_p(ms, 0.95),
+        key_p95_ms=percentile(ms, 0.95),
         key_worst_ms=max(ms),
         keys=len(ms),
         fresh_p50_ms=statistics.median(lags),
-        fresh_p95_ms=_p(lags, 0.95),
+        fresh_p95_ms=percentile(lags, 0.95),
         fresh_worst_ms=max(lags),
         fresh_samples=len(lags),
         fresh_missed=fresh.missed,
         refresh_p50_ms=statistics.median(refreshes),
-        refresh_p95_ms=_p(refreshes, 0.95),
+        refresh_p95_ms=percentile(refreshes, 0.95),
         late_ms=late * 1000,
         rss_before_mib=rss_before,
         rss_after_mib=rss_after,

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import grpc
@@ -28,6 +28,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from pygents_tui.feeders import FleetModel
 from pygents_tui.listen import Receiver
+
+__all__ = ["Source", "Throughput", "rss_mib", "send_http", "w8"]
 
 TURNS_PER_REQUEST = 512 // 3
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -49,7 +51,7 @@ class Throughput:
         return self.rss_late_mib - self.rss_early_mib
 
 
-def _rss_mib() -> float:
+def rss_mib() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * _PAGE / 2**20
 
@@ -106,17 +108,23 @@ async def _measure(fleet: FleetModel, seconds: float) -> tuple[int, float, float
         await asyncio.sleep(0.1)
         fleet.store.drain()
         if now >= next_sample:
-            rss.append((now - start, _rss_mib()))
+            rss.append((now - start, rss_mib()))
             next_sample += 1.0
     fleet.store.drain()
     elapsed = loop.time() - start
     quarter = elapsed / 4
-    early = max((mib for at, mib in rss if at <= quarter), default=_rss_mib())
-    late = max((mib for at, mib in rss if at >= elapsed - quarter), default=_rss_mib())
+    early = max((mib for at, mib in rss if at <= quarter), default=rss_mib())
+    late = max((mib for at, mib in rss if at >= elapsed - quarter), default=rss_mib())
     return fleet.store.counts["spans"] - first, elapsed, early, late
 
 
 # -- the sender process -----------------------------------------------------------------------
+
+
+class Source(Protocol):
+    """What a sender posts: the next export request's body (W8's, or W13's replays)."""
+
+    def next(self) -> bytes: ...
 
 
 class _Requests:
@@ -180,7 +188,9 @@ class _Requests:
         return bytes(self.message.SerializeToString())
 
 
-def _send_http(base: str, requests: _Requests) -> None:
+def send_http(base: str, requests: Source) -> None:
+    """POST ``requests`` to ``base``'s ``/v1/traces`` as OTLP/HTTP protobuf, one after
+    the other on one connection, until the receiver goes away or refuses one."""
     parts = urlsplit(base)
     connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port)
     headers = {"Content-Type": "application/x-protobuf"}
@@ -206,7 +216,7 @@ def _send(transport: str, target: str) -> int:
         if transport == "grpc":
             _send_grpc(target, requests)
         else:
-            _send_http(target, requests)
+            send_http(target, requests)
     except (ConnectionError, grpc.RpcError, KeyboardInterrupt):
         pass  # the receiver went away: the run is over
     return 0
