@@ -52,6 +52,7 @@ INFERRED: Final = "inferred"
 """The uuid prefix of a run known only by its steps (then its trace id)."""
 
 _TOOLS_LISTED: Final = 8  # tools named on a run's inspector line; the others counted
+_READS_KEPT: Final = 20_000  # spans whose reading is remembered for their run's end
 
 _Step = tuple[ReceivedSpan, Foreign | None]
 
@@ -69,6 +70,9 @@ class ForeignRuns:
         self._inferred: OrderedDict[tuple[str, str], TurnEntry] = OrderedDict()
         self._of_service: Counter[str] = Counter()
         self._of_agent: Counter[str] = Counter()
+        # How recent spans were read, so that a run's end does not read its steps
+        # again (bounded: past it, a step is read afresh).
+        self._reads: OrderedDict[tuple[str, str], Foreign] = OrderedDict()
 
     def fold(
         self, service: ServiceState, span: ReceivedSpan, found: Foreign, mono: float, wall: int
@@ -77,6 +81,10 @@ class ForeignRuns:
         workflow ends what its trace was inferred to run, and any other step is a sign
         of a run under way."""
         service.framework = span.scope or "unnamed"
+        reads = self._reads
+        reads[span.trace_id, span.span_id] = found
+        if len(reads) > _READS_KEPT:
+            reads.popitem(last=False)
         if found.role is Role.RUN and found.agent is not None:
             self._run(service, span, found, mono, wall)
         elif found.role is Role.WORKFLOW:
@@ -211,7 +219,7 @@ class ForeignRuns:
                 if child.span_id in seen:
                     continue
                 seen.add(child.span_id)
-                read = read_foreign(child)
+                read = self._reads.get((child.trace_id, child.span_id)) or read_foreign(child)
                 found.append((child, read))
                 if read is None or read.role is not Role.RUN:
                     stack.append(child.span_id)  # a run's own steps are its to tally

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import methodcaller
 from typing import Final
 
 from pygents_otel import _names as k
@@ -62,6 +63,7 @@ _KINDS: Final[Mapping[str, Role]] = {
     "EMBEDDING": Role.MODEL,
 }
 _PYGENTS_PREFIX: Final = "pygents."
+_IS_PYGENTS: Final = methodcaller("startswith", _PYGENTS_PREFIX)  # (a C loop, not a generator)
 _OI_AGENT_NAME: Final = "agent.name"
 _OI_TOOL_NAME: Final = "tool.name"
 _OI_SESSION: Final = "session.id"
@@ -93,8 +95,6 @@ def read_foreign(span: ReceivedSpan) -> Foreign | None:
     if span.scope == PYGENTS_SCOPE:
         return None
     attributes = span.attributes
-    if any(name.startswith(_PYGENTS_PREFIX) for name in attributes):
-        return None  # pygents' own, under another scope name (a relay, a test)
     operation = as_text(attributes.get(k.OPERATION))
     role = _OPERATIONS.get(operation) if operation else None
     if role is None:
@@ -102,6 +102,8 @@ def read_foreign(span: ReceivedSpan) -> Foreign | None:
         role = _KINDS.get(kind) if kind else None
     if role is None:
         return None
+    if any(map(_IS_PYGENTS, attributes)):
+        return None  # pygents' own, under another scope name (a relay, a test)
     agent = _first(attributes, k.AGENT_NAME, _OI_AGENT_NAME)
     if role is Role.RUN and agent is None:
         if operation == k.INVOKE_AGENT:
