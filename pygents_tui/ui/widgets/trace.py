@@ -32,9 +32,14 @@ _NOTABLE: Final = (
     "db.query.text",
     "db.statement",
     "gen_ai.request.model",
+    "llm.model_name",  # OpenInference's model call
+    "gen_ai.tool.call.arguments",  # a tool call's arguments, when its sender sends them
+    "input.value",  # OpenInference's, on a tool span its arguments
     "rpc.method",
     "messaging.destination.name",
 )
+# What a tool call returned, when its sender sends it: a second line under the span.
+_RESULTS: Final = ("gen_ai.tool.call.result", "output.value")
 
 
 def _duration(seconds: float) -> str:
@@ -58,13 +63,13 @@ def _shown(text: str, limit: int) -> str:
     return cut_middle(visible(text), limit)
 
 
-def _notable(node: SpanNode) -> str | None:
+def _notable(node: SpanNode) -> list[str]:
+    """The span's most telling attribute and, for a tool call, what it returned."""
     attributes = dict(node.attributes)
-    for key in _NOTABLE:
-        value = attributes.get(key)
-        if value:
-            return f"{key}={value}"
-    return None
+    found = [f"{key}={attributes[key]}" for key in _NOTABLE if attributes.get(key)][:1]
+    if found and found[0].startswith(("gen_ai.tool.call.arguments=", "input.value=")):
+        found += [f"{key}={attributes[key]}" for key in _RESULTS if attributes.get(key)][:1]
+    return found
 
 
 def waterfall(tree: TraceTree, width: int = 28) -> Text:
@@ -95,8 +100,7 @@ def waterfall(tree: TraceTree, width: int = 28) -> Text:
         if len(services) > 1 and node.service != first_service:
             text.append(f" [{_shown(node.service, 24)}]", style="dim")
         under = "\n" + indent + "  " + " " * len(marker)
-        notable = _notable(node)
-        if notable is not None:
+        for notable in _notable(node):
             text.append(under + _shown(notable, 100), style="dim")
         if node.status == "error" and node.status_message:
             text.append(under + _shown(node.status_message, 100), style="red")

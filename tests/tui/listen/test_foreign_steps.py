@@ -24,6 +24,7 @@ from pygents_tui.ui._filter import parse
 from pygents_tui.ui.screens import InspectorScreen
 from pygents_tui.ui.widgets._agent_cells import agent_fields
 from pygents_tui.ui.widgets._rows import agent_names, turn_fields
+from pygents_tui.ui.widgets.trace import waterfall
 
 CONVERSATION = "conversation-1"  # the harness's (tests/frameworks/harness.py)
 
@@ -378,3 +379,45 @@ def test_a_failed_span_s_hostile_events_are_bounded() -> None:
     huge = _failed_step([_exception("E" * 100_000, "m" * 100_000)])
     (span,) = decode("traces", huge, json_body=True, limits=limits).spans
     assert 0 < len(span.status_message) <= limits.max_value
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "result"),
+    [
+        ("pydantic_ai.jsonl", "gen_ai.tool.call.arguments=", "gen_ai.tool.call.result="),
+        ("openai_agents_openinference.jsonl", "input.value=", "output.value="),
+    ],
+)
+def test_a_tool_call_s_arguments_and_result_show_in_its_trace_when_sent(
+    name: str, arguments: str, result: str
+) -> None:
+    store = folded(name)
+    run = next(
+        t for t in store.recent_turns() if "get_weather" in dict(t.details()).get("tools", "")
+    )
+    assert run.trace_id is not None
+    tree = store.trace_tree(run.trace_id)
+    assert tree is not None
+    lines = waterfall(tree).plain.splitlines()
+    at = next(i for i, line in enumerate(lines) if "get_weather" in line and "█" in line)
+    assert lines[at + 1].strip().startswith(arguments)
+    assert "Paris" in lines[at + 1]
+    assert lines[at + 2].strip().startswith(result)
+
+
+def test_a_tool_call_s_hostile_arguments_are_cut_and_made_visible() -> None:
+    step = _orphan_step(7)
+    step["attributes"].append(
+        {
+            "key": "gen_ai.tool.call.arguments",
+            "value": {"stringValue": "\x1b[31m\u202e" + "x" * 10_000},
+        }
+    )
+    fleet = FleetModel(stale_after=1e9)
+    feed(fleet, _request("hostile", [step]))
+    tree = fleet.store.trace_tree(step["traceId"])
+    assert tree is not None
+    (_, under) = waterfall(tree).plain.splitlines()[:2]
+    assert "\x1b" not in under
+    assert "\u202e" not in under
+    assert len(under) < 200
