@@ -270,20 +270,24 @@ async def _listen(quick: bool) -> list[Row]:
         )
     for rid, transport, seconds in (("W8", "http", 60.0), ("W8g", "grpc", 20.0)):
         res = await lw.w8(1.0 if quick else seconds, transport)
-        rows.append(
-            Row(
-                rid,
-                f"OTLP/{transport} spans into listen, {res.seconds:.0f} s",
-                f"{res.spans_per_second:,.0f} spans/s",
-                f"RSS {res.rss_late_mib:.0f} MiB ({res.growth_mib:+.1f})",
-                None,
-                "≥ 10,000/s, bounded",
-                res.spans_per_second >= 10_000
-                and res.growth_mib <= 16
-                and not (res.dropped or res.refused),
-            )
-        )
+        rows.append(_spans_row(rid, f"OTLP/{transport} spans into listen", res))
     return rows
+
+
+def _spans_row(rid: str, what: str, res: lw.Throughput | gw.ForeignRun) -> Row:
+    """A row of spans folded into listen (W8, W13): at least 10,000 a second, the
+    resident size bounded (16 MiB of growth), nothing dropped or refused."""
+    return Row(
+        rid,
+        f"{what}, {res.seconds:.0f} s",
+        f"{res.spans_per_second:,.0f} spans/s",
+        f"RSS {res.rss_late_mib:.0f} MiB ({res.growth_mib:+.1f})",
+        None,
+        "≥ 10,000/s, bounded",
+        res.spans_per_second >= 10_000
+        and res.growth_mib <= 16
+        and not (res.dropped or res.refused),
+    )
 
 
 async def _fleet(quick: bool) -> list[Row]:
@@ -349,17 +353,7 @@ async def _foreign(quick: bool) -> list[Row]:
     res = await gw.w13(plan)
     mixed = f"{plan.foreign} foreign + {plan.pygents} pygents services"
     return [
-        Row(
-            "W13",
-            f"recorded GenAI telemetry into listen, {res.seconds:.0f} s",
-            f"{res.spans_per_second:,.0f} spans/s",
-            f"RSS {res.rss_late_mib:.0f} MiB ({res.growth_mib:+.1f})",
-            None,
-            "≥ 10,000/s, bounded",
-            res.spans_per_second >= 10_000
-            and res.growth_mib <= 16
-            and not (res.dropped or res.refused),
-        ),
+        _spans_row("W13", "recorded GenAI telemetry into listen", res),
         Row(
             "W13k",
             f"keys, listen with {mixed}",
