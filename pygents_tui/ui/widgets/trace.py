@@ -14,6 +14,7 @@ from typing import Final
 
 from rich.text import Text
 
+from pygents_otel import _names as k
 from pygents_tui.state import SpanNode, TraceTree
 from pygents_tui.text._cut import cut_middle
 from pygents_tui.text._visible import visible
@@ -33,13 +34,13 @@ _NOTABLE: Final = (
     "db.statement",
     "gen_ai.request.model",
     "llm.model_name",  # OpenInference's model call
-    "gen_ai.tool.call.arguments",  # a tool call's arguments, when its sender sends them
-    "input.value",  # OpenInference's, on a tool span its arguments
+    k.TOOL_CALL_ARGUMENTS,  # a tool call's arguments, when its sender sends them
+    k.OI_INPUT,  # OpenInference's, on a tool span its arguments
     "rpc.method",
     "messaging.destination.name",
 )
 # What a tool call returned, when its sender sends it: a second line under the span.
-_RESULTS: Final = ("gen_ai.tool.call.result", "output.value")
+_RESULTS: Final = (k.TOOL_CALL_RESULT, k.OI_OUTPUT)
 
 
 def _duration(seconds: float) -> str:
@@ -67,7 +68,7 @@ def _notable(node: SpanNode) -> list[str]:
     """The span's most telling attribute and, for a tool call, what it returned."""
     attributes = dict(node.attributes)
     found = [f"{key}={attributes[key]}" for key in _NOTABLE if attributes.get(key)][:1]
-    if found and found[0].startswith(("gen_ai.tool.call.arguments=", "input.value=")):
+    if found and found[0].startswith((f"{k.TOOL_CALL_ARGUMENTS}=", f"{k.OI_INPUT}=")):
         found += [f"{key}={attributes[key]}" for key in _RESULTS if attributes.get(key)][:1]
     return found
 
