@@ -21,10 +21,10 @@ retry on (HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``)
 counted as ``refused``; a connection past the limit is closed at once, counted
 on HTTP (gRPC refuses those itself, uncounted).
 
-Bodies are inflated and decoded in worker threads, OTLP/JSON made protobuf in a
-process of its own (`pygents_tui.listen.offload`), never on the event loop the
-dashboard shares; an inflated body is charged to the byte budget before it is
-parsed.
+Bodies are inflated in worker threads and decoded in processes of their own
+(`pygents_tui.listen.offload`), never on the event loop the dashboard shares nor in
+a thread sharing its interpreter; an inflated body is charged to the byte budget
+before it is parsed.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from pygents_tui.listen.decode import (
     Malformed,
     Reads,
     Signal,
-    decode,
     response,
 )
 from pygents_tui.listen.offload import Offload
@@ -194,19 +193,13 @@ class Receiver:
     async def _accept(
         self, transport: Transport, signal: Signal, body: bytes, json_body: bool
     ) -> Batch:
-        """Decode off the loop (OTLP/JSON first made protobuf in the JSON process,
-        then both in a worker thread) and hand over; `Malformed` (already counted) if
-        it cannot be."""
+        """Decode off the loop (in a process of its own, `Offload`) and hand over;
+        `Malformed` (already counted) if it cannot be."""
         self.requests[f"{transport} {signal}"] += 1
         budget = self.limits.max_reads_per_request
         reads = Reads(budget)
         try:
-            message = body
-            if json_body:
-                message = await self._offload.transcode(signal, body)
-            batch = await self._offload.run(
-                decode, signal, message, json_body=False, limits=self.limits, reads=reads
-            )
+            batch = await self._offload.decode(signal, body, json_body, reads)
         except Malformed as exc:
             self._count(transport, signal, exc)
             raise

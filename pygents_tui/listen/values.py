@@ -71,9 +71,9 @@ class Limits:
     max_in_flight_bytes_per_connection: int = 16 * 1024 * 1024
     max_calls_per_connection: int = 8
     max_connections: int | None = None
-    # Requests decoded at once, each in a worker thread off the event loop: a large
-    # OTLP/JSON body takes seconds to parse, and the dashboard must answer keys
-    # meanwhile. More would only compete with the loop for the interpreter.
+    # Protobuf requests decoded at once, each in a process of its own (OTLP/JSON has
+    # one more), off the event loop and its interpreter: the dashboard must answer keys
+    # meanwhile. Also the threads that inflate gzipped bodies.
     max_concurrent_decodes: int = 2
 
 

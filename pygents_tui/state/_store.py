@@ -69,8 +69,15 @@ class Feeder:
     def close(self) -> None:
         """The dashboard closed the store: let go of what it reads from."""
 
-    def fold(self) -> bool:
-        """Fold what was queued since the last drain; True if there was any."""
+    def fold(self, budget: float | None = None) -> bool:
+        """Fold what was queued since the last drain; True if there was any. With a
+        ``budget`` (seconds), a feeder may stop once it is spent and fold the rest
+        later (`backlog`)."""
+        return False
+
+    @property
+    def backlog(self) -> bool:
+        """Whether a fold with a budget left something queued."""
         return False
 
     def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
@@ -129,6 +136,7 @@ class Store(Tables):
         self.epoch = clock()
         self.stale_after = stale_after
         self._version = 0
+        self._unsettled = False  # folded since the last drain (between drains: `fold`)
         self._second = int(self.epoch)
         self._meters: Meters | None = None
         # By agent key: set by a feeder that reads pygents.redis mailboxes (listen --redis).
@@ -153,15 +161,26 @@ class Store(Tables):
         setting contents)."""
         self._version += 1
 
-    def fold(self) -> bool:
-        """Fold what the feeder queued since the last drain; True if there was any.
-        (A store without a queueing feeder has nothing to fold.)"""
-        return self.feeder.fold()
+    def fold(self, budget: float | None = None) -> bool:
+        """Fold what the feeder queued since the last drain, within ``budget`` seconds
+        if one is given (the feeder's `Feeder.backlog` then says whether anything is
+        left); True if there was any. (A store without a queueing feeder has nothing
+        to fold.) What is folded between drains is shown after the next one."""
+        folded = self.feeder.fold(budget)
+        self._unsettled = self._unsettled or folded
+        return folded
 
-    def drain(self) -> bool:
-        """Fold what arrived (`fold`), then update staleness and rates. True if
-        anything changed since the last call."""
-        return self.settle(self.fold())
+    @property
+    def backlog(self) -> bool:
+        """Whether the feeder has something left to fold (a fold's budget ran out)."""
+        return self.feeder.backlog
+
+    def drain(self, budget: float | None = None) -> bool:
+        """Fold what arrived (`fold`, within ``budget``), then update staleness and
+        rates. True if anything changed since the last call."""
+        self.fold(budget)
+        changed, self._unsettled = self._unsettled, False
+        return self.settle(changed)
 
     def settle(self, changed: bool) -> bool:
         """After what arrived was folded (``changed``: anything was): update

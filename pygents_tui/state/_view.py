@@ -369,7 +369,17 @@ class DashboardView(Protocol):
     def version(self) -> int:
         """Bumped by every ``drain()`` that changed something."""
 
-    def drain(self) -> bool: ...
+    def drain(self, budget: float | None = None) -> bool:
+        """Fold what arrived (within ``budget`` seconds, if given), then update what
+        time changes; True if anything shown changed."""
+
+    def fold(self, budget: float | None = None) -> bool:
+        """Fold what arrived, within ``budget`` seconds if given, without updating the
+        rest: shown after the next `drain`."""
+
+    @property
+    def backlog(self) -> bool:
+        """Whether a fold's budget left something to fold."""
 
     def agent_rows(self) -> Sequence[AgentRow]: ...
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events, on
+from textual.actions import SkipAction
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 from textual.worker import Worker, WorkerState
 
 from pygents import Scope
@@ -53,6 +54,11 @@ __all__ = ["Dashboard", "Workload", "exit_status"]
 
 Workload = Callable[[], Awaitable[Any]]
 INTERRUPTED = 130  # the shell's status for a program ended by Ctrl-C (128 + SIGINT)
+FOLD_SLICE = 0.008
+"""Seconds of folding at a time. A key travels from the focused widget up to the app
+one message queue at a time, a turn of the event loop each; folding what a whole
+refresh interval brought in one go (85 ms at 12,000 spans/s, W13) held every one of
+those turns, so the keys that bubble furthest waited longest."""
 
 
 def exit_status(exc: SystemExit | KeyboardInterrupt) -> tuple[int, str]:
@@ -92,15 +98,25 @@ class Dashboard(Acting):
         # footer, yet the key still answers with the line saying why (`check_action`).
         Binding("p", "pause_not_offered", show=False),
         Binding("space", "freeze", "Freeze", tooltip="hold the screen; data keeps coming"),
-        Binding("slash", "filter", "Filter", tooltip="filter the visible panel (else agents)"),
+        Binding(
+            "slash",
+            "filter_key",
+            "Filter",
+            tooltip="filter the visible panel (else agents)",
+            priority=True,  # (see the panels' keys below)
+        ),
         Binding("escape", "back", "Back", tooltip="back to the agents table"),
         Binding("c", "clear_finished", "Clear finished", tooltip="forget the finished agents"),
         Binding("e", "show_error", "Error", tooltip="why the workload failed, and where"),
         Binding(
             "ctrl+s", "save_screen", "Screenshot", show=False, tooltip="save the screen as SVG"
         ),
+        # Taken by the app before the focused widget sees them (`_main_keys`): a key
+        # the focused widget does not take travels up to the app one widget a turn of
+        # the event loop, and with a fleet's spans folded between turns, a dozen such
+        # turns kept these keys waiting over 200 ms (W13).
         *(
-            Binding(str(i), f"show_tab('tab-{key}')", label, show=False)
+            Binding(str(i), f"tab_key('tab-{key}')", label, show=False, priority=True)
             for i, (key, label) in enumerate(TABS, 1)
         ),
     ]
@@ -144,6 +160,7 @@ class Dashboard(Acting):
         self.left_pending: dict[str, int] = {}
         self._had_finished = False
         self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
+        self._fold_rest: asyncio.Handle | None = None  # the next slice of a backlog
 
     @property
     def model(self) -> DashboardModel | None:
@@ -168,6 +185,8 @@ class Dashboard(Acting):
         self.output.write(event.text, event.stderr)
 
     def on_unmount(self) -> None:
+        if self._fold_rest is not None:
+            self._fold_rest.cancel()
         self.view.close()
 
     async def _run_workload(self) -> None:
@@ -276,7 +295,8 @@ class Dashboard(Acting):
                 self._alert("the dashboard failed to refresh", f"{type(exc).__name__}: {exc}")
 
     def _refresh_view(self) -> None:
-        self.view.drain()
+        self.view.drain(FOLD_SLICE)
+        self._fold_later()
         if self._has_finished() != self._had_finished:
             self._had_finished = not self._had_finished
             self.refresh_bindings()  # `c` is offered only while there are some
@@ -289,6 +309,24 @@ class Dashboard(Acting):
         ):
             return
         self._main.refresh_view(workload_failed=self.workload_error is not None)
+
+    def _fold_later(self) -> None:
+        """What a refresh's slice left is folded a slice at a time, one per turn of the
+        event loop (what the loop has ready runs between two), until none is left;
+        the next refresh shows it."""
+        if self._fold_rest is None and self.view.backlog:
+            self._fold_rest = asyncio.get_running_loop().call_soon(self._fold_slice)
+
+    def _fold_slice(self) -> None:
+        self._fold_rest = None
+        try:
+            self.view.fold(FOLD_SLICE)
+        except Exception as exc:  # contained as a refresh's failure is
+            if self.view_error is None:
+                self.view_error = exc
+                self._alert("the dashboard failed to refresh", f"{type(exc).__name__}: {exc}")
+            return
+        self._fold_later()
 
     # -- actions ----------------------------------------------------------------------
 
@@ -363,6 +401,21 @@ class Dashboard(Acting):
     def action_freeze(self) -> None:
         self._main.toggle_freeze()
         self.refresh_view()
+
+    def _main_keys(self) -> None:
+        """The main screen's keys taken first (``/`` and the panels' digits) are left
+        to the focused widget where they would not have reached the app: typed into
+        the filter, or on a screen over the main one."""
+        if self.screen is not self._main or isinstance(self.focused, Input):
+            raise SkipAction
+
+    def action_filter_key(self) -> None:
+        self._main_keys()
+        self.action_filter()
+
+    def action_tab_key(self, tab: str) -> None:
+        self._main_keys()
+        self.action_show_tab(tab)
 
     def action_filter(self) -> None:
         self._main.start_filter()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from pygents_tui.feeders.otlp.folding import Folding
 from pygents_tui.feeders.traces import TraceStore
@@ -130,6 +130,7 @@ class FleetModel(Feeder):
         self.last_rejection: str | None = None
         self._inbox: deque[tuple[Batch, float, int]] = deque()
         self._pending = 0
+        self._folding: Iterator[None] | None = None  # the request a budget stopped in
         # What a program sets to send here (``listen_app`` knows where it listens): the
         # empty panels say it, so that a first run shows what to do next.
         self.send_here: str | None = None
@@ -168,20 +169,42 @@ class FleetModel(Feeder):
         self.last_rejection = f"{signal}: {cut_middle(reason, 200)}"
         self.arrived.set()
 
-    # -- folding, on the UI's timer ------------------------------------------------------------
+    # -- folding, on the UI's timer, in slices ---------------------------------------------
 
-    def fold(self) -> bool:
-        """Fold every batch that arrived (the store's `drain` calls this first)."""
+    def fold(self, budget: float | None = None) -> bool:
+        """Fold the batches that arrived (the store's `drain` calls this first). With
+        a ``budget`` (seconds), stop between two items once it is spent; the rest
+        waits (`backlog`), the request under way resumed where it stopped."""
+        deadline = None if budget is None else time.perf_counter() + budget
         inbox = self._inbox
-        changed = bool(inbox)
-        while inbox:
-            batch, mono, wall = inbox.popleft()
-            self._pending -= batch.size
-            self.folding.fold_batch(batch, mono, wall)
-        self.arrived.clear()
+        changed = False
+        while self._folding is not None or inbox:
+            if self._folding is None:
+                batch, mono, wall = inbox.popleft()
+                self._pending -= batch.size
+                self._folding = self.folding.steps(batch, mono, wall)
+            changed = True
+            steps, self._folding = self._folding, None  # a step that raises ends its request
+            if deadline is None:
+                for _ in steps:
+                    pass
+                continue
+            for _ in steps:
+                if time.perf_counter() >= deadline:
+                    self._folding = steps
+                    break
+            if self._folding is not None:
+                break
+        if not self.backlog:
+            self.arrived.clear()
         if changed:
             self.hold()
         return changed
+
+    @property
+    def backlog(self) -> bool:
+        """Whether a fold with a budget left anything to fold."""
+        return self._folding is not None or bool(self._inbox)
 
     def forgot(self, service: ServiceState) -> None:
         """The store removed ``service`` (asked by the store, `Feeder`)."""

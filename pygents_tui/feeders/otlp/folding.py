@@ -57,21 +57,30 @@ class Folding:
         self._agent_spans: OrderedDict[str, str] = OrderedDict()
 
     def fold_batch(self, batch: Batch, mono: float, wall: int) -> None:
-        """Fold one received request, which arrived at ``mono`` (``wall``), one
-        resource's items at a time: each sender's clock is fed with all of its items'
-        times first (`Services.observe_clocks`), then they are folded. Resolving a
-        service for the clock and then again for folding created every service a
-        request named over the bound twice (the first ones were evicted by the last
-        before being folded), so each counted two evictions."""
+        """Fold one received request whole (see `steps`)."""
+        for _ in self.steps(batch, mono, wall):
+            pass
+
+    def steps(self, batch: Batch, mono: float, wall: int) -> Iterator[None]:
+        """Fold one received request, which arrived at ``mono`` (``wall``), an item per
+        step, so that a feeder can stop between two items when its time is spent and
+        go on later (`FleetModel.fold`). One resource's items at a time: each sender's
+        clock is fed with all of its items' times first (`Services.observe_clocks`),
+        then they are folded. Resolving a service for the clock and then again for
+        folding created every service a request named over the bound twice (the first
+        ones were evicted by the last before being folded), so each counted two
+        evictions."""
         services = self.services
         for spans in _by_resource(batch.spans):
             services.observe_clocks(spans, mono, wall)
             for span in spans:
                 self.fold_span(span, mono, wall)
+                yield
         for records in _by_resource(batch.records):
             services.observe_clocks(records, mono, wall)
             for record in records:
                 self.fold_record(record, mono, wall)
+                yield
         for resource, points in batch.points:
             service = services.service(resource, mono)
             if service is None:

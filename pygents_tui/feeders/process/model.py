@@ -200,9 +200,10 @@ class DashboardModel(Feeder, Subscriber):
         """Records lost because the inbox overflowed before a drain."""
         return self.received - self.processed - len(self.inbox)
 
-    def fold(self) -> bool:
+    def fold(self, budget: float | None = None) -> bool:
         """Process every pending record, then tail running streams and read the live
-        agents (the store's `drain` calls this first). True if anything changed."""
+        agents (the store's `drain` calls this first). True if anything changed.
+        (``budget`` is not needed: an in-process workload is folded whole.)"""
         inbox = self.inbox
         count = len(inbox)
         changed = count > 0

@@ -90,12 +90,17 @@ class ReplayView(Feeder):
 
     # -- the store's Feeder: playing, on the UI's timer -------------------------------------
 
-    def fold(self) -> bool:
-        """Play what is due, then fold it. True when anything shown changed: what was
-        folded, or the replay's own state (position, speed, pause, a seek)."""
+    @property
+    def backlog(self) -> bool:
+        return self.model.backlog
+
+    def fold(self, budget: float | None = None) -> bool:
+        """Play what is due, then fold it (within ``budget``, as the fleet feeder
+        does). True when anything shown changed: what was folded, or the replay's own
+        state (position, speed, pause, a seek)."""
         replay = self.replay
         replay.advance()
-        changed = self.model.fold()
+        changed = self.model.fold(budget)
         state = (
             replay.generation,
             replay.position_ns // 100_000_000,  # the status line shows tenths of seconds
