@@ -31,6 +31,7 @@ from pygents_tui.state._entries import (
 from pygents_tui.state._sources import Sources
 from pygents_tui.state._stuck import Stuck
 from pygents_tui.state._tables import Tables, Traces
+from pygents_tui.state._tokens import CallUsage
 from pygents_tui.state._turns import by_start, of_agent
 from pygents_tui.state._usage import BudgetPassed, SpanUsage, Usage
 from pygents_tui.state._view import ContextContents, DashboardView, Panel, TraceTree
@@ -374,6 +375,10 @@ class Store(Tables):
             name = self._name_of(turn.agent)
             meter = self.attention.meter
             meter.credit_steps(turn.trace_id, spans, turn.agent, turn.service.name, name)
+
+    def usage_of(self, span: SpanUsage) -> CallUsage | None:
+        """The model usage ``span`` reports (read once, when it arrived, if recent)."""
+        return self.attention.meter.usage_of(span)
 
     def service_usage(self, service: str) -> Usage | None:
         return self.attention.meter.service(service)

@@ -32,6 +32,7 @@ __all__ = ["FLEET", "RATE_WINDOW", "BudgetPassed", "SpanUsage", "Usage", "UsageM
 
 RATE_WINDOW: Final = 60  # seconds; the rate is tokens per minute over this window
 FLEET: Final = "fleet"  # the scope of the fleet's budget in `BudgetPassed` and `over`
+_RECENT: Final = 4096  # spans whose usage is kept as read (`UsageMeter.usage_of`)
 
 
 class SpanUsage(Protocol):
@@ -191,6 +192,9 @@ class UsageMeter:
         # strings (the hash is salted per process, so a sender cannot aim at one).
         self._seen: set[int] = set()
         self._seen_order: deque[int] = deque()
+        # The usage of the most recent of them, read once: a run's end reads its steps'
+        # again (`credit_steps`, `usage_of`), a few moments after they arrived.
+        self._recent: OrderedDict[int, CallUsage] = OrderedDict()
         self._claimed: set[int] = set()  # those credited one by one (`credit_steps`)
         self._claimed_order: deque[int] = deque()
         self._passed: set[tuple[str, str]] = set()
@@ -217,6 +221,10 @@ class UsageMeter:
         self._seen_order.append(ids)
         if len(seen) > self.max_spans:
             seen.discard(self._seen_order.popleft())
+        recent = self._recent
+        recent[ids] = usage
+        if len(recent) > _RECENT:
+            recent.popitem(last=False)
         self.counts["spans"] += 1
         self.counts["malformed"] += usage.malformed
         self.counts["capped"] += usage.capped
@@ -237,6 +245,12 @@ class UsageMeter:
         else:
             tally.add(call)
         return True
+
+    def usage_of(self, span: SpanUsage) -> CallUsage | None:
+        """The usage ``span`` reports (`read_usage`), read again only if it is not one
+        of the recent spans `add` counted."""
+        usage = self._recent.get(hash((span.trace_id, span.span_id)))
+        return usage if usage is not None else read_usage(span.attributes)
 
     def attribute(self, trace_id: str, agent: str, service: str, name: str | None = None) -> None:
         """The trace ``trace_id`` is a turn of ``agent`` (its key; ``name`` its own
@@ -266,7 +280,7 @@ class UsageMeter:
             ids = hash((span.trace_id, span.span_id))
             if ids not in self._seen or ids in claimed:
                 continue  # never counted (or too long ago to tell), or credited already
-            usage = read_usage(span.attributes)
+            usage = self._recent.get(ids) or read_usage(span.attributes)
             if usage is None or not usage.valid:
                 continue
             claimed.add(ids)

@@ -10,7 +10,7 @@ turns, attributed to their agent when the agent-run span (which ends last) arriv
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
 from typing import TypeVar
 
@@ -23,11 +23,11 @@ from pygents_tui.feeders.otlp.coerce import (
     stop_reason,
 )
 from pygents_tui.feeders.otlp.foreign import ForeignRuns
-from pygents_tui.feeders.otlp.genai import read_foreign
+from pygents_tui.feeders.otlp.genai import Foreign, Role, read_foreign
 from pygents_tui.feeders.otlp.live import LiveRecords, end_time
 from pygents_tui.feeders.otlp.services import Services
 from pygents_tui.feeders.traces import TraceStore
-from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan
+from pygents_tui.listen.decode import Batch, ReceivedRecord, ReceivedSpan, ResourceInfo
 from pygents_tui.state import (
     ServiceState,
     Store,
@@ -35,14 +35,38 @@ from pygents_tui.state import (
 
 __all__ = ["Folding"]
 
-_Item = TypeVar("_Item", ReceivedSpan, ReceivedRecord)
+_Item = TypeVar("_Item")
 
 
-def _by_resource(items: Sequence[_Item]) -> Iterator[list[_Item]]:
+def _by_resource(
+    items: Sequence[_Item], resource: Callable[[_Item], ResourceInfo]
+) -> Iterator[list[_Item]]:
     """A request's items in runs of one resource (decoding keeps a resource group's
     items together, sharing one `ResourceInfo` object)."""
-    for _, run in groupby(items, key=lambda item: id(item.resource)):
+    for _, run in groupby(items, key=lambda item: id(resource(item))):
         yield list(run)
+
+
+def _ending_later(spans: Sequence[ReceivedSpan], reads: Sequence[Foreign | None]) -> list[bool]:
+    """For each span of a request: whether a span that ends its trace's run under way
+    (a run naming its agent, or a workflow) comes later in the same request.
+
+    Why: a request holds a run's steps before the run (children end first). A step
+    whose run has not arrived starts an inferred run (`ForeignRuns`), which its run's
+    span, a few items on, takes back: for every run of every request, work that
+    leaves nothing behind. A step whose run ends later in its own request is folded
+    as the step of a run already known."""
+    ending = [False] * len(spans)
+    closing: set[tuple[int, str]] = set()  # (the resource's id, the trace)
+    for index in range(len(spans) - 1, -1, -1):
+        span, found = spans[index], reads[index]
+        key = (id(span.resource), span.trace_id)
+        ending[index] = key in closing
+        if found is not None and (
+            found.role is Role.WORKFLOW or (found.role is Role.RUN and found.agent is not None)
+        ):
+            closing.add(key)
+    return ending
 
 
 class Folding:
@@ -71,12 +95,16 @@ class Folding:
         ones were evicted by the last before being folded), so each counted two
         evictions."""
         services = self.services
-        for spans in _by_resource(batch.spans):
-            services.observe_clocks(spans, mono, wall)
-            for span in spans:
-                self.fold_span(span, mono, wall)
+        spans = batch.spans
+        reads = [read_foreign(span) for span in spans]
+        ending = _ending_later(spans, reads)
+        items = list(zip(spans, reads, ending, strict=True))
+        for group in _by_resource(items, lambda item: item[0].resource):
+            services.observe_clocks([span for span, _, _ in group], mono, wall)
+            for span, found, ends in group:
+                self.fold_span(span, mono, wall, found, ends)
                 yield
-        for records in _by_resource(batch.records):
+        for records in _by_resource(batch.records, lambda record: record.resource):
             services.observe_clocks(records, mono, wall)
             for record in records:
                 self.fold_record(record, mono, wall)
@@ -89,7 +117,16 @@ class Folding:
                 service.points += points
                 self.store.counts["points"] += points
 
-    def fold_span(self, span: ReceivedSpan, mono: float, wall: int) -> None:
+    def fold_span(
+        self,
+        span: ReceivedSpan,
+        mono: float,
+        wall: int,
+        found: Foreign | None,
+        run_ends_later: bool = False,
+    ) -> None:
+        """Fold ``span``, read as ``found`` (`read_foreign`); ``run_ends_later``: what
+        its trace runs ends later in the same request (`_ending_later`)."""
         service = self.services.service(span.resource, mono)
         if service is None:
             self.store.counts["replaced_dropped"] += 1
@@ -100,9 +137,8 @@ class Folding:
         self.store.span_arrived(span)
         attributes = span.attributes
         uuid = attributes.get(k.TURN_UUID)
-        foreign = read_foreign(span)
-        if foreign is not None:
-            self.foreign.fold(service, span, foreign, mono, wall)
+        if found is not None:
+            self.foreign.fold(service, span, found, mono, wall, run_ends_later)
         elif isinstance(uuid, str) and uuid and span.name.startswith(k.TURN_SPAN_PREFIX):
             self._turn_span(service, span, uuid, mono, wall)
         elif attributes.get(k.OPERATION) == k.INVOKE_AGENT:

@@ -33,6 +33,7 @@ against its agent's earlier runs (`TurnFacts.paced_as`), not every agent's ``run
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from typing import Final
 
 from pygents import StopReason
@@ -42,7 +43,7 @@ from pygents_tui.feeders.otlp.live import end_time
 from pygents_tui.feeders.otlp.services import Services
 from pygents_tui.feeders.traces import TraceStore
 from pygents_tui.listen.decode import ReceivedSpan
-from pygents_tui.state import AgentEntry, ServiceState, Store, TurnEntry, read_usage
+from pygents_tui.state import AgentEntry, CallUsage, ServiceState, Store, TurnEntry
 
 __all__ = ["INFERRED", "RUN", "ForeignRuns"]
 
@@ -75,11 +76,18 @@ class ForeignRuns:
         self._reads: OrderedDict[tuple[str, str], Foreign] = OrderedDict()
 
     def fold(
-        self, service: ServiceState, span: ReceivedSpan, found: Foreign, mono: float, wall: int
+        self,
+        service: ServiceState,
+        span: ReceivedSpan,
+        found: Foreign,
+        mono: float,
+        wall: int,
+        run_ends_later: bool = False,
     ) -> None:
         """Fold ``span`` of ``service``, read as ``found``: a run ends its turn, a
         workflow ends what its trace was inferred to run, and any other step is a sign
-        of a run under way."""
+        of a run under way, unless that run ends later in the same request
+        (``run_ends_later``: the step is then its run's to tally, nothing more)."""
         service.framework = span.scope or "unnamed"
         reads = self._reads
         reads[span.trace_id, span.span_id] = found
@@ -89,7 +97,7 @@ class ForeignRuns:
             self._run(service, span, found, mono, wall)
         elif found.role is Role.WORKFLOW:
             self._settle(service.id, span.trace_id)
-        else:
+        elif not run_ends_later:
             self._step(service, span, found, mono, wall)
 
     # -- runs under way -------------------------------------------------------------------------
@@ -194,7 +202,7 @@ class ForeignRuns:
         )
         if turn.conversation is not None:
             agent.conversation = turn.conversation
-        turn.steps = self._tally(agent, own)
+        turn.steps = self._tally(agent, own, store.usage_of)
         turn.steps_credited = True
         store.credit_steps(turn, (step for step, f in own if f.role is Role.MODEL))
         error = found.error if found.failed else _failed_under(span, steps)
@@ -227,7 +235,9 @@ class ForeignRuns:
 
     @staticmethod
     def _tally(
-        agent: AgentEntry, own: list[tuple[ReceivedSpan, Foreign]]
+        agent: AgentEntry,
+        own: list[tuple[ReceivedSpan, Foreign]],
+        usage_of: Callable[[ReceivedSpan], CallUsage | None],
     ) -> tuple[tuple[str, str], ...]:
         """Count the run's tool calls on its agent; the inspector's lines for its
         tools, model calls and tokens."""
@@ -242,7 +252,7 @@ class ForeignRuns:
                 failed[name] += found.failed
             elif found.role is Role.MODEL:
                 calls += 1
-                usage = read_usage(span.attributes)
+                usage = usage_of(span)
                 if usage is not None:
                     tokens_in += usage.input
                     tokens_out += usage.output
