@@ -69,18 +69,27 @@ class Folding:
         then they are folded. Resolving a service for the clock and then again for
         folding created every service a request named over the bound twice (the first
         ones were evicted by the last before being folded), so each counted two
-        evictions."""
+        evictions.
+
+        A step stops *between* two items, never after the last: the step that folds
+        the last item finishes the request, so that a feeder knows it is done
+        (`FleetModel.backlog`) without another call to find it out."""
         services = self.services
+        first = True
         for spans in _by_resource(batch.spans):
             services.observe_clocks(spans, mono, wall)
             for span in spans:
+                if not first:
+                    yield
+                first = False
                 self.fold_span(span, mono, wall)
-                yield
         for records in _by_resource(batch.records):
             services.observe_clocks(records, mono, wall)
             for record in records:
+                if not first:
+                    yield
+                first = False
                 self.fold_record(record, mono, wall)
-                yield
         for resource, points in batch.points:
             service = services.service(resource, mono)
             if service is None:
