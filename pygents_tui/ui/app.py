@@ -325,7 +325,8 @@ class Dashboard(Acting):
             if self.view_error is None:
                 self.view_error = exc
                 self._alert("the dashboard failed to refresh", f"{type(exc).__name__}: {exc}")
-            return
+        # Even after a failure: the request that raised was dropped (`FleetModel.fold`
+        # folds at least an item a call), so the rest goes on and this ends.
         self._fold_later()
 
     # -- actions ----------------------------------------------------------------------

@@ -180,6 +180,8 @@ class FleetModel(Feeder):
         changed = False
         while self._folding is not None or inbox:
             if self._folding is None:
+                if changed and deadline is not None and time.perf_counter() >= deadline:
+                    break  # the next request waits, once something was folded
                 batch, mono, wall = inbox.popleft()
                 self._pending -= batch.size
                 self._folding = self.folding.steps(batch, mono, wall)

@@ -93,8 +93,13 @@ class Folding:
         then they are folded. Resolving a service for the clock and then again for
         folding created every service a request named over the bound twice (the first
         ones were evicted by the last before being folded), so each counted two
-        evictions."""
+        evictions.
+
+        A step stops *between* two items, never after the last: the step that folds
+        the last item finishes the request, so that a feeder knows it is done
+        (`FleetModel.backlog`) without another call to find it out."""
         services = self.services
+        first = True
         spans = batch.spans
         reads = [read_foreign(span) for span in spans]
         ending = _ending_later(spans, reads)
@@ -102,13 +107,17 @@ class Folding:
         for group in _by_resource(items, lambda item: item[0].resource):
             services.observe_clocks([span for span, _, _ in group], mono, wall)
             for span, found, ends in group:
+                if not first:
+                    yield
+                first = False
                 self.fold_span(span, mono, wall, found, ends)
-                yield
         for records in _by_resource(batch.records, lambda record: record.resource):
             services.observe_clocks(records, mono, wall)
             for record in records:
+                if not first:
+                    yield
+                first = False
                 self.fold_record(record, mono, wall)
-                yield
         for resource, points in batch.points:
             service = services.service(resource, mono)
             if service is None:
