@@ -383,3 +383,22 @@ def test_a_runs_aggregated_usage_is_not_a_model_call() -> None:
     """pydantic-ai sums a run's calls on its agent span under ``gen_ai.aggregated_usage``:
     counting it too would count every token twice."""
     assert read_usage({"gen_ai.aggregated_usage.input_tokens": 5}) is None
+
+
+def test_a_recent_span_s_usage_is_read_once_and_an_older_one_read_again_alike() -> None:
+    """A run's end reads its model calls again (its tally, its credit): the recent
+    ones' usage is the one read when they arrived; past the bound, read afresh, the
+    same numbers. A span never counted is read as it is."""
+    meter = UsageMeter(GPT, clock=FakeClock())
+    first = call("t1", 1000, 200)
+    assert meter.add(first)
+    kept = meter.usage_of(first)
+    assert kept is meter.usage_of(first)  # the same reading, not a new one
+    assert kept == read_usage(first.attributes)
+    for _ in range(5000):  # past the recent ones kept
+        meter.add(call("t2", 1, 1))
+    again = meter.usage_of(first)
+    assert again is not kept
+    assert again == kept
+    never = call("t3", 7, 3)
+    assert meter.usage_of(never) == read_usage(never.attributes)

@@ -57,10 +57,10 @@ def _ending_later(spans: Sequence[ReceivedSpan], reads: Sequence[Foreign | None]
     leaves nothing behind. A step whose run ends later in its own request is folded
     as the step of a run already known."""
     ending = [False] * len(spans)
-    closing: set[tuple[int, str]] = set()  # (the resource's id, the trace)
+    closing: set[tuple[tuple[str, str], str]] = set()  # (the sender, the trace)
     for index in range(len(spans) - 1, -1, -1):
         span, found = spans[index], reads[index]
-        key = (id(span.resource), span.trace_id)
+        key = (span.resource.key, span.trace_id)
         ending[index] = key in closing
         if found is not None and (
             found.role is Role.WORKFLOW or (found.role is Role.RUN and found.agent is not None)

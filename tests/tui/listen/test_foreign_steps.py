@@ -421,3 +421,65 @@ def test_a_tool_call_s_hostile_arguments_are_cut_and_made_visible() -> None:
     assert "\x1b" not in under
     assert "\u202e" not in under
     assert len(under) < 200
+
+
+def one_request(requests: list[bytes], leave_out: str | None = None) -> bytes:
+    """The requests' spans, in their order, as one request (as a sender that batches
+    a whole run sends it); ``leave_out``: the spans of that name are not sent."""
+    groups = [group for line in requests for group in json.loads(line)["resourceSpans"]]
+    for group in groups:
+        for scope in group["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if s["name"] != leave_out]
+    return json.dumps({"resourceSpans": groups}).encode()
+
+
+def folded_item_by_item(line: bytes) -> tuple[FleetModel, list[TurnEntry]]:
+    """``line`` folded an item a fold; every inferred run seen running meanwhile."""
+    fleet = FleetModel(stale_after=1e9)
+    fleet.ingest(decode("traces", line, json_body=True, limits=Limits()))
+    inferred: list[TurnEntry] = []
+    while fleet.backlog:
+        fleet.store.fold(0)
+        inferred += [turn for turn in fleet.store.running_turns() if turn.inferred]
+    fleet.store.drain()
+    return fleet, inferred
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_run_sent_whole_in_one_request_starts_no_inferred_run_and_ends_the_same(
+    name: str,
+) -> None:
+    """Its steps come before it in the request (children end first): each would start
+    an inferred run that the run's span, a few items on, takes back. They are folded
+    as the steps of a run known to end, and what it leaves is what it left when the
+    same spans came request by request."""
+    requests = lines(name)
+    fleet, inferred = folded_item_by_item(one_request(requests))
+    by_request = folded(name)
+
+    assert inferred == []
+    assert fleet.store.running_turns() == []
+
+    def rows(store: Store) -> list[tuple[object, ...]]:
+        return sorted(
+            (row.name, row.completed, row.failed, row.phase, tuple(sorted(row.tools)))
+            for row in store.agent_rows()
+        )
+
+    assert rows(fleet.store) == rows(by_request)
+    for row in by_request.agent_rows():
+        assert fleet.store.usage(row.key) == by_request.usage(row.key)
+
+
+def test_a_request_of_steps_whose_run_is_not_in_it_still_shows_the_run_running() -> None:
+    """The same request without the run's own span (the run is still going): its
+    steps are the sign of it, as before."""
+    requests = lines("pydantic_ai.jsonl")
+    run = next(n for n in span_names(requests[first_run_line("pydantic_ai.jsonl")]) if "agent" in n)
+    fleet, inferred = folded_item_by_item(one_request(requests, leave_out=run))
+
+    runs = sum(span_names(line).count(run) for line in requests)
+    running = fleet.store.running_turns()
+    assert inferred
+    assert len(running) == runs  # each in a trace of its own
+    assert all(turn.inferred for turn in running)
