@@ -306,7 +306,7 @@ async def test_a_sender_that_hangs_up_mid_request_does_not_put_the_lane_out_of_s
     """A large body is sent, and its sender goes away once the receiver has handed
     it to a lane, before the answer: the requests after it are answered 200, and
     each trace the fleet holds has its own request's spans, none another's."""
-    large, cancelled_spans = named_spans("cancelled", 5_000)
+    large, cancelled_spans = named_spans("cancelled", 10_000)
     url = f"{receiver.http_endpoint}/v1/traces"
 
     async def send_large() -> int:
@@ -320,14 +320,20 @@ async def test_a_sender_that_hangs_up_mid_request_does_not_put_the_lane_out_of_s
     with pytest.raises(asyncio.CancelledError):
         await sending
 
-    statuses = []
+    # The receiver is done with it (its bytes released once its decoding ended);
+    # then requests three at a time, so that every worker thread's lane serves some.
+    await eventually(lambda: receiver.in_flight_bytes == 0, within=30)
+    statuses: list[int] = []
     later: list[tuple[str, str]] = []
-    for number in range(6):
-        body, spans = named_spans(f"later{number}", 3)
-        statuses.append(await post(http, receiver, body))
-        later += spans
+    for round_ in range(4):
+        bodies = []
+        for number in range(3):
+            body, spans = named_spans(f"later{round_}.{number}", 3)
+            bodies.append(body)
+            later += spans
+        statuses += await asyncio.gather(*(post(http, receiver, body) for body in bodies))
 
-    assert statuses == [200] * 6
+    assert statuses == [200] * 12
     fleet.store.drain()
     assert folded_names(fleet, later) == [[name] for _, name in later]
     for names, (_, name) in zip(folded_names(fleet, cancelled_spans), cancelled_spans, strict=True):
