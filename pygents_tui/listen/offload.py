@@ -97,6 +97,9 @@ class _Lane:
         if self.closed:
             return None
         if self._process is None or self._process.poll() is not None:
+            if self._process is not None:  # died between two requests: close its pipes
+                self._end(self._process)
+                self._process = None
             try:
                 self._process = subprocess.Popen(
                     self._arguments,
