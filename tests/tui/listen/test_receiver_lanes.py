@@ -180,7 +180,7 @@ async def test_protobuf_bodies_are_decoded_in_another_process_and_arrive_whole(
     assert os.getpid() not in lanes
     [batch] = sink.batches
     assert batch == expected
-    runs = list(_by_resource(batch.spans))
+    runs = list(_by_resource(batch.spans, lambda span: span.resource))
     assert [[span.name for span in run] for run in runs] == [["a0", "a1", "a2"], ["b0", "b1"]]
     for run in runs:
         assert all(span.resource is run[0].resource for span in run)
