@@ -126,3 +126,25 @@ async def test_the_palette_and_the_action_still_switch_panels_where_the_keys_do_
         assert app.screen is app._main
         assert active_tab(app) == "tab-events"
         assert isinstance(app.focused, Input)
+
+
+async def test_escape_then_slash_keeps_the_field_open_when_the_screen_reads_the_blur_late() -> None:
+    """``/`` is the app's first: under load it can open the field again before the
+    main screen has read the blur that escape left behind (each widget reads its own
+    queue). That late blur must not hide the field that has the focus again."""
+    app = dashboard()
+    async with app.run_test(size=SIZE) as pilot:
+        await timeline_focused(app, pilot)
+        await pilot.press("slash")
+        field = app.focused
+        assert isinstance(field, Input)
+        await pilot.press("s")
+
+        # The blur of an earlier escape, read only now that the field is focused again.
+        app._main.post_message(events.DescendantBlur(field))
+        await pilot.pause()
+
+        assert app.focused is field
+        assert field.display
+        await pilot.press("v")
+        assert field.value == "sv"

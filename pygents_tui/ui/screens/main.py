@@ -270,8 +270,10 @@ class MainScreen(Screen[None]):
         self._agents.focus()
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
-        """Leaving the field keeps the filter (the title line shows it) and hides it."""
-        if event.widget is self._filter:
+        """Leaving the field keeps the filter (the title line shows it) and hides it;
+        unless the field has the focus again by the time this is handled (``/`` is the
+        app's first, and can open the field before this screen reads an older blur)."""
+        if event.widget is self._filter and not self._filter.has_focus:
             self._filter.display = False
             self._filtering = None
 
