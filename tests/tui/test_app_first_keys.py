@@ -13,7 +13,7 @@ from pilot import dashboard
 from textual import events
 from textual.command import CommandPalette
 from textual.message import Message
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, TabbedContent, TabPane
 
 from pygents_tui.ui.app import Dashboard
 from pygents_tui.ui.screens import HelpScreen
@@ -148,3 +148,20 @@ async def test_escape_then_slash_keeps_the_field_open_when_the_screen_reads_the_
         assert field.display
         await pilot.press("v")
         assert field.value == "sv"
+
+
+async def test_a_panel_s_late_focus_does_not_take_back_the_tab_the_next_key_chose() -> None:
+    """``6`` focuses the Timeline's table; its pane says so on a message read later.
+    ``2``, the app's first, chose Running meanwhile: that late word must not bring
+    the Timeline back (under load, ``6`` then ``2`` ended on the Timeline)."""
+    app = dashboard()
+    async with app.run_test(size=SIZE) as pilot:
+        await timeline_focused(app, pilot)
+        await pilot.press("2")
+        assert active_tab(app) == "tab-running"
+
+        tabs = app._main.query_one(TabbedContent)
+        tabs.post_message(TabPane.Focused(tabs.get_pane("tab-timeline")))
+        await pilot.pause()
+
+        assert active_tab(app) == "tab-running"

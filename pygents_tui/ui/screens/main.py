@@ -79,6 +79,20 @@ _PanelWidget = (
 )  # each a Widget and a Panel
 
 
+class Panels(TabbedContent):
+    """The panels' tabs, shown only by choosing one (`MainScreen.show_tab`, a click).
+
+    Textual's `TabbedContent` also shows the pane of a widget focused from code, on a
+    message it reads later. `show_tab` focuses within the pane it shows; the panels'
+    keys are the app's first, so the next key can choose another tab before that
+    message is read, which then took the tab back (``6`` then ``2`` at once ended on
+    the Timeline)."""
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        event.prevent_default()
+        event.stop()
+
+
 class MainScreen(Screen[None]):
     """Composes the panels and repaints the visible one for the selected agent."""
 
@@ -146,7 +160,7 @@ class MainScreen(Screen[None]):
         yield self._agents_title
         yield self._agents
         yield self._filter
-        with TabbedContent(initial="tab-running", id="tabs") as self._tabs:
+        with Panels(initial="tab-running", id="tabs") as self._tabs:
             for (key, label), panel in zip(TABS, panels, strict=True):
                 with TabPane(label, id=f"tab-{key}"):
                     yield self._titles[f"tab-{key}"]
