@@ -49,6 +49,15 @@ async def timeline_focused(app: Dashboard, pilot: Any) -> TimelineTable:
     return timeline
 
 
+async def filter_opened(app: Dashboard, pilot: Any) -> Input:
+    """``/`` pressed from the Timeline's table: the filter field, focused."""
+    await timeline_focused(app, pilot)
+    await pilot.press("slash")
+    field = app.focused
+    assert isinstance(field, Input)
+    return field
+
+
 async def test_a_digit_shows_its_panel_taken_by_the_app_before_the_focused_table() -> None:
     keys = KeyTrips()
     app = dashboard()
@@ -66,12 +75,9 @@ async def test_with_the_filter_focused_a_digit_and_a_slash_are_typed_into_it() -
     keys = KeyTrips()
     app = dashboard()
     async with app.run_test(size=SIZE, message_hook=keys) as pilot:
-        await timeline_focused(app, pilot)
         keys.trips.clear()
-        await pilot.press("slash")  # from the table: taken by the app first too
+        field = await filter_opened(app, pilot)  # from the table: the app's first too
         assert keys.of("slash") == 1
-        field = app.focused
-        assert isinstance(field, Input)
         assert field.value == ""
 
         await pilot.press("4", "slash")
@@ -103,10 +109,7 @@ async def test_with_the_help_on_top_a_digit_leaves_the_main_screens_panel_alone(
 async def test_the_palette_and_the_action_still_switch_panels_where_the_keys_do_not() -> None:
     app = dashboard()
     async with app.run_test(size=SIZE) as pilot:
-        await timeline_focused(app, pilot)
-        await pilot.press("slash")
-        field = app.focused
-        assert isinstance(field, Input)
+        await filter_opened(app, pilot)
 
         app.action_show_tab("tab-values")  # not a key: not left to the filter
         assert active_tab(app) == "tab-values"
@@ -134,10 +137,7 @@ async def test_escape_then_slash_keeps_the_field_open_when_the_screen_reads_the_
     queue). That late blur must not hide the field that has the focus again."""
     app = dashboard()
     async with app.run_test(size=SIZE) as pilot:
-        await timeline_focused(app, pilot)
-        await pilot.press("slash")
-        field = app.focused
-        assert isinstance(field, Input)
+        field = await filter_opened(app, pilot)
         await pilot.press("s")
 
         # The blur of an earlier escape, read only now that the field is focused again.
