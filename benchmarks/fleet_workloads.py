@@ -305,12 +305,14 @@ async def _attack(url: str, body: bytes, rate: float, until: float) -> list[int]
 class Freshness:
     """Sampled turns from their ingestion to the end of the refresh that shows them.
 
-    A refresh drains everything ingested before it, so the first refresh after a
-    sample's ingestion is the one that can show it: it is checked there (running, in
-    `FleetModel.running_turns`, which the Running panel and the agents table's
-    Current column read), and counted as ``missed`` if it is not (it ended before any
-    refresh ran, which only a stalled event loop allows). The end of that refresh is
-    where W6l stops its clock too: what the panels were asked to draw is then set."""
+    A refresh folds for a slice of time (`FOLD_SLICE`) and what it leaves is folded
+    between refreshes, so a sample is checked at each refresh after its ingestion
+    until one shows it (running, in `FleetModel.running_turns`, which the Running
+    panel and the agents table's Current column read). Once nothing is left to fold
+    and it is still not shown, it is counted as ``missed`` (it ended before any
+    refresh showed it, which only a stalled event loop allows). The end of the
+    refresh that shows it is where W6l stops its clock too: what the panels were
+    asked to draw is then set."""
 
     def __init__(self, fleet: FleetModel, refresh: Callable[[], None]) -> None:
         self.fleet = fleet
@@ -328,9 +330,12 @@ class Freshness:
         ended = time.perf_counter()
         self.refreshes.append(ended - began)
         waiting, self.ingested = self.ingested, []
+        backlog = self.fleet.backlog  # what the refresh left to fold: may hold samples
         for label, uuid, at in waiting:
             if self._visible(label, uuid):
                 self.lags.append(ended - at)
+            elif backlog:
+                self.ingested.append((label, uuid, at))  # the next refresh, then
             else:
                 self.missed += 1
 
