@@ -116,7 +116,7 @@ def test_a_page_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture
     assert "Traceback" not in err
 
 
-def test_a_page_port_taken_says_so_in_one_line_and_prints_no_url(tmp_path: Path) -> None:
+def test_a_page_port_taken_says_so_in_one_line_and_prints_no_url() -> None:
     # A real process, as a user starts it: the URL used to be printed before the
     # bind failed, and it led to whatever held the port.
     with socket.socket() as held:
