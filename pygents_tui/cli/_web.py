@@ -18,7 +18,8 @@ Any subcommand offers ``--web`` by calling `add_web_arguments` on its parser
 from __future__ import annotations
 
 import argparse
-import asyncio
+import errno
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -151,20 +152,22 @@ def serve_web(
         )
     guard = WebGuard(host, port, sessions, public=public)
     server = GuardedServer(served_command(argv), guard, host=host, port=port, title=title)
-    # textual-serve runs on the thread's current loop (get_event_loop): give it one,
-    # which newer Pythons no longer create implicitly.
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
     try:
         server.serve()
     except OSError as error:  # the port is taken, or the host is not this machine's
-        print(
-            f"pygents-tui: error: cannot serve the page on {host}:{port}: "
-            f"{error.strerror or error} (--web-port PORT)",
-            file=sys.stderr,
-        )
+        print(f"pygents-tui: error: {_unbound(host, port, error)}", file=sys.stderr)
         return 2
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
     return 0
+
+
+def _unbound(host: str, port: int, error: OSError) -> str:
+    """Why the page could not be served, in one line with the flag that changes it
+    (asyncio's own message repeats the address in a tuple)."""
+    where = f"cannot serve the page on {host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"{where}: the port is already in use (is another pygents-tui --web "
+            "running?); choose another with --web-port PORT"
+        )
+    reason = os.strerror(error.errno).lower() if error.errno else str(error)
+    return f"{where}: {reason} (--web-host HOST, --web-port PORT)"

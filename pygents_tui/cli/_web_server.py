@@ -26,6 +26,9 @@ DNS-rebound name reached ``GET /``. So, the way Jupyter does it:
   counter, which does not reveal the token), logged on this server's stderr as it
   opens and closes, and handed to its dashboard process in `SESSION_ENV`, whose
   actions are then logged with it (`pygents_tui.ui._acting`).
+- **Refusals are logged, not flooded**: any page the operator visits can make the
+  browser send token-less requests here, thousands a second. `RefusalLog` says the
+  first of each kind as it is and counts the rest, in one line per kind and window.
 
 Everything here composes textual-serve: an aiohttp middleware in front of its
 routes, and its ``command`` read per connection (see `GuardedServer.command`).
@@ -33,6 +36,8 @@ routes, and its ``command`` read per connection (see `GuardedServer.command`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import hashlib
 import hmac
@@ -40,15 +45,28 @@ import ipaddress
 import itertools
 import secrets
 import shlex
+import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable
+from typing import Final, Literal
 
 from aiohttp import web
 from textual_serve.server import Server
 
 from pygents_tui.cli._web import SESSION_ENV
+from pygents_tui.text._plural import counted
 
-__all__ = ["SESSION_ENV", "GuardedServer", "WebGuard", "is_loopback", "netloc"]
+__all__ = [
+    "REFUSAL_WINDOW",
+    "SESSION_ENV",
+    "GuardedServer",
+    "Refusal",
+    "RefusalLog",
+    "WebGuard",
+    "is_loopback",
+    "netloc",
+]
 
 _SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "pygents_tui_web_session", default=None
@@ -81,10 +99,97 @@ def _say(line: str) -> None:
     print(f"pygents-tui: {line}", file=sys.stderr, flush=True)
 
 
-def _refuse(status: type[web.HTTPException], line: str) -> web.HTTPException:
-    """A refusal: one line to the browser, and the same line on the server's stderr."""
-    _say(f"refused: {line}")
-    return status(text=f"pygents-tui: {line}\n")
+Refusal = Literal["host", "page", "token", "origin", "full"]
+"""The kinds of refusal: a closed set, so what `RefusalLog` keeps is bounded."""
+
+_REFUSED: Final[dict[Refusal, tuple[str, str]]] = {
+    "host": ("request", "naming another Host"),
+    "page": ("request", "for the page without the token"),
+    "token": ("request", "without the token"),
+    "origin": ("socket", "from another origin or none"),
+    "full": ("request", "past the session cap (--web-sessions)"),
+}
+"""What the summary of each kind calls the requests it counts: a noun, and the rest."""
+
+REFUSAL_WINDOW: Final = 10.0
+"""Seconds after the first refusal of a kind during which the others are only counted."""
+
+Later = Callable[[float, Callable[[], None]], object]
+"""Call a function after so many seconds (the running loop's ``call_later``)."""
+
+
+def _call_later(delay: float, callback: Callable[[], None]) -> object:
+    return asyncio.get_running_loop().call_later(delay, callback)
+
+
+class RefusalLog:
+    """The refusals said on the server's stderr, a few lines whatever the flood.
+
+    The first refusal of a kind is said as it is, and opens that kind's window
+    (`REFUSAL_WINDOW` seconds on ``clock``); the refusals of that kind within it are
+    only counted, then said in one line as the window ends (``refused 1998 more
+    requests without the token in the last 10 s``), by a timer set with ``later`` so
+    that the count is said even if no request follows, or by `flush` as the server
+    stops. The next refusal after a window opens another. What is kept is a start
+    and a count per kind, of a closed set (`Refusal`)."""
+
+    def __init__(
+        self,
+        say: Callable[[str], None] = _say,
+        *,
+        window: float = REFUSAL_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
+        later: Later = _call_later,
+    ) -> None:
+        self._say = say
+        self._window = window
+        self._clock = clock
+        self._later = later
+        self._opened: dict[Refusal, float] = {}  # a kind's window: when it opened
+        self._counted: dict[Refusal, int] = {}  # the refusals in it after the first
+        self._armed = False
+
+    def refused(self, kind: Refusal, line: str) -> None:
+        """A request refused with ``line``: said if it opens its kind's window, else counted."""
+        now = self._clock()
+        self._close(now, due_only=True)
+        if kind in self._opened:
+            self._counted[kind] += 1
+            return
+        self._opened[kind] = now
+        self._counted[kind] = 0
+        self._say(f"refused: {line}")
+        self._arm(now)
+
+    def tick(self) -> None:
+        """The timer: say the windows that have ended, and set it again for the rest."""
+        self._armed = False
+        now = self._clock()
+        self._close(now, due_only=True)
+        self._arm(now)
+
+    def flush(self) -> None:
+        """Say what every open window has counted, now (the server stops)."""
+        self._close(self._clock(), due_only=False)
+
+    def _close(self, now: float, *, due_only: bool) -> None:
+        for kind, opened in list(self._opened.items()):
+            if due_only and now < opened + self._window:
+                continue
+            del self._opened[kind]
+            count = self._counted.pop(kind)
+            if count:
+                seconds = max(1, round(now - opened))
+                noun, rest = _REFUSED[kind]
+                more = counted(count, f"more {noun}")
+                self._say(f"refused {more} {rest} in the last {seconds} s")
+
+    def _arm(self, now: float) -> None:
+        if self._armed or not self._opened:
+            return
+        self._armed = True
+        due = min(self._opened.values()) + self._window
+        self._later(max(0.0, due - now), self.tick)
 
 
 class WebGuard:
@@ -98,7 +203,9 @@ class WebGuard:
         sessions: int,
         token: str | None = None,
         public: str | None = None,
+        refusals: RefusalLog | None = None,
     ) -> None:
+        self.refusals = refusals if refusals is not None else RefusalLog()
         self.token = token if token is not None else secrets.token_urlsafe(32)
         self.served = netloc(host, port)
         self.origin = public if public is not None else f"http://{self.served}"
@@ -126,8 +233,17 @@ class WebGuard:
         seed = f"{self.token}:{next(self._counter)}".encode()
         return hashlib.sha256(seed).hexdigest()[:8]
 
+    def _refuse(
+        self, kind: Refusal, status: type[web.HTTPException], line: str
+    ) -> web.HTTPException:
+        """A refusal: one line to the browser, and the same line in the server's log
+        (`RefusalLog`: the first of its kind, the others counted)."""
+        self.refusals.refused(kind, line)
+        return status(text=f"pygents-tui: {line}\n")
+
     def _full(self) -> web.HTTPException:
-        return _refuse(
+        return self._refuse(
+            "full",
             web.HTTPServiceUnavailable,
             f"all {self.sessions} browser sessions are in use (--web-sessions); "
             "close a page and reload",
@@ -138,14 +254,16 @@ class WebGuard:
         """Check ``request`` (see the module docstring) before textual-serve sees it."""
         host = request.headers.get("Host", "").lower()
         if host not in self.hosts:
-            raise _refuse(web.HTTPForbidden, f"the Host {host[:80]!r} is not {self.served}")
+            raise self._refuse(
+                "host", web.HTTPForbidden, f"the Host {host[:80]!r} is not {self.served}"
+            )
         path = request.path
         if path.startswith("/static/"):
             return await handler(request)  # textual-serve's own script and styles
         if path == "/":
             return await self._page(request, handler, host)
         if not self._valid(request.cookies.get(self.cookie)):
-            raise _refuse(web.HTTPForbidden, f"{path[:80]!r} without the token")
+            raise self._refuse("token", web.HTTPForbidden, f"{path[:80]!r} without the token")
         if path == "/ws":
             return await self._socket(request, handler)
         return await handler(request)
@@ -153,7 +271,8 @@ class WebGuard:
     async def _page(self, request: web.Request, handler: Handler, host: str) -> web.StreamResponse:
         given = request.query.get("token")
         if not self._valid(given) and not self._valid(request.cookies.get(self.cookie)):
-            raise _refuse(
+            raise self._refuse(
+                "page",
                 web.HTTPForbidden,
                 "the page needs the token: open the URL pygents-tui printed (…/?token=…)",
             )
@@ -178,7 +297,9 @@ class WebGuard:
         origin = request.headers.get("Origin")
         if origin != self.origin:
             shown = "no Origin" if origin is None else f"the Origin {origin[:80]!r}"
-            raise _refuse(web.HTTPForbidden, f"a socket from {shown}, not {self.origin}")
+            raise self._refuse(
+                "origin", web.HTTPForbidden, f"a socket from {shown}, not {self.origin}"
+            )
         if len(self.open) >= self.sessions:
             raise self._full()
         session = self._session_id()
@@ -225,8 +346,38 @@ class GuardedServer(Server):
         app.middlewares.append(self.guard.middleware)
         return app
 
-    async def on_startup(self, app: web.Application) -> None:
+    def serve(self, debug: bool = False) -> None:
+        """Serve until Ctrl-C (or SIGTERM), as textual-serve does, but the URL is said
+        only once the port is bound: aiohttp's `web.run_app` calls its ``print`` after
+        its sites have started, where textual-serve said its line at startup, before
+        binding (a port taken then failed after the URL had been printed). Whatever
+        `RefusalLog` still counts is said as the server stops. `OSError` if the port
+        cannot be bound."""
+        self.debug = debug
+        loop = asyncio.new_event_loop()
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):  # no signals on this loop
+                loop.add_signal_handler(stop, self.request_exit)
+        try:
+            web.run_app(
+                self._make_app(),
+                host=self.host,
+                port=self.port,
+                handle_signals=False,
+                loop=loop,
+                print=self._serving,
+            )
+        finally:
+            self.guard.refusals.flush()
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    def _serving(self, *_: object) -> None:
         _say(f"serving the dashboard on {self.guard.url} (Ctrl-C stops)")
+
+    async def on_startup(self, app: web.Application) -> None:
+        """Not textual-serve's logo and address on stdout: the URL is said once the
+        port is bound (`serve`)."""
 
     def __repr__(self) -> str:  # never the token
         return f"GuardedServer({self.guard.served!r})"

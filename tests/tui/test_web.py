@@ -11,7 +11,10 @@ terminal's input element, and reach the dashboard over the same socket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -113,6 +116,85 @@ def test_a_page_port_in_use_is_one_line_and_exit_2(capsys: pytest.CaptureFixture
     assert "Traceback" not in err
 
 
+def test_a_page_port_taken_says_so_in_one_line_and_prints_no_url() -> None:
+    # A real process, as a user starts it: the URL used to be printed before the
+    # bind failed, and it led to whatever held the port.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = subprocess.run(
+            [str(SCRIPT), "demo", "--web", "--web-port", str(port)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"pygents-tui: error: cannot serve the page on 127.0.0.1:{port}: the port is already "
+        "in use (is another pygents-tui --web running?); choose another with --web-port PORT"
+    ]
+
+
+def full_pipe() -> tuple[int, int]:
+    """A pipe with no room left (read end, write end): a process writing to it waits,
+    right there, until the test reads."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)  # only to fill it: the writer gets it blocking
+    for chunk in (b"." * 4096, b"."):
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                os.write(write, chunk)
+    os.set_blocking(write, True)
+    return read, write
+
+
+def test_the_url_is_printed_only_once_the_port_accepts_connections(tmp_path: Path) -> None:
+    # The server's stderr is a full pipe, so it stops at its first line until the test
+    # reads: the port accepting connections then means it was bound before that line
+    # was written (the loop that binds is the one writing). When the URL came first,
+    # the server stopped before binding and the port never answered.
+    port = free_port()
+    read, write = full_pipe()
+    with (tmp_path / "stdout").open("wb") as stdout:
+        server = subprocess.Popen(
+            [str(SCRIPT), "demo", "--seed", "7", "--web", "--web-port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=write,
+        )
+    os.close(write)
+    try:
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, "the server stopped"
+                assert time.monotonic() < deadline, "the port never accepted a connection"
+                time.sleep(0.05)
+        written = b""
+        while b"\n" not in written.lstrip(b"."):  # the filler, then the server's first line
+            ready, _, _ = select.select([read], [], [], WAIT)
+            assert ready, f"the server wrote no line: {written.lstrip(b'.')!r}"
+            written += os.read(read, 65536)
+        first = written.lstrip(b".").decode().splitlines()[0]
+        assert first.startswith(f"pygents-tui: serving the dashboard on http://127.0.0.1:{port}/")
+        assert re.search(r"\?token=\S+ \(Ctrl-C stops\)$", first), first
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()  # and still does
+    finally:
+        server.terminate()
+        with contextlib.suppress(OSError):
+            while select.select([read], [], [], WAIT)[0] and os.read(read, 65536):
+                pass  # what it says as it stops, so that it never waits on the pipe
+        server.wait(timeout=WAIT)
+        os.close(read)
+    assert "token" not in (tmp_path / "stdout").read_text()
+
+
 @pytest.mark.parametrize("port", ["0", "65536", "http"])
 def test_a_page_port_out_of_range_is_refused(port: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -124,11 +206,12 @@ def test_a_page_port_out_of_range_is_refused(port: str, capsys: pytest.CaptureFi
 @dataclass(frozen=True)
 class Served:
     """A ``pygents-tui demo --web`` process: the URL it printed (with its token), its
-    origin, and the file its output goes to."""
+    origin, the file its output goes to, and the process."""
 
     url: str
     origin: str
     log: Path
+    process: subprocess.Popen[bytes]
 
     @property
     def token(self) -> str:
@@ -145,6 +228,12 @@ class Served:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def stop(self) -> str:
+        """Stop the server as Ctrl-C would; its whole output."""
+        self.process.terminate()
+        self.process.wait(timeout=WAIT)
+        return self.output()
 
     def wait_for(self, text: str) -> str:
         """The output once it holds ``text`` (bounded by WAIT)."""
@@ -188,7 +277,7 @@ def serve(tmp_path: Path) -> Iterator[Serve]:
                 time.sleep(0.1)
         origin = f"http://127.0.0.1:{port}"
         printed = re.search(rf"{re.escape(origin)}/\?token=\S+", log.read_text())
-        return Served(printed.group() if printed else f"{origin}/", origin, log)
+        return Served(printed.group() if printed else f"{origin}/", origin, log, server)
 
     try:
         yield start
@@ -267,6 +356,15 @@ def wait_for_the_terminal(driver: Any) -> None:
     WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: "agent(s)" in screen(d))
 
 
+def close_the_page(driver: Any) -> None:
+    """Close the page's tab, which ends its session (a page navigated away from may
+    be kept, socket and all)."""
+    page = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.switch_to.window(page)
+    driver.close()
+
+
 def test_what_a_browser_session_does_is_logged_with_that_session(
     served: Served, browser: Any
 ) -> None:
@@ -284,12 +382,8 @@ def test_what_a_browser_session_does_is_logged_with_that_session(
     WebDriverWait(browser, WAIT, poll_frequency=0.1).until(
         lambda d: "will pause before its next turn" in screen(d, before)
     )
-    # The dashboard's stderr reaches the server's output as its session ends: close
-    # the page's tab (a page navigated away from may be kept, socket and all).
-    page = browser.current_window_handle
-    browser.switch_to.new_window("tab")
-    browser.switch_to.window(page)
-    browser.close()
+    # The dashboard's stderr reaches the server's output as its session ends.
+    close_the_page(browser)
     output = served.wait_for(f"web session {session} closed")
     output = served.wait_for(f"web session {session}: pause ")
     assert f"web session {session}: answered " in output
@@ -311,9 +405,11 @@ socket.onclose = () => window.__attack.push("close");
 
 
 @pytest.fixture
-def another_origin() -> Iterator[Callable[[int], str]]:
+def another_origin() -> Iterator[Callable[..., str]]:
     """A page on another origin of this machine (127.0.0.1, another port) whose script
-    opens the dashboard's socket on the given port and types ``p`` ``y`` into it."""
+    (`ATTACK` unless another is given, formatted with the dashboard's port) is aimed at
+    the dashboard on the given port: by default it opens the dashboard's socket and
+    types ``p`` ``y`` into it."""
     page: dict[str, bytes] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -332,8 +428,8 @@ def another_origin() -> Iterator[Callable[[int], str]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
 
-    def url(port: int) -> str:
-        page["body"] = (ATTACK % port).encode()
+    def url(port: int, script: str = ATTACK) -> str:
+        page["body"] = (script % port).encode()
         return f"http://127.0.0.1:{server.server_address[1]}/"
 
     try:
@@ -345,7 +441,7 @@ def another_origin() -> Iterator[Callable[[int], str]]:
 
 
 def test_a_page_on_another_origin_cannot_open_the_socket(
-    served: Served, browser: Any, another_origin: Callable[[int], str]
+    served: Served, browser: Any, another_origin: Callable[..., str]
 ) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -361,6 +457,83 @@ def test_a_page_on_another_origin_cannot_open_the_socket(
     assert browser.execute_script("return window.__attack;") == ["error", "close"]
     assert "refused: a socket from the Origin 'http://127.0.0.1:" in served.output()
     assert browser.get_cookie(served.cookie) is not None
+
+
+FLOOD = """<!doctype html><script>
+window.__answered = 0;
+window.__failed = 0;
+const dashboard = "http://127.0.0.1:%d";
+const paths = [];
+for (let n = 0; n < 1000; n++) {
+  paths.push(`/?n=${n}`, `/download/${n}`);
+}
+async function send() {
+  while (paths.length) {
+    try {
+      await fetch(dashboard + paths.shift(), {mode: "no-cors"});
+      window.__answered++;
+    } catch (error) {
+      window.__failed++;
+    }
+  }
+}
+for (let i = 0; i < 32; i++) {
+  send();
+}
+</script>"""
+"""2,000 requests without the token from a page on another origin, half for the page,
+half for another path, 32 at a time (Chromium fails, unsent, what is past its limit of
+requests waiting at once). Their answers are opaque, but each counts as answered."""
+
+
+def refused(output: str, first: str, summary: str) -> int:
+    """The refusals of one kind the log accounts for: each line said as it is (the
+    first of a window) and each window's count of the others."""
+    said = len(re.findall(rf"^pygents-tui: refused: {first}$", output, re.MULTILINE))
+    counts = re.findall(
+        rf"^pygents-tui: refused (\d+) more requests? {summary} in the last \d+ s$",
+        output,
+        re.MULTILINE,
+    )
+    return said + sum(int(count) for count in counts)
+
+
+def test_a_flood_of_refusals_from_another_origin_leaves_the_sessions_lines_findable(
+    served: Served, browser: Any, another_origin: Callable[..., str]
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # Any page the operator visits can do this: 2,000 requests without the token
+    # (the browser has no cookie yet), half for the page, half for other paths.
+    browser.get(another_origin(served.port, FLOOD))
+    WebDriverWait(browser, 3 * WAIT, poll_frequency=0.2).until(
+        lambda d: d.execute_script("return window.__answered + window.__failed;") == 2000
+    )
+    assert browser.execute_script("return window.__failed;") == 0
+    browser.get(served.url)  # then the operator opens the dashboard
+    wait_for_the_terminal(browser)
+    close_the_page(browser)  # (a server stopping with a page open waits for it)
+    served.wait_for(" closed (0 of 4 open)")
+    output = served.stop()  # what is still counted is said as it stops
+    opened = re.findall(r"^pygents-tui: web session \w+ opened from 127\.0\.0\.1 ", output, re.M)
+    assert len(opened) == 1, output
+    lines = output.splitlines()
+    refusals = [line for line in lines if line.startswith("pygents-tui: refused")]
+    # One window of each kind takes the whole flood unless this machine is very slow:
+    # then a few more, never a line per request.
+    assert 4 <= len(refusals) <= 12, output
+    assert lines.index(refusals[0]) < lines.index(
+        next(iter(line for line in lines if " opened from " in line))
+    )
+    assert (
+        refused(
+            output,
+            re.escape("the page needs the token: open the URL pygents-tui printed (…/?token=…)"),
+            "for the page without the token",
+        )
+        == 1000
+    ), output
+    assert refused(output, r"'/download/\d+' without the token", "without the token") == 1000
 
 
 # -- raw HTTP: the page, the socket and the Host, without a browser -------------------------
