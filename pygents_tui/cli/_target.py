@@ -45,7 +45,7 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any, Final
 
-from pygents._errors import cut
+from pygents_tui.text._cut import cut
 
 __all__ = ["Target", "TargetError", "load_target"]
 
