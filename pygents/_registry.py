@@ -13,6 +13,12 @@ __all__ = ["Registry"]
 T = TypeVar("T")
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "an agent", "a tool", "a hook". The rule
+    is the first letter's (every kind of registry is named by a plain English noun)."""
+    return f"{'an' if noun[:1].lower() in ('a', 'e', 'i', 'o', 'u') else 'a'} {noun}"
+
+
 class Registry(Generic[T]):
     """Objects by unique name.
 
@@ -64,7 +70,7 @@ class Registry(Generic[T]):
         replaceable = existing is None or existing is obj or (same and same(existing, obj))
         if not replaceable:
             raise ValueError(
-                f"a {self._kind} named {brief(name, 50)} is already registered "
+                f"{_a(self._kind)} named {brief(name, 50)} is already registered "
                 f"({brief(existing, 60)}); "
                 f"give the new {self._kind} another name, or unregister the old one first"
             )

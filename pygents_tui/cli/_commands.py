@@ -309,12 +309,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if refuse_without_terminal():  # before the program is loaded: nothing of it runs
         return 2
     workload: Workload
+    note = None  # what loading the program did that the user should know
     if args.command == "demo":
         workload = build_demo(seed=args.seed, speed=args.speed).run
         title = "demo"
     else:
         try:
-            workload = load_target(args.target)
+            target = load_target(args.target)
         except TargetError as exc:
             print(f"pygents-tui: error: {_one_line(str(exc))}", file=sys.stderr)
             return 2
@@ -323,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pygents-tui: {args.target} {what} while loading", file=sys.stderr)
             return status
         title = args.target
+        if target.note is not None:  # said before the screen is taken, and on it
+            note = _one_line(target.note)
+            print(f"pygents-tui: {note}", file=sys.stderr)
+        workload = target
     recorder = None
     held = HeldLogs().install()  # the SDK's lines, from before its set-up to the end
     if args.record is not None:
@@ -342,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         held.uninstall()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
     args.settings.configure(app)
+    if note is not None:
+        app.workload = _noted(workload, note, app)
     try:
         with _interrupts_end(app):
             app.run()
@@ -362,6 +369,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in pending_words(app):
         print(line, file=sys.stderr)
     return app.return_code or 0
+
+
+def _noted(workload: Workload, note: str, app: Dashboard) -> Workload:
+    """``workload``, first showing ``note`` on the dashboard as it starts."""
+
+    async def noted() -> Any:
+        app.notify(note, title="pygents-tui run", timeout=15)
+        return await workload()
+
+    return noted
 
 
 def _shut_down(telemetry: Any, held: HeldLogs) -> None:

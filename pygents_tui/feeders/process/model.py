@@ -439,6 +439,7 @@ class DashboardModel(Feeder, Subscriber):
         left the registry finished. True if the list of agents changed."""
         changed = False
         detached = detached_turns(self.store.running.values())
+        served = served_stats()  # the agents a pygents.redis Worker here serves now
         for found in AgentRegistry.all():
             entry = self.store.agents.get(found.name)
             if entry is None:
@@ -457,6 +458,10 @@ class DashboardModel(Feeder, Subscriber):
                 entry.current_tool, entry.current_turn = oldest.tool + more, oldest.uuid
                 if entry.live_phase != "paused":
                     entry.live_phase = "running"
+            elif found.name in served and entry.live_phase in _RUN_ENDED:
+                # Each of a worker's turns runs in an agent run of its own, whose end
+                # says done (or failed); the worker serves on, waiting for the next.
+                entry.live_phase = "idle"
             entry.context_queue = Capacity(len(queue), queue.limit)
             entry.context_pool = Capacity(len(pool), pool.limit)
         if self.finished.follow(self.store, AgentRegistry.__contains__, now):
@@ -555,6 +560,7 @@ class DashboardModel(Feeder, Subscriber):
 
 
 TURNS_KEPT: Final = 200  # per agent, for the inspector
+_RUN_ENDED: Final = frozenset(("finished", "failed"))  # phases only a run's end leaves
 
 _IN_PROCESS: Final = {
     "agents": 100_000,  # the program's own agents: the registry bounds them

@@ -52,7 +52,7 @@ async def test_an_agent_served_by_a_worker_says_running_with_its_turn_count(
             row = app.view.agent_row("desk")
             assert row is not None
             assert (row.current_tool, row.completed) == (None, 2)
-            assert row.state != "running"  # what its last run left (as after run())
+            assert row.state == "idle"  # its worker serves on, waiting for the next turn
             worker.stop()
 
 
