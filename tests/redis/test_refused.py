@@ -12,6 +12,7 @@ turn's failure: written where the outcome would have gone, the turn settled once
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -309,6 +310,44 @@ async def test_where_config_is_refused_a_result_redis_refuses_still_fails_once(
     assert printer.runs[f"page {20 * MiB}"] == 1
     assert await mailboxes.dead_letters("printer") == []
     assert worker.counters.dead_lettered == 0
+
+
+@pytest.mark.parametrize("backend", ["single"], indirect=True)
+async def test_a_reply_key_the_worker_may_not_write_costs_no_other_turn_its_outcome(
+    target: Target, mailboxes: Mailboxes, serving: Serving
+) -> None:
+    printer = Printer()
+    agent = printer.agent()  # its tools registered: the turns name them
+    worker_user = [
+        "on", ">worker-secret", "resetkeys", "~pygents:*", "resetchannels", "+@all",
+    ]  # fmt: skip
+    await mailboxes.client.execute_command("ACL", "SETUSER", "worker", *worker_user)
+    # A hand-written entry whose reply key is outside the worker's keys, among good
+    # turns: Redis refuses any RECORD call that names it (NOPERM), whole.
+    stray = Turn("page", args=[30])
+    envelope = {"reply": "elsewhere:replies", "turn": stray.to_dict()}
+    keys = mailboxes.keys("printer")
+    first = await mailboxes.put_many("printer", [Turn("page", args=[n]) for n in range(5)])
+    stray_id = await mailboxes.client.xadd(keys.mailbox, {"turn": json.dumps(envelope)})
+    last = await mailboxes.put_many("printer", [Turn("page", args=[n]) for n in range(5, 10)])
+    # And one that cannot run (an unknown tool): dead-lettered, its caller untold.
+    unknown = dict(Turn("page", args=[40]).to_dict(), tool_name="nope")
+    envelope = {"reply": "elsewhere:replies", "turn": unknown}
+    dead_id = await mailboxes.client.xadd(keys.mailbox, {"turn": json.dumps(envelope)})
+    url = target.url.replace("redis://", "redis://worker:worker-secret@")
+    async with Mailboxes(url) as theirs:
+        worker = Worker(theirs, agent, concurrency=16, visibility_timeout=1.0)
+        await serving.start(worker)
+        async with asyncio.timeout(20):
+            results = [await h.result() for h in (*first, *last)]
+            await eventually(lambda: _settled(mailboxes))
+        await serving.stop(worker)
+
+    assert results == ["x" * n for n in range(10)]
+    assert printer.runs == Counter({f"page {n}": 1 for n in [*range(10), 30]})
+    assert [d.message_id for d in await mailboxes.dead_letters("printer")] == [dead_id]
+    assert await mailboxes.client.xrange(keys.mailbox, stray_id, stray_id) == []
+    assert await mailboxes.client.exists("elsewhere:replies") == 0
 
 
 def test_only_a_reply_that_would_come_again_counts_as_a_refusal() -> None:

@@ -368,6 +368,17 @@ class Flusher:
                 if not _retried(exc):
                     if not isinstance(exc, ResponseError):
                         raise
+                    if reply:  # a reply key this worker may not write (an ACL): untold
+                        _log.warning(
+                            "pygents.redis: cannot tell the caller of %s of agent %r that "
+                            "it is dead-lettered (reply key %s: %s)",
+                            message_id,
+                            bounded(served.name),
+                            bounded(reply),
+                            bounded(str(exc)),
+                        )
+                        reply = None
+                        continue
                     moved = f"error: {exc}"
                     break
                 await self.backoff.wait("dead-lettering", exc)

@@ -276,11 +276,20 @@ class Refusals:
         if self.strikes < _STRIKES:
             return
         self.strikes = 0
+        if self.limit.server is None:
+            why = (
+                "it is likely longer than Redis' proto-max-bulk-len, which this worker "
+                "cannot read (CONFIG GET); set Worker(max_result_bytes=...) below it"
+            )
+        else:  # Redis would take it: a proxy, or a socket timeout, cuts writes that long
+            why = (
+                f"Redis' proto-max-bulk-len ({size_text(self.limit.server)}) allows it, so "
+                "something between them cuts writes that long; a lower "
+                "Worker(max_result_bytes=...) fails such results before they are sent"
+            )
         error = (
             f"Redis closed the connection each time {_what(large)} "
-            f"({size_text(len(large[5]))}) was sent, and answered otherwise: it is "
-            "likely longer than Redis' proto-max-bulk-len, which this worker cannot "
-            "read (CONFIG GET); set Worker(max_result_bytes=...) below it"
+            f"({size_text(len(large[5]))}) was sent, and answered otherwise: {why}"
         )
         for at, record in enumerate(records):
             if record is large:
