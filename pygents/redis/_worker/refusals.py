@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from redis.exceptions import NoScriptError, ReadOnlyError, ResponseError
 
@@ -42,6 +42,9 @@ from pygents.redis._cluster import connection_lost
 from pygents.redis._lua.mailbox import Keys
 from pygents.redis._mailbox_types import bounded, failed_outcome, reply_record
 from pygents.redis._worker.intake import FULL
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
@@ -108,7 +111,7 @@ def refused(exc: BaseException) -> bool:
     return not str(exc).startswith(_NOT_NOW)
 
 
-async def server_limit(client: Any) -> tuple[int | None, str]:
+async def server_limit(client: Redis) -> tuple[int | None, str]:
     """Redis' ``proto-max-bulk-len`` and ``""``; or ``None`` and why it cannot be read
     (``CONFIG`` refused or renamed, as on most managed Redis). A lost connection
     propagates: the caller backs off as for any other command."""
@@ -176,11 +179,12 @@ def _failed(record: str, error_type: str, error: str, values: int | None = None)
 class Refusals:
     """The records of one worker's writer that Redis does not take (see the module)."""
 
-    __slots__ = ("_fitted", "_struck", "_told", "alone", "client", "failing", "large",
-                 "limit", "spoiled", "strikes")  # fmt: skip
+    __slots__ = ("_fitted", "_said", "_struck", "alone", "client", "failing", "large",
+                 "limit", "spoiled", "strikes", "worker")  # fmt: skip
 
-    def __init__(self, client: Any, limit: ResultLimit, worker: str) -> None:
+    def __init__(self, client: Redis, limit: ResultLimit, worker: str) -> None:
         self.client = client
+        self.worker = worker
         self.limit = limit
         self.large: Record | None = None  # the large record that ended the last batch
         self.alone = 0  # leading records to write one per call (see `instead`)
@@ -193,7 +197,7 @@ class Refusals:
         self.strikes = 0
         self._struck: Record | None = None
         self._fitted = limit.bytes  # the limit the queued records were checked against
-        self._told = worker  # said once: CONFIG GET cannot be read here
+        self._said = False  # that CONFIG GET cannot be read here (said once)
 
     async def learn(self) -> None:
         """Read Redis' ``proto-max-bulk-len`` (a worker's set-up, and after a refusal);
@@ -201,15 +205,15 @@ class Refusals:
         server, why = await server_limit(self.client)
         if server is not None:
             self.limit.learn(server)
-        elif self._told:
+        elif not self._said:
+            self._said = True
             _log.info(
                 "pygents.redis: worker %s cannot read Redis' proto-max-bulk-len (%s): it "
                 "writes results of at most %s (Worker(max_result_bytes=...))",
-                self._told,
+                self.worker,
                 why,
                 size_text(self.limit.most),
             )
-            self._told = ""
 
     def before(self, records: list[Record], most: int) -> tuple[int, bool]:
         """Make the head of ``records`` ready to write (records above a lowered limit
