@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pygents._agent import Agent
 from pygents._agent_run import drive
@@ -28,7 +28,16 @@ from pygents._lifecycle import PutTurn
 from pygents._scope import stop_reason_for
 from pygents._turn import Turn
 from pygents._turn_run import Runner
-from pygents.redis._mailbox_types import bounded, outcome_data, outcome_record, reply_record
+from pygents.redis._mailbox_types import (
+    bounded,
+    failed_outcome,
+    outcome_data,
+    outcome_record,
+    reply_record,
+)
+
+if TYPE_CHECKING:
+    from pygents.redis._worker.refusals import ResultLimit
 
 __all__ = ["Sink", "run_as"]
 
@@ -36,9 +45,10 @@ _ERROR_TEXT: Final = 1000
 
 
 class Sink:
-    """Where a running turn's values and outcome go (the worker's batched writer)."""
+    """Where a running turn's values and outcome go (the worker's batched writer),
+    each no larger than ``limit`` (see `pygents.redis._worker.result_limit`)."""
 
-    __slots__ = ("attempt", "emit", "reply", "turn_uuid", "values")
+    __slots__ = ("attempt", "emit", "limit", "reply", "turn_uuid", "values")
 
     def __init__(
         self,
@@ -46,11 +56,13 @@ class Sink:
         reply: str | None,
         attempt: int,
         emit: Callable[[str, str], Awaitable[None]],
+        limit: ResultLimit,
     ) -> None:
         self.turn_uuid = turn_uuid
         self.reply = reply
         self.attempt = attempt
         self.emit = emit
+        self.limit = limit
         self.values = 0
 
     async def value(self, value: Any) -> None:
@@ -66,12 +78,21 @@ class Sink:
                 "JSON cannot carry back to the caller; yield JSON-ready values (str, int, "
                 "float, bool, None, list, dict)"
             ) from None
+        if len(record) > self.limit.bytes:  # ASCII: its length is its size
+            # The turn fails with it (it can catch it), before anything is sent.
+            raise ValueError(self.limit.too_large(f"value #{index}", len(record)))
         self.values += 1  # counted once it can reach the caller
         await self.emit(self.reply, record)
 
     def outcome_record(self, outcome: dict[str, Any]) -> str:
-        """The outcome as a reply record (see `outcome_record`)."""
-        return outcome_record(self.turn_uuid, self.attempt, outcome)
+        """The outcome as a reply record (see `outcome_record`); one larger than the
+        worker writes becomes the failure that says so (the turn is not run again)."""
+        record = outcome_record(self.turn_uuid, self.attempt, outcome)
+        if len(record) <= self.limit.bytes:
+            return record
+        error = self.limit.too_large("the result", len(record))
+        failed = failed_outcome(outcome, "ValueError", error)
+        return outcome_record(self.turn_uuid, self.attempt, failed)
 
 
 async def run_as(

@@ -42,6 +42,7 @@ __all__ = [
     "bounded",
     "cancelled_outcome",
     "current_delivery",
+    "failed_outcome",
     "outcome_data",
     "outcome_record",
     "reply_record",
@@ -309,15 +310,20 @@ def outcome_record(turn_uuid: str, attempt: int, outcome: dict[str, Any]) -> str
         return reply_record(turn_uuid, "o", 0, attempt, outcome)
     except (TypeError, ValueError):
         output = outcome["output"]
-        failed = dict(
+        failed = failed_outcome(
             outcome,
-            output=None,
-            stop_reason=FAILED.value,
-            error_type="TypeError",
-            error=f"the turn returned a {type(output).__name__}, which JSON cannot carry "
+            "TypeError",
+            f"the turn returned a {type(output).__name__}, which JSON cannot carry "
             "back to the caller; return JSON-ready values",
         )
         return reply_record(turn_uuid, "o", 0, attempt, failed)
+
+
+def failed_outcome(outcome: dict[str, Any], error_type: str, error: str) -> dict[str, Any]:
+    """``outcome`` (`outcome_data`) as the failure it becomes when its output cannot
+    reach the caller: not JSON (above), or more than Redis takes (the worker's
+    ``_worker.result_limit``). The output is dropped; the rest is kept."""
+    return dict(outcome, output=None, stop_reason=FAILED.value, error_type=error_type, error=error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,7 +155,7 @@ class Deliveries:
             await self.hand_back(served)
             return
         state.begun[served.name].add(message_id)
-        sink = Sink(turn.uuid, reply, attempt, self.flusher.value)
+        sink = Sink(turn.uuid, reply, attempt, self.flusher.value, self.flusher.limit)
         if message_id in controls.cancel:  # cancelled before it started
             self._cancelled(served, message_id, turn, reply, sink)
             return

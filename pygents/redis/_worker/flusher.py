@@ -5,11 +5,13 @@ pipeline per batch with one ``RECORD`` script call for each run of records whose
 streams take the same limits (the producer's, see `pygents.redis._worker.entries.ReplyTo`; almost
 always one run) — see ``_lua.mailbox``: values first, in the order
 they were produced, and each outcome after its turn's values. A batch that fails
-because Redis went away, or is full, is kept and retried after a backoff; a turn whose
-outcome cannot be recorded at all is simply not acknowledged, so it is delivered
-again. The scripts check what they write to before writing (see ``_lua.mailbox``), so
-that a bad key named by one entry — a reply key holding a hash, say — dead-letters that
-entry alone and never fails its batch.
+because Redis went away, or is full, is kept and retried after a backoff. A record
+Redis refuses for what it is (longer than its ``proto-max-bulk-len``, say) is not
+retried: its turn's outcome becomes the failure that says why, and the turn is
+settled once, never run again (`pygents.redis._worker.refusals`, which also bounds
+every record before it is sent). The scripts check what they write to before writing
+(see ``_lua.mailbox``), so that a bad key named by one entry — a reply key holding a
+hash, say — dead-letters that entry alone and never fails its batch.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from pygents.redis._cluster import connection_lost, queue_script
 from pygents.redis._durability import NodeCommand
-from pygents.redis._lua.mailbox import DEAD, GROUP, RECORD, Keys
+from pygents.redis._lua.mailbox import DEAD, GROUP, RECORD
 from pygents.redis._mailbox_types import Outcome, bounded, outcome_record
 from pygents.redis._producer.replies import Backoff
 from pygents.redis._worker.entries import ReplyTo
 from pygents.redis._worker.intake import FULL
+from pygents.redis._worker.refusals import Record, Refusals, ResultLimit, refused
 
 if TYPE_CHECKING:
     from pygents.redis._producer.mailbox import Mailboxes
@@ -43,15 +46,15 @@ _ROOM: Final = 8192  # buffered values beyond which a streaming turn waits
 
 
 def _retried(exc: BaseException) -> bool:
-    """A write failed with nothing written (Redis full, or the connection lost: see
-    `connection_lost`): write it all again, after a backoff."""
-    return isinstance(exc, FULL) or connection_lost(exc)
+    """A write failed with nothing written, and would not fail so for ever: Redis is
+    full, the connection was lost (see `connection_lost`), or Redis said "not now"
+    (see `refused`). Write it all again, after a backoff."""
+    if isinstance(exc, FULL) or connection_lost(exc):
+        return True
+    return isinstance(exc, ResponseError) and not refused(exc)
 
 
-# (keys of the turn's mailbox or None, message id, agent, reply key or "", deliveries,
-# record)
-_Record = tuple[Keys | None, str, str, str, int, str]
-_Runs = list[tuple[tuple[int, int], list[_Record]]]  # see `_by_limits`
+_Runs = list[tuple[tuple[int, int], list[Record]]]  # see `_by_limits`
 
 
 class Flusher:
@@ -65,6 +68,7 @@ class Flusher:
         worker: str,
         dead_lettered: Callable[[], None],
         unreplicated: Callable[[], None] = lambda: None,
+        limit: ResultLimit | None = None,
     ) -> None:
         self.mailboxes = mailboxes
         self.backoff = backoff
@@ -72,7 +76,7 @@ class Flusher:
         self.worker = worker
         self.dead_lettered = dead_lettered
         self.unreplicated = unreplicated  # a batch fewer replicas confirmed than asked
-        self._records: list[_Record] = []
+        self._records: list[Record] = []
         self._errors: list[tuple[str, str, str]] = []
         self._wake = asyncio.Event()
         self._closed = False
@@ -80,6 +84,10 @@ class Flusher:
         self._drained.set()
         self._record = mailboxes.client.register_script(RECORD)
         self._dead = mailboxes.client.register_script(DEAD)
+        # The largest record written (read by each turn's `Sink` before it hands one
+        # over), and what is written instead of one Redis refuses.
+        self.limit = limit or ResultLimit()
+        self.refusals = Refusals(mailboxes.client, self.limit, worker)
 
     # -- what the turns hand over -----------------------------------------------------
 
@@ -117,11 +125,22 @@ class Flusher:
                 try:
                     await self._write()
                 except Exception as exc:
-                    if not _retried(exc):
-                        raise
-                    await self.backoff.wait("recording outcomes", exc)
+                    await self._failed("recording outcomes", exc)
                 else:
                     self.backoff.succeeded("recording outcomes")
+
+    async def learn(self) -> None:
+        """Read Redis' ``proto-max-bulk-len`` into the limit (at the worker's set-up)."""
+        await self.refusals.learn()
+
+    async def _failed(self, what: str, exc: Exception) -> None:
+        """A write failed: raise what is no Redis trouble, else back off (and see
+        whether Redis dropped the connection over a record too long for it)."""
+        if not _retried(exc):
+            raise exc
+        await self.backoff.wait(what, exc)
+        if connection_lost(exc):
+            await self.refusals.lost(self._records)
 
     def close(self) -> None:
         self._closed = True
@@ -137,9 +156,7 @@ class Flusher:
                     await self._write()
                 return
             except Exception as exc:
-                if not _retried(exc):
-                    raise
-                await self.backoff.wait("recording outcomes at shutdown", exc)
+                await self._failed("recording outcomes at shutdown", exc)
         _log.error(
             "pygents.redis: %d outcomes could not be recorded before stopping; their turns "
             "will be delivered again",
@@ -147,14 +164,20 @@ class Flusher:
         )
 
     async def _write(self) -> None:
-        batch = self._records[:_BATCH]
+        refusals = self.refusals
+        count, alone = refusals.before(self._records, _BATCH)
+        batch = self._records[:count]
         slot_of = _slot if self.mailboxes.clustered else None
         if slot_of is not None:
             # A script names keys of one slot on a cluster: one RECORD call per slot.
-            # A stable sort keeps each turn's values before its outcome.
-            batch = self._records[: len(batch)] = sorted(batch, key=slot_of)
+            # A stable sort keeps each turn's values before its outcome, and a record
+            # Redis may refuse for its size stays last (see `Refusals.before`).
+            large = refusals.large
+            batch = self._records[:count] = sorted(
+                batch, key=lambda record: (record is large, slot_of(record))
+            )
         errors = self._errors[:]
-        runs = _by_limits(batch, self._limits, slot_of)
+        runs = _by_limits(batch, self._limits, slot_of, alone)
         replication = self.mailboxes.replication
         waits = bool(replication and runs)
         replicated: Any = None
@@ -172,32 +195,45 @@ class Flusher:
         # The last error of an unfinished delivery only informs its next one: a full
         # Redis may refuse it, and it is not kept.
         del self._errors[: len(errors)]
-        written = 0
+        done: list[Record] = []
+        again: list[Record] = []  # refused records' stand-ins, and what is written again
+        unexplained = False
+        handled = 0  # runs looked at; those after it stay as they were
+        failure: Exception | None = None
         try:
             for (_, run), result in zip(runs, results[len(errors) :], strict=True):
                 if isinstance(result, NoScriptError):  # Redis restarted, or scripts flushed
                     await self.mailboxes.client.script_load(RECORD)
                     break  # this call wrote nothing: it and the rest are written again
                 if isinstance(result, Exception) and _retried(result):
-                    raise result  # this call wrote nothing: it and the rest are kept
-                if isinstance(result, Exception):  # it wrote nothing: its turns come again
-                    _log.error(
-                        "pygents.redis: recording %d outcomes failed", len(run), exc_info=result
-                    )
-                else:
-                    agents = {message_id: agent for _, message_id, agent, _, _, _ in run}
-                    for message_id, reason in zip(result[1::2], result[2::2], strict=True):
-                        self.dead_lettered()
-                        self._moved(agents[message_id], message_id, reason)
-                written += len(run)
+                    failure = result  # this call wrote nothing: it and the rest are kept
+                    break
+                handled += 1
+                if isinstance(result, Exception):  # refused: this call wrote nothing
+                    instead = refusals.instead(run, result)
+                    unexplained = unexplained or instead is None
+                    again += run if instead is None else instead
+                    if str(result).startswith("Protocol error"):
+                        await refusals.learn()  # a lower limit than the worker knew
+                    continue
+                agents = {message_id: agent for _, message_id, agent, _, _, _ in run}
+                for message_id, reason in zip(result[1::2], result[2::2], strict=True):
+                    self.dead_lettered()
+                    self._moved(agents[message_id], message_id, reason)
+                done += run
         finally:
-            done = batch[:written]
-            del self._records[:written]
+            again += [record for _, run in runs[handled:] for record in run]
+            self._records[: len(batch)] = again
+            if unexplained:
+                refusals.alone = len(again)
+            refusals.written(done)
             for mailbox, message_id, agent, _, _, _ in done:
                 if mailbox is not None:
                     self.recorded(agent, message_id)
             if len(self._records) < _ROOM:
                 self._drained.set()
+        if failure is not None:
+            raise failure
 
     async def _pipelined(
         self, errors: list[tuple[str, str, str]], runs: _Runs, clustered: bool, waits: bool
@@ -236,7 +272,7 @@ class Flusher:
             commands.append((keys[0], ("EVAL", RECORD, len(keys), *keys, *args)))
         return commands
 
-    def _call(self, limits: tuple[int, int], run: list[_Record]) -> tuple[list[str], list[Any]]:
+    def _call(self, limits: tuple[int, int], run: list[Record]) -> tuple[list[str], list[Any]]:
         """The keys and arguments of one ``RECORD`` call for ``run``."""
         keys: dict[str, int] = {}
         args: list[Any] = [GROUP, *limits, self.worker]
@@ -332,6 +368,17 @@ class Flusher:
                 if not _retried(exc):
                     if not isinstance(exc, ResponseError):
                         raise
+                    if reply:  # a reply key this worker may not write (an ACL): untold
+                        _log.warning(
+                            "pygents.redis: cannot tell the caller of %s of agent %r that "
+                            "it is dead-lettered (reply key %s: %s)",
+                            message_id,
+                            bounded(served.name),
+                            bounded(reply),
+                            bounded(str(exc)),
+                        )
+                        reply = None
+                        continue
                     moved = f"error: {exc}"
                     break
                 await self.backoff.wait("dead-lettering", exc)
@@ -349,21 +396,22 @@ class Flusher:
             )
 
 
-def _slot(record: _Record) -> int:
+def _slot(record: Record) -> int:
     """The hash slot of a record's keys (its mailbox's, or its reply stream's)."""
     keys, reply = record[0], record[3]
     return key_slot((keys.mailbox if keys is not None else reply).encode())
 
 
 def _by_limits(
-    batch: list[_Record],
+    batch: list[Record],
     limits_of: Callable[[str | None], tuple[int, int]],
-    slot_of: Callable[[_Record], int] | None = None,
-) -> list[tuple[tuple[int, int], list[_Record]]]:
+    slot_of: Callable[[Record], int] | None = None,
+    alone: bool = False,
+) -> list[tuple[tuple[int, int], list[Record]]]:
     """The batch in runs of records whose reply streams take the same limits (and, on
     a cluster, whose keys are in the same slot), in order (one ``RECORD`` call each;
-    almost always a single run on a single server)."""
-    runs: list[tuple[tuple[int, int], list[_Record]]] = []
+    almost always a single run on a single server); with ``alone``, one run each."""
+    runs: list[tuple[tuple[int, int], list[Record]]] = []
     last: tuple[str, tuple[int, int]] | None = None  # a producer's turns come in a row
     last_slot = None
     for record in batch:
@@ -374,7 +422,7 @@ def _by_limits(
                 last = (reply, limits_of(reply))
             limits = last[1]
         slot = slot_of(record) if slot_of is not None else 0
-        if runs and slot == last_slot and (limits is None or limits == runs[-1][0]):
+        if runs and not alone and slot == last_slot and (limits is None or limits == runs[-1][0]):
             runs[-1][1].append(record)
         else:
             runs.append((limits or limits_of(None), [record]))

@@ -56,6 +56,7 @@ from pygents.redis._worker.entries import Served
 from pygents.redis._worker.flusher import Flusher
 from pygents.redis._worker.intake import FULL, Entry, claim, leave, read_waiting, setup
 from pygents.redis._worker.lanes import Lanes
+from pygents.redis._worker.refusals import DEFAULT_MAX_RESULT_BYTES, ResultLimit
 from pygents.redis._worker.slot_reads import Reads
 from pygents.redis._worker.stats import SERVED, WorkerCounters, setting
 from pygents.redis._worker.watch import Controls, Watcher
@@ -90,6 +91,11 @@ class Worker:
         control_interval: seconds between two readings of the served mailboxes'
             control requests (pause, cancel, drain: see ``Mailboxes.pause``);
             ``None``: never (the worker then ignores them).
+        max_result_bytes: the largest outcome or streamed value written to Redis, as
+            JSON (default 64 MiB; never more than Redis' ``proto-max-bulk-len``, read
+            at start when Redis allows ``CONFIG GET``). A larger result fails its turn
+            with a ``ValueError`` naming both sizes, at once and once: the turn is
+            settled, not run again.
     """
 
     def __init__(
@@ -107,6 +113,7 @@ class Worker:
         max_reconnect_delay: float = 5.0,
         stats_interval: float | None = 1.0,
         control_interval: float | None = 0.2,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         if not isinstance(mailboxes, Mailboxes):
             raise TypeError(f"Worker() takes a Mailboxes first, got {type(mailboxes).__name__}")
@@ -134,6 +141,7 @@ class Worker:
             if control_interval is None
             else setting("control_interval", control_interval, 0.01)
         )
+        self.max_result_bytes: int = setting("max_result_bytes", max_result_bytes, 1024, int)
         self.name = name or unique_name()
         names = tool_names(served)
         self.served = {a.name: Served(a, mailboxes.keys(a.name), names[a.name]) for a in served}
@@ -161,6 +169,7 @@ class Worker:
             self.name,
             state.dead_lettered,
             state.unreplicated,
+            ResultLimit(self.max_result_bytes),
         )
         self._deliveries = Deliveries(state, self.flusher, self.max_deliveries)
         self._watcher = Watcher(state, self._deliveries, self._claim, self.stop)
@@ -262,7 +271,8 @@ class Worker:
             await leave(self.mailboxes.client, served.keys, self.name, began, goodbye=goodbye)
 
     async def _setup(self) -> None:
-        """Create the consumer groups, announce the tools, heartbeat once."""
+        """Create the consumer groups, announce the tools, learn how large a result
+        Redis takes, heartbeat once."""
         agents = f"{self.mailboxes.prefix}:agents"
         for served in self.served.values():
             await setup(self.mailboxes.client, served.keys, agents, served.name, served.tool_names)
@@ -272,6 +282,7 @@ class Worker:
             for kind in WORKER_FIELDS:
                 await self._watcher.say(kind, self.served.values(), False)
             self._ready_once = True
+        await self.flusher.learn()  # again after an outage: Redis may have restarted
         await self._beat()
         self._ready.set()
 
