@@ -198,11 +198,14 @@ async def test_a_section_installs_as_written_in_a_fresh_venv_and_its_programs_sh
     title: str, fake_server: str, tmp_path: Path
 ) -> None:
     section = SECTIONS[title]
+    installs, runs = _installs(section), _runs(section)
+    assert installs, f"{title}: no install line"
+    assert runs, f"{title}: no program to run"
     venv = Venv.create(tmp_path / ".venv")
-    for line in _installs(section):
+    for line in installs:
         done = venv.run(line, tmp_path)
         assert done.returncode == 0, f"{line}\n{done.stderr[-3000:]}"
-    for program in _runs(section):
+    for program in runs:
         ran = await screenshots.run_program(
             program, venv.python, fake_server, cwd=tmp_path, env=venv.environment()
         )
