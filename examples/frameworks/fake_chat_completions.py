@@ -230,12 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     base_url = _base_url(server)
-    print(
-        f"a fake Chat Completions API on {base_url}: "
-        f"export OPENAI_BASE_URL={base_url} OPENAI_API_KEY=offline (Ctrl-C stops it)",
-        flush=True,
-    )
-    try:
+    try:  # before the line: a Ctrl-C right after it must stop the server quietly too
+        print(
+            f"a fake Chat Completions API on {base_url}: "
+            f"export OPENAI_BASE_URL={base_url} OPENAI_API_KEY=offline (Ctrl-C stops it)",
+            flush=True,
+        )
         server.serve_forever()
     except KeyboardInterrupt:
         pass
