@@ -32,6 +32,7 @@ __all__ = [
     "RUNNABLE",
     "Block",
     "blocks",
+    "commands",
     "named_files",
     "pages",
     "reader_environment",
@@ -133,19 +134,23 @@ def named_files(page: Path) -> dict[str, str]:
     return named
 
 
+def commands(block: Block) -> list[str]:
+    """The commands of a console block, continuation lines joined and comments and
+    prompts dropped, as a reader would type them (none for another language)."""
+    if block.language != "console":
+        return []
+    found: list[str] = []
+    joined = re.sub(r"\\\n\s*", "", block.code)
+    for line in joined.split("\n"):
+        command = re.sub(r"\s+#.*$", "", line.removeprefix("$ ")).strip()
+        if command and not command.startswith("#"):
+            found.append(command)
+    return found
+
+
 def shell_commands(page: Path) -> list[str]:
-    """Every command in the console blocks of ``page``, continuation lines joined and
-    comments dropped, as a reader would type them."""
-    commands: list[str] = []
-    for block in blocks(page):
-        if block.language != "console":
-            continue
-        joined = re.sub(r"\\\n\s*", "", block.code)
-        for line in joined.split("\n"):
-            command = re.sub(r"\s+#.*$", "", line.removeprefix("$ ")).strip()
-            if command and not command.startswith("#"):
-                commands.append(command)
-    return commands
+    """Every command in the console blocks of ``page`` (`commands`), in order."""
+    return [command for block in blocks(page) for command in commands(block)]
 
 
 def reader_environment(**settings: str) -> dict[str, str]:

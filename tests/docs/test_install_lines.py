@@ -18,13 +18,8 @@ from pathlib import Path
 
 import pytest
 from doc_blocks import ROOT, blocks, pages
+from install_commands import INSTALL
 
-# An installer and its install verb: pip, pip3, python -m pip, uv pip, uv add, uv tool,
-# pipx, poetry, pdm, conda, ...
-INSTALL = re.compile(
-    r"\b(?:(?:python3?\s+-m\s+)?pip3?|uv\s+pip|uv\s+tool|uv|pipx|poetry|pdm|conda|mamba"
-    r"|rye|hatch)\s+(?:install|add)\b(?P<args>[^`\n]*)"
-)
 # A requirement naming this project's distribution, extras and version allowed.
 PYGENTS = re.compile(r"^pygents(?:\s*\[[^\]]*\])?\s*(?:[<>=!~]=?.*|@.*)?$", re.IGNORECASE)
 WARNING = "unrelated project"

@@ -9,9 +9,11 @@ end-to-end tests against a real ``listen`` receiver).
 
 Why a script and not random prompts: the feeder will be built from these shapes, so
 the same runs must give the same spans every time. The model is never a network
-service: pydantic-ai gets a `FunctionModel`; the OpenAI Agents SDK talks to a fake
-Chat Completions server on 127.0.0.1 through its real ``OpenAIChatCompletionsModel``
-(so the SDK's own model-call spans and usage handling are the real ones).
+service: pydantic-ai gets a `FunctionModel`; the OpenAI Agents SDK talks to the fake
+Chat Completions server the other-frameworks guide ships
+(examples/frameworks/fake_chat_completions.py) on 127.0.0.1 through its real
+``OpenAIChatCompletionsModel`` (so the SDK's own model-call spans and usage handling
+are the real ones).
 
 `recordings` turns a run's spans into OTLP/JSON lines with fixed ids and times, see
 ``python -m tests.frameworks.record`` (``tests/frameworks/record.py``).
@@ -19,18 +21,25 @@ Chat Completions server on 127.0.0.1 through its real ``OpenAIChatCompletionsMod
 
 from __future__ import annotations
 
-import json
-import threading
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Literal
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+# The fake Chat Completions server is the one the other-frameworks guide ships for its
+# readers (examples/frameworks/fake_chat_completions.py), found through this line.
+_EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples" / "frameworks")
+if _EXAMPLES not in sys.path:
+    sys.path.append(_EXAMPLES)
+
+import fake_chat_completions  # noqa: E402 - found through the lines above
 
 __all__ = [
     "CONVERSATION",
@@ -49,12 +58,7 @@ or instrumentation can carry one."""
 # What the fake models report per call, so a test can sum the model-call spans and
 # compare with what was sent.
 PYDANTIC_AI_USAGE = {"input_tokens": 20, "output_tokens": 7, "cache_read_tokens": 4}
-OPENAI_AGENTS_USAGE = {
-    "prompt_tokens": 12,
-    "completion_tokens": 3,
-    "cached_tokens": 2,
-    "reasoning_tokens": 1,
-}
+OPENAI_AGENTS_USAGE = fake_chat_completions.USAGE
 
 Instrumentation = Literal["otel", "openinference"]
 
@@ -168,101 +172,6 @@ async def run_pydantic_ai(sink: Telemetry) -> list[str]:
 # -- OpenAI Agents SDK -----------------------------------------------------------------------
 
 
-class _FakeChatCompletions(BaseHTTPRequestHandler):
-    """A Chat Completions endpoint that answers by the conversation so far:
-
-    * the triage agent, on a user prompt: a call of ``get_weather`` (``flaky`` when
-      the prompt says so); a prompt saying ``fail`` gets HTTP 400 (the run fails);
-    * the triage agent, after ``get_weather``'s result: a handoff to ``specialist``;
-    * otherwise (the specialist, or after ``flaky``'s error): a final answer.
-
-    Every answer reports `OPENAI_AGENTS_USAGE`, with cached and reasoning tokens."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        messages = body["messages"]
-        system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-        user = next(m["content"] for m in messages if m["role"] == "user")
-        last = messages[-1]
-        if "fail" in user:
-            self._send(
-                400, {"error": {"message": "the model refused", "type": "invalid_request_error"}}
-            )
-            return
-        message: dict[str, Any] = {"role": "assistant", "content": "sunny, says the specialist"}
-        if "specialist" not in system and last["role"] == "user":
-            tool = "flaky" if "flaky" in user else "get_weather"
-            message = _tool_call(f"call_{tool}", tool, {"city": "Paris"})
-        elif (
-            "specialist" not in system
-            and last["role"] == "tool"
-            and last["tool_call_id"] == "call_get_weather"
-        ):
-            message = _tool_call("call_handoff", "transfer_to_specialist", {})
-        elif "specialist" not in system:
-            message = {"role": "assistant", "content": "the tool failed, sorry"}
-        u = OPENAI_AGENTS_USAGE
-        self._send(
-            200,
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "fake-model",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": u["prompt_tokens"],
-                    "completion_tokens": u["completion_tokens"],
-                    "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
-                    "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]},
-                    "completion_tokens_details": {"reasoning_tokens": u["reasoning_tokens"]},
-                },
-            },
-        )
-
-    def _send(self, status: int, document: dict[str, Any]) -> None:
-        data = json.dumps(document).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": name, "arguments": json.dumps(arguments)}
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
-    }
-
-
-@contextmanager
-def fake_chat_completions() -> Iterator[str]:
-    """The fake server on 127.0.0.1 (a free port) for the block; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChatCompletions)
-    thread = threading.Thread(
-        target=server.serve_forever, name="fake-chat-completions", daemon=True
-    )
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @contextmanager
 def _instrumented(sink: Telemetry, instrumentation: Instrumentation) -> Iterator[None]:
     """The Agents SDK instrumented for the block only. The SDK's trace processors are
@@ -361,7 +270,7 @@ async def run_openai_agents(sink: Telemetry, instrumentation: Instrumentation) -
 
     outcomes: list[str] = []
     with (
-        fake_chat_completions() as base_url,
+        fake_chat_completions.serving() as base_url,
         _instrumented(sink, instrumentation),
         _session(instrumentation),
     ):
