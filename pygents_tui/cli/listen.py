@@ -57,13 +57,13 @@ def listen_app(
     ]
     if redis is not None:
         where.insert(0, redis)
-    if grpc_port is not None:
-        fleet.send_here = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
-    elif http_port is not None:
-        fleet.send_here = (
-            f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port} "
-            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
-        )
+    endpoints = [
+        f"http://{host}:{port} ({name})"
+        for name, port in (("gRPC", grpc_port), ("HTTP", http_port))
+        if port is not None
+    ]
+    if endpoints:
+        fleet.send_here = " or ".join(endpoints)
     return Dashboard(
         view=fleet.store,
         title="listen · " + " · ".join(where),

@@ -28,6 +28,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("malformed", "malformed"),
     ("too_large", "too large"),
     ("unsupported", "refused (content type or encoding)"),
+    ("misdirected", "refused (HTTP sent to the gRPC port)"),
     ("replaced_dropped", "from a replaced process run"),
     ("redis_errors", "Redis survey(s) failed"),
 )
