@@ -289,8 +289,10 @@ class FleetModel(Feeder):
 
     def counters(self, counts: dict[str, int]) -> dict[str, int]:
         """The store's counters (``counts``) and this feeder's: the items waiting to
-        fold."""
+        fold, and how many service names its processes (``services``: one per
+        instance) run."""
         counts["pending"] = sum(b.items for b, _, _ in self._inbox)
+        counts["service_names"] = len({name for name, _ in self.store.services})
         return counts
 
 
