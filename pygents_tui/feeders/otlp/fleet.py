@@ -134,7 +134,7 @@ class FleetModel(Feeder):
         self._folding: Iterator[None] | None = None  # the request a budget stopped in
         # Where a program sends to reach here, each endpoint with its protocol
         # (``listen_app`` knows where it listens): the empty panels say it, so that a
-        # first run shows what to do next.
+        # first run shows what to do next. ``None``: no OTLP port is open.
         self.send_here: str | None = None
         # What the receiver answered the last OTLP/HTTP request sent to its gRPC port
         # (the port to use): shown above the agents table from then on, since such a
@@ -246,8 +246,9 @@ class FleetModel(Feeder):
         if panel == "values" and not self.store.previews_seen:
             return "values are counted; previews are sent only with content capture on"
         if panel in ("agents", "events", "timeline") and not self.store.services:
-            where = self.send_here or "this receiver"
-            return f"nothing received yet: point any OTLP exporter at {where}"
+            if self.send_here is None:  # OTLP is off (a console on Redis alone), or untold
+                return "nothing received yet"
+            return f"nothing received yet: point any OTLP exporter at {self.send_here}"
         if panel == "running" and not self.store.services:
             return (
                 "nothing received yet: a pygents program sends its running turns with "
