@@ -24,7 +24,7 @@ from pygents_tui.cli._arguments import (
     redis_url,
 )
 from pygents_tui.cli._config import ConfigError, add_config_argument, apply_config, load_config
-from pygents_tui.cli._entry import VERSION
+from pygents_tui.cli._entry import version
 from pygents_tui.cli._sdk_logs import HeldLogs
 from pygents_tui.cli._target import TargetError, load_target
 from pygents_tui.cli._terminal import refuse_without_terminal
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch pygents agents live: queues, running turns against their "
         "timeouts, streaming values, context, events.",
     )
-    parser.add_argument("--version", action="version", version=VERSION)
+    parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
     demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")
