@@ -459,7 +459,3 @@ class Receiver:
     def _refuse(self, signal: Signal, code: int, message: str) -> web.Response:
         self.sink.reject(signal, "unsupported", f"http: {message}")
         return status(code, message, False)
-
-
-def _bracket(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
