@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["DEMO_SPEED", "PORT", "PORT_OR_OFF", "SECONDS", "SPEED", "ranged", "redis_url"]
+__all__ = [
+    "DEMO_SPEED",
+    "PORT",
+    "PORT_OR_OFF",
+    "SECONDS",
+    "SPEED",
+    "no_such_flag",
+    "ranged",
+    "redis_url",
+]
 
 N = TypeVar("N", int, float)
 
@@ -73,3 +82,21 @@ def redis_url(text: str) -> str:
             "(TLS), redis+cluster://HOST:PORT (a Redis Cluster) or unix://PATH"
         )
     return text
+
+
+def no_such_flag(instead: str) -> type[argparse.Action]:
+    """An argparse ``action`` for a flag a command does not have but is often given
+    (``listen --port``): refused in the parser's one line, with ``instead``, the flags
+    meant. Without it argparse says only "unrecognized arguments"."""
+
+    class NoSuchFlag(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: str | Sequence[Any] | None,
+            option_string: str | None = None,
+        ) -> None:
+            parser.error(f"there is no {option_string}: {instead}")
+
+    return NoSuchFlag

@@ -15,9 +15,16 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from pygents._extras import MissingExtraError, import_from_extra
-from pygents_tui.cli._arguments import DEMO_SPEED, PORT_OR_OFF, SECONDS, SPEED, redis_url
+from pygents_tui.cli._arguments import (
+    DEMO_SPEED,
+    PORT_OR_OFF,
+    SECONDS,
+    SPEED,
+    no_such_flag,
+    redis_url,
+)
 from pygents_tui.cli._config import ConfigError, add_config_argument, apply_config, load_config
-from pygents_tui.cli._entry import VERSION
+from pygents_tui.cli._entry import version
 from pygents_tui.cli._sdk_logs import HeldLogs
 from pygents_tui.cli._target import TargetError, load_target
 from pygents_tui.cli._terminal import refuse_without_terminal
@@ -50,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch pygents agents live: queues, running turns against their "
         "timeouts, streaming values, context, events.",
     )
-    parser.add_argument("--version", action="version", version=VERSION)
+    parser.add_argument("--version", action="version", version=version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = commands.add_parser("demo", help="a built-in multi-agent workload (offline)")
     demo.add_argument("--seed", type=int, default=None, help="make the demo repeatable")
@@ -79,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listen.add_argument(
         "--http-port", type=PORT_OR_OFF, default=None, help="OTLP/HTTP port (default: 4318; 0: off)"
+    )
+    listen.add_argument(
+        "--port",
+        nargs="?",
+        dest=argparse.SUPPRESS,
+        action=no_such_flag(
+            "give --grpc-port PORT (OTLP/gRPC, default 4317) or --http-port PORT "
+            "(OTLP/HTTP, default 4318)"
+        ),
+        help=argparse.SUPPRESS,
     )
     listen.add_argument(
         "--stale-after",
@@ -155,7 +172,9 @@ Keys: space pause/resume, + and - speed, [ and ] seek 10 s, < and > start and en
 LISTEN_EPILOG = """\
 point a service at it (live records on: OTEL_INSTRUMENTATION_PYGENTS_LIVE=true):
   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4317 opentelemetry-instrument python service.py
-or send a collector's traces and logs to it (see "Watching services" in the docs)."""
+(an OTLP/HTTP exporter goes to http://127.0.0.1:4318), or send a collector's traces and
+logs to it (see "Watching services" in the docs). With --grpc-port 0 --http-port 0
+and --redis URL, it shows the Redis mailboxes alone."""
 
 
 def _without_console(variable: str) -> str | None:
@@ -187,10 +206,10 @@ def _telemetry() -> tuple[Any, Callable[..., Any] | None]:
 def _listen(args: argparse.Namespace) -> int:
     """``pygents-tui listen``: the receiver first (a port in use is one line and exit
     2, before the screen is taken), then the dashboard on the same event loop."""
-    if not args.grpc_port and not args.http_port:
+    if not args.grpc_port and not args.http_port and args.redis is None:
         print(
             "pygents-tui listen: error: --grpc-port and --http-port are both 0: nothing to "
-            "listen on (leave one at its default)",
+            "listen on (leave one at its default, or read Redis mailboxes with --redis URL)",
             file=sys.stderr,
         )
         return 2

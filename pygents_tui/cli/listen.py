@@ -4,21 +4,29 @@ The receiver binds before the dashboard takes the terminal, so a port in use is
 one line on stderr (naming the port and the fix) and exit status 2, never a
 screen that flashes and vanishes. Then the dashboard runs with the fleet model as
 its view, read-only, until the user quits; the receiver stops with it.
+
+Ctrl-C (SIGINT) is this module's to handle from before the event loop starts: while
+the dashboard runs it ends it (``interrupts``); before (the receiver starting) and
+after, it is noted and acted on at the next step, one line and exit status 130.
+asyncio's own handling would cancel whatever was awaited at that moment, and a
+dashboard cancelled while it mounts printed Textual's tracebacks over the terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from types import FrameType
 
 from pygents_tui.cli._collector import paced_collector
 from pygents_tui.cli._terminal import refuse_without_terminal
 from pygents_tui.feeders.otlp.fleet import FleetModel
 from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver, Recorder
-from pygents_tui.ui.app import Dashboard
+from pygents_tui.ui.app import INTERRUPTED, Dashboard
 
 __all__ = ["listen_app", "run"]
 
@@ -57,13 +65,13 @@ def listen_app(
     ]
     if redis is not None:
         where.insert(0, redis)
-    if grpc_port is not None:
-        fleet.send_here = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{grpc_port}"
-    elif http_port is not None:
-        fleet.send_here = (
-            f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{host}:{http_port} "
-            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"
-        )
+    endpoints = [
+        f"http://{host}:{port} ({name})"
+        for name, port in (("gRPC", grpc_port), ("HTTP", http_port))
+        if port is not None
+    ]
+    if endpoints:
+        fleet.send_here = " or ".join(endpoints)
     return Dashboard(
         view=fleet.store,
         title="listen · " + " · ".join(where),
@@ -113,15 +121,43 @@ def run(
             )
             return 2
     try:
-        with paced_collector():  # this process is the dashboard: `pygents_tui.cli._collector`
-            return asyncio.run(_serve(asked, recorder))
+        # This process is the dashboard (`pygents_tui.cli._collector`); SIGINT is ours.
+        with paced_collector(), _noted_interrupts() as interrupted:
+            return asyncio.run(_serve(asked, recorder, interrupted))
     finally:
         if recorder is not None:
             recorder.close()
             print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
 
 
-async def _serve(asked: _Listening, recorder: Recorder | None) -> int:
+@contextmanager
+def _noted_interrupts() -> Iterator[Callable[[], bool]]:
+    """SIGINT noted, not raised, while inside (the dashboard's own handling replaces
+    it while it runs): the function says whether one came."""
+    noted: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        noted.append(signum)
+
+    try:
+        previous = signal.signal(signal.SIGINT, note)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield lambda: False
+        return
+    try:
+        yield lambda: bool(noted)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted() -> int:
+    print("pygents-tui: interrupted", file=sys.stderr)
+    return INTERRUPTED
+
+
+async def _serve(
+    asked: _Listening, recorder: Recorder | None, interrupted: Callable[[], bool]
+) -> int:
     host, trace_url = asked.host, asked.trace_url
     fleet = FleetModel(stale_after=asked.stale_after)
     receiver = Receiver(
@@ -140,6 +176,9 @@ async def _serve(asked: _Listening, recorder: Recorder | None) -> int:
     except ListenError as error:
         print(f"pygents-tui listen: error: {error}", file=sys.stderr)
         return 2
+    if interrupted():  # while the receiver started
+        await receiver.stop()
+        return _interrupted()
     if refuse_without_terminal():  # after the ports' errors, before the screen is taken
         await receiver.stop()
         return 2
@@ -160,6 +199,8 @@ async def _serve(asked: _Listening, recorder: Recorder | None) -> int:
         asked.configure(app)
     try:
         with asked.interrupts(app):
+            if interrupted():  # the last one before the dashboard's own handling
+                return _interrupted()
             await app.run_async()
     finally:
         if source is not None:

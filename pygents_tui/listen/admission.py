@@ -13,10 +13,12 @@ module bounds what many requests at once can take:
 * `Calls`: the gRPC calls each connection holds open, waiting for their message.
 * `connection_limit`: how many connections each transport may hold open, below the
   process's open-files limit with headroom left for everything else (the terminal,
-  the output capture's temporary file, gRPC's own descriptors). Past it new
+  the output capture's temporary file, gRPC's own descriptors; a gRPC connection
+  holds three, `grpc_front`). Past it new
   connections are closed at once instead of the process running out of descriptors
   and failing somewhere unrelated.
-* `ConnectionGate`: that limit on the HTTP server, counting each refusal.
+* `ConnectionGate`: that limit on the HTTP server, counting each refusal (the gRPC
+  port's front keeps its own, `grpc_front.GrpcFront`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["ACCEPT_BURST", "Calls", "ConnectionGate", "InFlight", "connection_limit"]
+__all__ = [
+    "ACCEPT_BURST",
+    "Calls",
+    "ConnectionGate",
+    "InFlight",
+    "Refuse",
+    "connection_limit",
+]
 
 _UNLIMITED_FILES: Final = 65_536  # what an unlimited RLIMIT_NOFILE is taken for
 _MIN_HEADROOM: Final = 96
@@ -102,12 +111,13 @@ class Calls:
             self.open[peer] = held
 
 
-def connection_limit() -> int:
+def connection_limit(files_each: int = 1) -> int:
     """Connections each of the two transports may hold: half of what the open-files
     limit leaves once the descriptors already open and a headroom (a quarter of the
     limit, at least 96: a burst of accepts, gRPC's and the terminal's descriptors,
-    the output capture's file) are set aside. At least 8, so a tiny limit still
-    serves."""
+    the output capture's file) are set aside, for connections of ``files_each``
+    descriptors each (a gRPC one is spliced: `grpc_front.SPLICED_FILES`). At least
+    8, so a tiny limit still serves."""
     try:
         import resource
     except ImportError:  # not a Unix: no limit to read, and a modest default
@@ -115,7 +125,7 @@ def connection_limit() -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     files = _UNLIMITED_FILES if soft == resource.RLIM_INFINITY else soft
     headroom = max(_MIN_HEADROOM, files // 4)
-    return max(8, (files - headroom - _open_files()) // 2)
+    return max(8, (files - headroom - _open_files()) // 2 // files_each)
 
 
 def _open_files() -> int:
@@ -144,7 +154,7 @@ class ConnectionGate:
         open_now = len(self.server.connections)
         if open_now >= self.limit:
             self.refused(open_now)
-            return _Refuse()
+            return Refuse()
         return _FirstBytes(self.server(), self.idle_timeout)
 
 
@@ -192,7 +202,9 @@ class _FirstBytes(asyncio.Protocol):
         self._handler.resume_writing()
 
 
-class _Refuse(asyncio.Protocol):
+class Refuse(asyncio.Protocol):
+    """A connection past a limit: reset at once, its descriptor freed."""
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if isinstance(transport, asyncio.WriteTransport):
             transport.abort()  # a reset, without waiting to flush: the descriptor goes now

@@ -1,7 +1,11 @@
 """The OTLP receiver of ``pygents-tui listen``: gRPC and HTTP, on the caller's loop.
 
 * OTLP/gRPC: ``grpc.aio`` servicers for the trace, logs and metrics services
-  generated in ``opentelemetry-proto`` (see `pygents_tui.listen.otlp_grpc`).
+  generated in ``opentelemetry-proto`` (see `pygents_tui.listen.otlp_grpc`), behind
+  the gRPC port's front (`pygents_tui.listen.grpc_front`): it splices HTTP/2
+  connections to the gRPC server, on a loopback port of its own, and answers an
+  HTTP/1.x request (an OTLP/HTTP exporter given the gRPC port) ``400`` with the HTTP
+  port to use, counted as ``misdirected``.
 * OTLP/HTTP: ``aiohttp.web`` on ``/v1/traces``, ``/v1/logs`` and ``/v1/metrics``;
   ``application/x-protobuf`` or ``application/json`` bodies, optionally gzipped,
   answered in the request's own encoding with the OTLP status codes (400 for a
@@ -18,8 +22,7 @@ received or decoded, and one gRPC connection's share of them; the gRPC calls one
 connection holds open; the time a message or body may take to arrive, and a
 connection may idle. Past a bound a request is refused with a status the exporters
 retry on (HTTP 503 or 408, gRPC ``RESOURCE_EXHAUSTED`` or ``DEADLINE_EXCEEDED``) and
-counted as ``refused``; a connection past the limit is closed at once, counted
-on HTTP (gRPC refuses those itself, uncounted).
+counted as ``refused``; a connection past the limit is closed at once, and counted.
 
 Bodies are inflated in worker threads and decoded in processes of their own
 (`pygents_tui.listen.offload`), never on the event loop the dashboard shares nor in
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import socket
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, Self
@@ -56,6 +58,7 @@ from pygents_tui.listen.decode import (
     Signal,
     response,
 )
+from pygents_tui.listen.grpc_front import SPLICED_FILES, GrpcFront
 from pygents_tui.listen.offload import Offload
 from pygents_tui.listen.otlp_http import JSON, PROTOBUF, gunzip, status
 
@@ -121,6 +124,8 @@ class Receiver:
         self.grpc_port: int | None = None
         self.http_port: int | None = None
         self._grpc: Any = None
+        self._grpc_front: GrpcFront | None = None
+        self._grpc_listening: asyncio.AbstractServer | None = None
         self._runner: web.AppRunner | None = None
         self._http: asyncio.AbstractServer | None = None
         # A share below one message would refuse that message on every retry.
@@ -128,11 +133,10 @@ class Receiver:
         self._in_flight = InFlight(self.limits.max_in_flight_bytes, share)
         self._calls = Calls(self.limits.max_calls_per_connection)
         self._offload = Offload(self.limits.max_concurrent_decodes, self.limits)
-        self.max_connections = (
-            self.limits.max_connections
-            if self.limits.max_connections is not None
-            else connection_limit()
-        )
+        given = self.limits.max_connections
+        self.max_connections = given if given is not None else connection_limit()
+        # A gRPC connection is spliced through the front: three descriptors here.
+        self.max_grpc_connections = given if given is not None else connection_limit(SPLICED_FILES)
 
     @property
     def in_flight_bytes(self) -> int:
@@ -167,9 +171,15 @@ class Receiver:
             raise
 
     async def stop(self, grace: float = 1.0) -> None:
+        if self._grpc_listening is not None:
+            listening, self._grpc_listening = self._grpc_listening, None
+            listening.close()
         if self._grpc is not None:
             server, self._grpc = self._grpc, None
             await server.stop(grace)
+        if self._grpc_front is not None:
+            front, self._grpc_front = self._grpc_front, None
+            front.close()
         if self._http is not None:
             listening, self._http = self._http, None
             listening.close()
@@ -235,16 +245,16 @@ class Receiver:
     # -- gRPC ------------------------------------------------------------------------------
 
     async def _start_grpc(self, port: int) -> None:
+        """The gRPC server on a loopback port of its own, then its front on ``port``."""
         limit = self.limits.max_message_bytes
-        if port:
-            _check_free(self.host, port, "gRPC")
+        connections = self.max_grpc_connections
         server = grpc.aio.server(
             options=[
                 ("grpc.so_reuseport", 0),  # a second listener must fail, not share the port
                 # Oversized messages must reach the decoder to be counted: gRPC itself
                 # refuses only those far beyond the limit.
                 ("grpc.max_receive_message_length", 4 * limit),
-                ("grpc.max_allowed_incoming_connections", self.max_connections),
+                ("grpc.max_allowed_incoming_connections", connections),
                 ("grpc.max_connection_idle_ms", int(self.limits.idle_timeout * 1000)),
             ],
             # A backstop only: the calls per connection and the byte budget refuse (and
@@ -253,13 +263,43 @@ class Receiver:
         )
         server.add_generic_rpc_handlers(otlp_grpc.handlers(self))
         try:
-            bound = server.add_insecure_port(f"{_bracket(self.host)}:{port}")
+            inner = server.add_insecure_port("127.0.0.1:0")
         except RuntimeError:
-            bound = 0
-        if not bound:
-            raise PortInUseError("gRPC", self.host, port)
+            inner = 0
+        if not inner:
+            raise ListenError("cannot listen for OTLP/gRPC: no loopback port is free")
         await server.start()
-        self._grpc, self.grpc_port = server, bound
+        self._grpc = server
+        front = GrpcFront(
+            ("127.0.0.1", inner),
+            limit=connections,
+            idle_timeout=self.limits.idle_timeout,
+            drain_timeout=self.limits.receive_timeout,
+            drain_bytes=self.limits.max_message_bytes,
+            misdirected=self._misdirected,
+            refused=self._too_many_grpc_connections,
+        )
+        try:
+            listening = await asyncio.get_running_loop().create_server(
+                front, self.host, port, reuse_port=False, backlog=ACCEPT_BURST
+            )
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise PortInUseError("gRPC", self.host, port) from None
+            raise ListenError(f"cannot listen for OTLP/gRPC on {self.host}:{port}: {exc}") from None
+        self._grpc_front, self._grpc_listening = front, listening
+        self.grpc_port = int(listening.sockets[0].getsockname()[1])
+
+    def _misdirected(self, signal: str) -> str:
+        """Count an HTTP/1.x request sent to the gRPC port; what to answer it (and
+        show): the port it should go to."""
+        use = f"use port {self.http_port}" if self.http_port else "this receiver takes gRPC only"
+        advice = f"OTLP/HTTP sent to the gRPC port {self.grpc_port}: {use}"
+        self.sink.reject(signal, "misdirected", advice)
+        return advice
+
+    def _too_many_grpc_connections(self, open_now: int) -> None:
+        self._refused("grpc", "connections", f"connection closed: {open_now} already open")
 
     async def export_grpc(
         self, signal: Signal, requests: AsyncIterator[bytes], context: Any
@@ -419,22 +459,3 @@ class Receiver:
     def _refuse(self, signal: Signal, code: int, message: str) -> web.Response:
         self.sink.reject(signal, "unsupported", f"http: {message}")
         return status(code, message, False)
-
-
-def _bracket(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-def _check_free(host: str, port: int, transport: str) -> None:
-    """Fail with one line before gRPC's core logs its own multi-line bind error."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host.strip("[]"), port))
-        except OSError as exc:
-            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-                raise PortInUseError(transport, host, port) from None
-            raise ListenError(
-                f"cannot listen for OTLP/{transport} on {host}:{port}: {exc}"
-            ) from None

@@ -37,6 +37,7 @@ from pygents_tui.state import (
     Store,
     StoreLimits,
 )
+from pygents_tui.text._plural import counted
 
 __all__ = ["CAPABILITIES", "FOREIGN", "FleetLimits", "FleetModel", "OtlpSource"]
 
@@ -131,9 +132,14 @@ class FleetModel(Feeder):
         self._inbox: deque[tuple[Batch, float, int]] = deque()
         self._pending = 0
         self._folding: Iterator[None] | None = None  # the request a budget stopped in
-        # What a program sets to send here (``listen_app`` knows where it listens): the
-        # empty panels say it, so that a first run shows what to do next.
+        # Where a program sends to reach here, each endpoint with its protocol
+        # (``listen_app`` knows where it listens): the empty panels say it, so that a
+        # first run shows what to do next. ``None``: no OTLP port is open.
         self.send_here: str | None = None
+        # What the receiver answered the last OTLP/HTTP request sent to its gRPC port
+        # (the port to use): shown above the agents table from then on, since such a
+        # sender sees nothing here otherwise.
+        self.misdirected: str | None = None
         self.store.sources = Sources(OtlpSource(self.store.agents))
         # By agent key: what a source of truth that also feeds an OTLP agent's row (a
         # Redis mailbox served by that agent's process) says of it, ``(paused,
@@ -164,9 +170,12 @@ class FleetModel(Feeder):
 
     def reject(self, signal: str, kind: str, reason: str) -> None:
         """A request the receiver could not accept (``kind``: ``malformed``,
-        ``too_large`` or ``unsupported``): counted, never stored."""
+        ``too_large``, ``unsupported``, ``refused`` or ``misdirected``): counted, never
+        stored."""
         self.store.counts[kind] += 1
         self.last_rejection = f"{signal}: {cut_middle(reason, 200)}"
+        if kind == "misdirected":
+            self.misdirected = cut_middle(reason, 200)
         self.arrived.set()
 
     # -- folding, on the UI's timer, in slices ---------------------------------------------
@@ -228,20 +237,35 @@ class FleetModel(Feeder):
     def unavailable(self, panel: Panel, agent: str | None, note: str | None) -> str | None:
         """The store's ``note`` for ``panel``, with what only a fleet heard over OTLP
         says (asked by the store, `Feeder`)."""
-        if panel == "agents" and self.trouble:
-            return "; ".join(self.trouble.values())
+        if panel == "agents" and (self.trouble or self.misdirected):
+            return "; ".join(self._agents_trouble())
         if note is not None:
             return note
         if panel == "values" and self._foreign(agent):
             return f"no values: {_FOREIGN_SENDS}; a run's output, if sent, is in its trace"
         if panel == "values" and not self.store.previews_seen:
             return "values are counted; previews are sent only with content capture on"
-        if panel in ("agents", "running", "events", "timeline") and not self.store.services:
-            how = self.send_here or "point a program's OTLP exporter here"
-            return f"nothing received yet: {how}, with pygents_otel.configure(live=True)"
+        if panel in ("agents", "events", "timeline") and not self.store.services:
+            if self.send_here is None:  # OTLP is off (a console on Redis alone), or untold
+                return "nothing received yet"
+            return f"nothing received yet: point any OTLP exporter at {self.send_here}"
+        if panel == "running" and not self.store.services:
+            return (
+                "nothing received yet: a pygents program sends its running turns with "
+                "pygents_otel.configure(live=True)"
+            )
         if panel in ("agents", "running"):
             return self._spans_only()
         return None
+
+    def _agents_trouble(self) -> list[str]:
+        """What a failing source says, and where an OTLP/HTTP sender that used the
+        gRPC port should send instead, with how many of its requests were refused."""
+        said = list(self.trouble.values())
+        if self.misdirected is not None:
+            refused = counted(self.store.counts["misdirected"], "request")
+            said.append(f"{self.misdirected} ({refused} refused)")
+        return said
 
     def _foreign(self, agent: str | None) -> bool:
         found = self.store.agents.get(agent) if agent is not None else None
@@ -266,8 +290,10 @@ class FleetModel(Feeder):
 
     def counters(self, counts: dict[str, int]) -> dict[str, int]:
         """The store's counters (``counts``) and this feeder's: the items waiting to
-        fold."""
+        fold, and how many service names its processes (``services``: one per
+        instance) run."""
         counts["pending"] = sum(b.items for b, _, _ in self._inbox)
+        counts["service_names"] = len({name for name, _ in self.store.services})
         return counts
 
 

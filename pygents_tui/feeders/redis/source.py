@@ -191,8 +191,10 @@ class RedisSource:
                 f"resumed mailbox {name} ({workers})",
                 f"resume mailbox {name}",
             )
+        take = "takes" if len(found.workers) == 1 else "take"
         return self._ask(
-            f"Pause mailbox {name}? Its {workers} take no more of its turns (running ones finish).",
+            f"Pause mailbox {name}? Its {workers} {take} no more of its turns "
+            "(running ones finish).",
             agent,
             lambda: self.mailboxes.pause(name),
             f"paused mailbox {name} ({workers})",

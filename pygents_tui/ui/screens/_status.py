@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from rich.cells import cell_len
 
 from pygents_tui.state import AgentRow, DashboardView
+from pygents_tui.text._plural import counted
 from pygents_tui.ui.widgets._agent_cells import unseen_turns
 from pygents_tui.ui.widgets._attention import attention_parts
 
@@ -28,6 +29,7 @@ SHOWN_COUNTERS: tuple[tuple[str, str], ...] = (
     ("malformed", "malformed"),
     ("too_large", "too large"),
     ("unsupported", "refused (content type or encoding)"),
+    ("misdirected", "refused (HTTP sent to the gRPC port)"),
     ("replaced_dropped", "from a replaced process run"),
     ("redis_errors", "Redis survey(s) failed"),
 )
@@ -56,12 +58,8 @@ def status_line(
     """The status line, fitted to ``width`` characters by leaving out parts in the
     order of `GIVE_UP` (what still does not fit is cut by the screen)."""
     parts: list[tuple[str, str]] = []  # (kind, text)
-    services = counts.get("services", 0)
-    if services:  # listen mode
-        stale = counts.get("stale", 0)
-        parts.append(
-            ("services", f"{services} service(s)" + (f" ({stale} stale)" if stale else ""))
-        )
+    if counts.get("services"):  # listen mode
+        parts.append(("services", _fleet(counts)))
     live = sum(1 for row in rows if not row.gone)
     parts.append(("agents", f"{live} agent(s)"))
     if live < len(rows):
@@ -100,3 +98,15 @@ def status_line(
             break
         given_up.add(kind)
     return line()
+
+
+def _fleet(counts: Mapping[str, int]) -> str:
+    """The processes heard from, and the services they run when some run more than one
+    (``3 processes of 2 services``), with how many of the processes went stale."""
+    processes = counts.get("services", 0)
+    services = counts.get("service_names", processes)
+    text = counted(services, "service")
+    if processes != services:
+        text = f"{counted(processes, 'process', 'processes')} of {text}"
+    stale = counts.get("stale", 0)
+    return f"{text} ({stale} stale)" if stale else text

@@ -76,12 +76,34 @@ async def test_agents_of_two_services_with_the_same_name_are_two_rows(
         assert all(cells[1] == "running" and cells[3] == "fetch" for cells in rows.values())
         screen = text_of(app)
         assert "listen · gRPC 127.0.0.1:" in screen  # the title says where it listens
-        assert "2 service(s) · 2 agent(s) · 2 turn(s) running" in screen
+        assert "2 services · 2 agent(s) · 2 turn(s) running" in screen
         for label in rows:
             assert label in screen
         # Both turns run against their own timeouts in the Running panel.
         assert "left" in screen
         assert screen.count("fetch") >= 4  # two agent rows and two running bars
+
+
+async def test_the_status_line_counts_processes_apart_from_the_services_they_run(
+    fleet: FleetModel,
+    receiver: Receiver,
+    senders: MakeSender,
+    clock: FakeClock,
+    until: Any,
+    text_of: TextOf,
+) -> None:
+    """Two processes of ``checkout`` and one of ``billing``: three processes of two
+    services, not three services."""
+    app = app_of(fleet, receiver)
+    async with app.run_test(size=SIZE) as pilot:
+        for service, instance in (("checkout", "a"), ("checkout", "b"), ("billing", "c")):
+            sender = senders("grpc", service=service, instance=instance)
+            sender.run_start(sender.agent("planner"))
+            await sender.sent()
+        await until(pilot, lambda: "3 processes of 2 services · 3 agent(s)" in text_of(app))
+
+        clock.advance(6.0)  # past --stale-after: staleness is the processes'
+        await until(pilot, lambda: "3 processes of 2 services (3 stale) ·" in text_of(app))
 
 
 async def test_a_process_that_stops_sending_is_marked_stale_not_removed(
@@ -106,7 +128,7 @@ async def test_a_process_that_stops_sending_is_marked_stale_not_removed(
         clock.advance(6.0)  # past --stale-after, with no news from the process
         await until(pilot, lambda: agent_cells(app)["worker@w-1/crawler"][1] == "stale")
         screen = text_of(app)
-        assert "1 service(s) (1 stale)" in screen
+        assert "1 service (1 stale)" in screen
         assert "stale: no news" in screen  # its running turn, marked
         assert "crawl" in screen  # ... and still listed
 

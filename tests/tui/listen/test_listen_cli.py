@@ -49,6 +49,22 @@ def test_both_transports_off_is_one_line_and_exit_2(capsys: pytest.CaptureFixtur
     assert out == ""
     (line,) = err.splitlines()
     assert line.startswith("pygents-tui listen: error: --grpc-port and --http-port are both 0")
+    assert line.endswith("(leave one at its default, or read Redis mailboxes with --redis URL)")
+
+
+@pytest.mark.parametrize("argv", [["--port", "5000"], ["--port=5000"], ["--port"]])
+def test_a_port_flag_is_refused_naming_the_grpc_and_http_port_flags(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["listen", *argv])
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "pygents-tui listen: error: there is no --port: give --grpc-port PORT (OTLP/gRPC, "
+        "default 4317) or --http-port PORT (OTLP/HTTP, default 4318) (see --help)"
+    ]
 
 
 @pytest.mark.parametrize(

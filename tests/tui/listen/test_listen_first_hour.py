@@ -97,11 +97,28 @@ async def test_the_help_lists_each_key_once_and_not_pause_when_listening(
 async def test_a_listening_dashboard_with_nothing_yet_says_how_to_send_it_some(
     fleet: FleetModel, receiver: Receiver, until: Any, text_of: TextOf
 ) -> None:
+    """Both endpoints, on the ports bound (the system chose them here), each with its
+    protocol; any OTLP exporter will do, and pygents' live turns need live mode."""
     app = listen_app(fleet, receiver.host, receiver.grpc_port, receiver.http_port)
+    grpc, http = receiver.grpc_port, receiver.http_port
     async with app.run_test(size=(130, 40)) as pilot:
-        endpoint = f"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:{receiver.grpc_port}"
-        await until(pilot, lambda: endpoint in text_of(app))
-        assert "pygents_otel.configure(live=True)" in text_of(app)
+        endpoints = (
+            "• nothing received yet: point any OTLP exporter at "
+            f"http://127.0.0.1:{grpc} (gRPC) or http://127.0.0.1:{http} (HTTP)"
+        )
+        await until(pilot, lambda: endpoints in text_of(app))
+        live = "a pygents program sends its running turns with pygents_otel.configure(live=True)"
+        assert live in text_of(app)
+
+
+async def test_with_one_transport_off_the_empty_dashboard_names_only_the_other(
+    fleet: FleetModel, until: Any, text_of: TextOf
+) -> None:
+    app = listen_app(fleet, "127.0.0.1", None, 14318)
+    async with app.run_test(size=(130, 40)) as pilot:
+        endpoints = "point any OTLP exporter at http://127.0.0.1:14318 (HTTP)"
+        await until(pilot, lambda: endpoints in text_of(app))
+        assert "(gRPC)" not in text_of(app)
 
 
 async def test_a_listening_dashboard_neither_offers_pause_in_its_footer_nor_a_workload_error(

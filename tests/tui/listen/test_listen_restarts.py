@@ -63,7 +63,7 @@ async def test_a_process_killed_and_restarted_loses_its_turn_and_shows_its_agent
         assert table.row_count == 1, "the agent of the dead run is not shown beside the new"
         assert str(table.get_row_at(0)[0]) == "checkout@pod-0/planner"
         screen = text_of(app)
-        assert "1 service(s) · 1 agent(s) · 1 turn(s) running" in screen
+        assert "1 service · 1 agent(s) · 1 turn(s) running" in screen
         assert screen.count("s left") == 1, "one bar in the Running panel: the new run's"
         events = [entry.text for entry in fleet.store.event_log()[1]]
         assert any(text.startswith("process restarted as pid ") for text in events)

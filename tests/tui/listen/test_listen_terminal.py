@@ -58,7 +58,7 @@ def test_listen_in_a_real_terminal(tmp_path: Path) -> None:
             "the sent agent and its running turn",
             lambda s: "tmux-svc@t-1/tmux-agent" in s and "wave" in s and "running" in s,
         )
-        assert "1 service(s)" in screen
+        assert "1 service ·" in screen
         quit_listen(term, exit_file)
 
 

@@ -94,6 +94,27 @@ def test_listen_with_redis_shows_a_mailbox_and_pauses_it_in_a_real_terminal(
         assert term.wait_for_file(exit_file) == "EXIT:0"
 
 
+def test_listen_on_redis_alone_with_both_otlp_ports_off_shows_the_mailboxes(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """``--grpc-port 0 --http-port 0`` with ``--redis``: Redis is the console's one
+    source, and no OTLP port is opened."""
+    asyncio.run(_populate(redis_server.url))
+    exit_file = tmp_path / "exit.txt"
+    command = (
+        f"cd {shlex.quote(str(tmp_path))} && {shlex.quote(str(SCRIPT))} listen "
+        f"--grpc-port 0 --http-port 0 --redis {redis_server.url} --redis-prefix shop; "
+        f"echo EXIT:$? > {shlex.quote(str(exit_file))}"
+    )
+    with terminal("listen-redis-alone") as term:
+        term.start(command, width=120, height=30)
+        screen = term.wait_for("the mailbox's row", lambda s: "redis@shop/desk" in s)
+        (title,) = [line for line in screen.splitlines() if "listen ·" in line]
+        assert title.split("listen · ", 1)[1].strip() == f"Redis read-only: {redis_server.url}"
+        term.keys("q")
+        assert term.wait_for_file(exit_file) == "EXIT:0"
+
+
 @pytest.mark.parametrize("url", ["localhost:6379", "127.0.0.1:6379/0", "http://localhost:6379"])
 def test_a_redis_url_without_a_redis_scheme_is_one_line_and_exit_2(
     url: str, capsys: pytest.CaptureFixture[str]

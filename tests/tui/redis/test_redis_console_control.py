@@ -52,7 +52,9 @@ async def test_pause_stops_the_workers_taking_turns_until_resume(
             shown.source.start()
             await _ready(shown, pilot)
             question = await confirm(pilot, app, "p")
-            assert question.startswith("Pause mailbox desk?")
+            assert question == (
+                "Pause mailbox desk? Its 1 worker takes no more of its turns (running ones finish)."
+            )
 
             async def applied() -> bool:
                 desk = (await mailboxes.survey(["desk"]))["desk"]
