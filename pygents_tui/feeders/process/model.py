@@ -152,6 +152,7 @@ class DashboardModel(Feeder, Subscriber):
         self.store.sources = Sources(ThisProcess())
         self.spans: SpanSource | None = None
         self._subscription: Any = None
+        self._closed = False
         self._find_provider: Callable[[], object] | None = None
         self.trace_with(tracer_provider)
         self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
@@ -203,7 +204,10 @@ class DashboardModel(Feeder, Subscriber):
     def fold(self, budget: float | None = None) -> bool:
         """Process every pending record, then tail running streams and read the live
         agents (the store's `drain` calls this first). True if anything changed.
-        (``budget`` is not needed: an in-process workload is folded whole.)"""
+        (``budget`` is not needed: an in-process workload is folded whole.) Once
+        closed, nothing: the store keeps what the dashboard ended on."""
+        if self._closed:
+            return False
         inbox = self.inbox
         count = len(inbox)
         changed = count > 0
@@ -421,10 +425,12 @@ class DashboardModel(Feeder, Subscriber):
 
     def start(self) -> None:
         """Subscribe the feeder to this process's runtime."""
+        self._closed = False
         if self._subscription is None:
             self._subscription = subscribe(cast("Subscriber", self))
 
     def close(self) -> None:
+        self._closed = True
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
