@@ -290,6 +290,11 @@ class TurnEntry(TurnFacts):
     def stale(self) -> bool:
         return self.ended is None and self.service.stale
 
+    def hook_events(self) -> tuple[LogEntry, ...]:
+        """None kept: a fleet's turns have their spans (the in-process feeder's turns
+        keep theirs, `TurnRecord`)."""
+        return ()
+
     def details(self) -> list[tuple[str, str]]:
         lines = [("service", self.service.label), ("turn", self.uuid)]
         if self.trace_id:
