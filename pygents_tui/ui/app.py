@@ -231,11 +231,15 @@ class Dashboard(Acting):
         cancels are neither shown nor recorded."""
         if not self._ending:
             self._ending = True
-            if self._model is not None:
-                self._model.store.drain()
-                self._model.close()
-            for call in self.on_end:
-                call()
+            model = self._model
+            steps: list[Callable[[], object]] = []
+            if model is not None:  # what it shows ends here
+                steps += [model.store.drain, model.close]
+            for step in [*steps, *self.on_end]:
+                try:
+                    step()
+                except Exception as exc:  # a dashboard bug, as in a refresh: contained,
+                    self.view_error = self.view_error or exc  # never keeping the app up
         super().exit(result, return_code, message)
 
     def action_quit(self) -> None:  # type: ignore[override]

@@ -79,6 +79,7 @@ from pygents_tui.state import (
     queued,
     turn_started,
 )
+from pygents_tui.text._cut import cut
 from pygents_tui.text._errors import summary
 from pygents_tui.text._preview import preview
 
@@ -314,7 +315,8 @@ class DashboardModel(Feeder, Subscriber):
         ):
             output = record.shown(turn.output)
             self._value(record, output, at)
-            record.happened(LogEntry(at, record.agent_label, "value", f"returned {output}"))
+            returned = f"returned {cut(output, _EVENT_TEXT)}"
+            record.happened(LogEntry(at, record.agent_label, "value", returned))
         self._settling.append((record, output, error))  # see _settle
         why = summary(error, 200, preview) if error is not None else None
         record.ending = LogEntry(at, record.agent_label, "turn", _ended(scope.stop_reason, why))
@@ -579,6 +581,9 @@ class DashboardModel(Feeder, Subscriber):
         return {name: value for name, value in counts.items() if value}
 
 
+_EVENT_TEXT: Final = 80  # a value's preview in a turn's timeline (the inspector cuts to 100)
+
+
 def _values_read(before: int, now: int, last: str | None) -> str:
     """A stream's values read at one refresh, the ``before + 1``-th to the
     ``now``-th, as its timeline in the inspector says them; ``last``: the last one's
@@ -586,6 +591,7 @@ def _values_read(before: int, now: int, last: str | None) -> str:
     which = f"value {now}" if now == before + 1 else f"values {before + 1}–{now}"
     if last is None:
         return which
+    last = cut(last, _EVENT_TEXT)
     return f"{which}: {last}" if now == before + 1 else f"{which}, the last: {last}"
 
 
