@@ -251,6 +251,7 @@ __all__ = [
     "ON_TURN_ERROR",
     "ON_TURN_TIMEOUT",
     "OPERATION",
+    "OUTPUT_KIND",
     "OUTPUT_PREVIEW",
     "PAUSED",
     "POOL_ITEMS_MORE",
