@@ -89,6 +89,11 @@ STOP_REASONS: Final[dict[str, str]] = {
 """The stop-reason attribute of each kind of scope, by the kind's value."""
 DROPPED_EVENTS: Final = "pygents.events.dropped"
 SPAN_VALUES: Final = "pygents.values"  # the turn span's exact count of streamed values
+# What a completed turn that does not stream returned, when it was no value for its
+# run's caller: "turn" (queued) or "context_item" (stored), which its agent's run
+# routes, or "verdict" (a completion check's). On its span and its end record; absent
+# when it returned a value.
+OUTPUT_KIND: Final = "pygents.turn.output_kind"
 VALUE_INDEX: Final = "pygents.value.index"
 VALUE: Final = "pygents.value"
 QUEUE_DEPTH: Final = "pygents.agent.queue.depth"  # also the name of its gauge
@@ -246,6 +251,7 @@ __all__ = [
     "ON_TURN_ERROR",
     "ON_TURN_TIMEOUT",
     "OPERATION",
+    "OUTPUT_KIND",
     "OUTPUT_PREVIEW",
     "PAUSED",
     "POOL_ITEMS_MORE",

@@ -142,6 +142,9 @@ def turn_end(
     attributes[n.TOOL_NAME] = bounded(turn.tool.name)
     attributes[n.TURN_VALUES] = values
     _ended(attributes, n.TURN_STOP_REASON, reason, error)
+    kind = s.output_kind(turn, agent, reason)
+    if kind is not None:
+        attributes[n.OUTPUT_KIND] = kind
     if content.capture and reason is StopReason.COMPLETED:
         attributes[n.OUTPUT_PREVIEW] = content.dump(turn.output)
     return attributes

@@ -17,6 +17,7 @@ from opentelemetry.util.types import AttributeValue
 from pygents import (
     Agent,
     AgentHook,
+    ContextItem,
     ContextPool,
     ContextPoolHook,
     ContextQueue,
@@ -27,6 +28,7 @@ from pygents import (
     Injectable,
     StopReason,
     ToolHook,
+    ToolType,
     Turn,
     TurnHook,
 )
@@ -181,6 +183,23 @@ def end_attributes(
     elif isinstance(error, Exception):
         attributes[n.ERROR_TYPE] = error_type(error)
     return attributes
+
+
+def output_kind(turn: Turn, agent: Agent | None, reason: StopReason | None) -> str | None:
+    """What a completed turn that does not stream returned, when it is no value its
+    run hands to the caller (`n.OUTPUT_KIND`): a ``Turn`` or a ``ContextItem`` that its
+    agent's run routes, or a completion check's verdict. ``None`` for a value, and for
+    any other turn (a stream's values are counted one by one)."""
+    if reason is not StopReason.COMPLETED or turn.tool.streaming:
+        return None
+    if turn.tool.type is ToolType.COMPLETION_CHECK:
+        return "verdict"
+    if agent is None:  # a bare turn's output is its caller's, whatever it is
+        return None
+    output = turn.output
+    if isinstance(output, Turn):
+        return "turn"
+    return "context_item" if isinstance(output, ContextItem) else None
 
 
 # -- events ------------------------------------------------------------------------------

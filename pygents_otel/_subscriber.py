@@ -184,6 +184,10 @@ class TelemetrySubscriber(Subscriber):
                 attributes.update(s.io_attributes(n.OI_OUTPUT, n.OI_OUTPUT_MIME, output))
         if state.values:
             attributes[n.SPAN_VALUES] = state.values
+        if scope.kind is ScopeKind.TURN:
+            kind = s.output_kind(scope.target, scope.agent, reason)
+            if kind is not None:
+                attributes[n.OUTPUT_KIND] = kind
         if state.dropped:
             attributes[n.DROPPED_EVENTS] = state.dropped
         span.set_attributes(attributes)

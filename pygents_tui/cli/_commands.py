@@ -365,6 +365,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if telemetry is None:
         held.uninstall()
     app = Dashboard(workload, title=title, trace_url=args.trace_url, trace_id=trace_id)
+    if recorder is not None:  # it ends where the dashboard does
+        from pygents_tui.recording._capture import end_in_process
+
+        app.on_end.append(lambda: end_in_process(recorder))
     args.settings.configure(app)
     if note is not None:
         app.workload = _noted(workload, note, app)

@@ -5,11 +5,17 @@ what a listener would have received, the process exports its spans and live
 records (``pygents_otel`` in live mode) to the recording through the SDK's batch
 processors, encoded by the same OTLP encoders the OTLP exporters use, so that a
 recording of a demo replays exactly like one made by ``listen``.
+
+The recording ends where the dashboard ends (`end_in_process`, which the dashboard
+calls as it exits, before its workload is stopped): the turns that quitting cancels
+were never shown, and are not recorded either, so the recording replays to the very
+screen the dashboard ended on.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +34,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from pygents_tui.recording._writer import RecordWriter
 
-__all__ = ["FileLogExporter", "FileSpanExporter", "record_in_process"]
+__all__ = ["FileLogExporter", "FileSpanExporter", "end_in_process", "record_in_process"]
 
 # Live records are exported every 200 ms, as pygents_otel's live mode does for OTLP.
 _LOG_DELAY_MILLIS = 200
@@ -85,3 +91,16 @@ def record_in_process(writer: RecordWriter, service_name: str) -> Any:
         BatchLogRecordProcessor(FileLogExporter(writer), schedule_delay_millis=_LOG_DELAY_MILLIS)
     )
     return telemetry
+
+
+def end_in_process(writer: RecordWriter, timeout: float = 5.0) -> None:
+    """End the recording that `record_in_process` started, here: what this process
+    exported so far is handed to ``writer`` (its processors flushed, for at most
+    ``timeout`` seconds in all), and anything later is left out (`RecordWriter.end`)."""
+    deadline = time.monotonic() + timeout
+    for provider in (trace.get_tracer_provider(), get_logger_provider()):
+        flush = getattr(provider, "force_flush", None)  # (the API's no-op ones have none)
+        if flush is not None:
+            left = max(deadline - time.monotonic(), 0.0)
+            flush(timeout_millis=int(left * 1000))
+    writer.end()

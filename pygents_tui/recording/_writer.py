@@ -6,7 +6,8 @@ line and appends it. What waits is bounded in bytes: past ``max_pending`` bytes 
 request is dropped and counted, never held. A file that cannot be written (a full
 disk, a removed directory, no permission) stops the recording with one line in
 ``error``, and what follows is counted as dropped; the receiver and the dashboard
-carry on either way.
+carry on either way. `RecordWriter.end` ends the recording early (where the dashboard
+ended): what comes after is left out, and counted apart (``after_end``).
 
 Protobuf requests are converted with ``google.protobuf.json_format`` in OTLP/JSON's
 terms: lowerCamelCase names, enums as integers, 64-bit integers as strings (which
@@ -32,6 +33,7 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from pygents_tui.recording._format import Signal
+from pygents_tui.text._plural import counted
 
 __all__ = ["RecordWriter", "to_json_line"]
 
@@ -81,6 +83,8 @@ class RecordWriter:
         self.written = 0
         self.dropped: Counter[str] = Counter()
         self.error: str | None = None
+        self.ended = False
+        self.after_end = 0  # requests given after `end`, left out
         self._pending = 0
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[Signal, Any, int] | None] = queue.SimpleQueue()
@@ -94,11 +98,20 @@ class RecordWriter:
         bytes, or OTLP/JSON with ``json_body``). Never blocks, never raises."""
         size = request.ByteSize() if isinstance(request, Message) else len(request)
         with self._lock:
+            if self.ended:
+                self.after_end += 1
+                return
             if self.error is not None or self._pending + size > self.max_pending:
                 self.dropped["unwritten" if self.error is not None else "backlog"] += 1
                 return
             self._pending += size
         self._queue.put((signal, (request, json_body), size))
+
+    def end(self) -> None:
+        """End the recording here: what was given so far is written, anything given
+        later is left out (counted in ``after_end``). `close` still closes the file."""
+        with self._lock:
+            self.ended = True
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (for at most ``timeout`` seconds) and close the file."""
@@ -108,11 +121,14 @@ class RecordWriter:
     def summary(self) -> str:
         """One line on how the recording went, for the terminal after the dashboard."""
         dropped = sum(self.dropped.values())
-        line = f"recorded {self.written:,} requests to {self.path}"
+        line = f"recorded {counted(self.written, 'request')} to {self.path}"
         if dropped:
             line += f", {dropped:,} not recorded"
         if self.error is not None:
             line += f" (the recording stopped: {self.error})"
+        if self.after_end:  # (what the workload did as it was stopped: not shown either)
+            more = counted(self.after_end, "request")
+            line += f"; it ends where the dashboard did ({more} sent after that left out)"
         return line
 
     # -- the writer thread -----------------------------------------------------------------

@@ -274,8 +274,11 @@ class TurnEntry(TurnFacts):
     tags: tuple[str, ...] = ()
     # Its start record said it does not stream, so what it returns counts as its one
     # value, as the in-process source counts it (a sender counts streamed values only;
-    # a turn known from its span alone is not known not to stream, and is not counted).
-    returns: bool = False
+    # a turn known from its span alone is not known not to stream, and is not counted);
+    # unless its span or end record said it returned no value (a turn or a context item
+    # its run routed, a completion check's verdict): then False, whatever comes later.
+    # ``None``: not known yet.
+    returns: bool | None = None
     # What its spans say it did, another framework's run: its tool and model calls and
     # their tokens, as labelled lines for the inspector (set when its span arrives).
     steps: tuple[tuple[str, str], ...] = ()
@@ -286,6 +289,11 @@ class TurnEntry(TurnFacts):
     @property
     def stale(self) -> bool:
         return self.ended is None and self.service.stale
+
+    def hook_events(self) -> tuple[LogEntry, ...]:
+        """None kept: a fleet's turns have their spans (the in-process feeder's turns
+        keep theirs, `TurnRecord`)."""
+        return ()
 
     def details(self) -> list[tuple[str, str]]:
         lines = [("service", self.service.label), ("turn", self.uuid)]

@@ -243,6 +243,11 @@ class TurnRow(Protocol):
         """Labelled lines for the inspector (arguments, output, tags, ids…), already
         bounded; what is not known is left out."""
 
+    def hook_events(self) -> Sequence[EventRow]:
+        """What its feeder saw happen to it, oldest first, bounded: in-process, its
+        start, the hook events fired inside it, its values and its end; empty where a
+        feeder keeps none (the inspector's timeline when there are no spans)."""
+
 
 class ValueRow(Protocol):
     @property

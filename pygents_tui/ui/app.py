@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.console import RenderableType
 from textual import events, on
 from textual.actions import SkipAction
 from textual.app import SystemCommand
@@ -161,6 +162,10 @@ class Dashboard(Acting):
         self._had_finished = False
         self.export_dir: Path | None = None  # where screenshots and traces go (default: cwd)
         self._fold_rest: asyncio.Handle | None = None  # the next slice of a backlog
+        # Called once as the dashboard ends (`exit`), before the workload is stopped
+        # (``--record`` ends its recording there: `end_in_process`).
+        self.on_end: list[Callable[[], object]] = []
+        self._ending = False
 
     @property
     def model(self) -> DashboardModel | None:
@@ -216,6 +221,26 @@ class Dashboard(Acting):
         ended_well = self.workload_error is None and self.exit_reason is None
         if event.worker.name == "workload" and event.state is WorkerState.SUCCESS and ended_well:
             self.notify("the workload finished; press q to quit", timeout=10, markup=False)
+
+    def exit(
+        self, result: int | None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        """End the app. What the dashboard shows ends here, before Textual stops the
+        workload (cancelling its running turns) as it shuts down: this process's feeder
+        folds what it received and stops, and `on_end` runs; so the turns quitting
+        cancels are neither shown nor recorded."""
+        if not self._ending:
+            self._ending = True
+            model = self._model
+            steps: list[Callable[[], object]] = []
+            if model is not None:  # what it shows ends here
+                steps += [model.store.drain, model.close]
+            for step in [*steps, *self.on_end]:
+                try:
+                    step()
+                except Exception as exc:  # a dashboard bug, as in a refresh: contained,
+                    self.view_error = self.view_error or exc  # never keeping the app up
+        super().exit(result, return_code, message)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self._note_left_pending()

@@ -282,6 +282,39 @@ async def test_a_failed_and_a_timed_out_turn_end_with_their_reason_and_error_typ
     assert all(SECRET not in str(r) for r in records.named("pygents.turn.end")), "no messages"
 
 
+async def test_a_turn_whose_output_its_run_routes_says_what_it_returned_on_span_and_end(
+    live: Instrument, records: Records, exporter: InMemorySpanExporter
+) -> None:
+    """A turn that returned a turn or a context item handed its run's caller no value:
+    its end record and its span say what it returned instead; one that returned a value
+    says nothing more (a receiver counts that as its one value)."""
+    live()
+
+    @tool
+    async def plan() -> Turn[Any]:
+        return Turn(remember)
+
+    @tool
+    async def remember() -> ContextItem[str]:
+        return ContextItem("a note")
+
+    @tool
+    async def answer() -> int:
+        return 42
+
+    agent = Agent("router", "routes", [plan, remember, answer])
+    await agent.put(Turn(plan))
+    await agent.put(Turn(answer))
+    await drain(agent)
+
+    ends = {r["gen_ai.tool.name"]: r for r in records.named("pygents.turn.end")}
+    spans = {s.name: s.attributes or {} for s in exporter.get_finished_spans()}
+    kinds = {"plan": "turn", "remember": "context_item", "answer": None}
+    for name, kind in kinds.items():
+        assert ends[name].get("pygents.turn.output_kind") == kind
+        assert spans[f"turn {name}"].get("pygents.turn.output_kind") == kind
+
+
 async def test_a_bare_turn_sends_its_records_without_agent_attributes(
     live: Instrument,
     records: Records,

@@ -122,7 +122,7 @@ async def test_control_characters_in_the_programs_text_are_shown_visible_everywh
             app.action_inspect(record.uuid)
             await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
             if record.tool == EMITS:
-                await until(pilot, lambda: "span(s) over" in "\n".join(screen_lines(app)))
+                await until(pilot, lambda: "of its trace so far" in "\n".join(screen_lines(app)))
             seen += screen_lines(app)
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app._main)

@@ -85,6 +85,38 @@ async def test_ctrl_c_ends_the_dashboard_and_the_workload_with_130() -> None:
     assert cancelled.is_set()
 
 
+async def test_what_runs_as_the_dashboard_ends_runs_before_the_workload_is_stopped() -> None:
+    """``on_end`` (``--record`` ends its recording there) runs while the workload still
+    runs, in order, each once; one that fails neither stops the others nor keeps the
+    app up."""
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+    seen: list[str] = []
+
+    async def workload() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    def broken() -> None:
+        seen.append("broken")
+        raise RuntimeError("a bug")
+
+    app = dashboard(workload)
+    app.on_end += [broken, lambda: seen.append(f"cancelled: {cancelled.is_set()}")]
+    async with app.run_test() as pilot:
+        await started.wait()
+        await pilot.press("q")
+        await pilot.pause()
+    assert seen == ["broken", "cancelled: False"]
+    assert cancelled.is_set()
+    assert app.return_code == 0
+    assert isinstance(app.view_error, RuntimeError)
+
+
 async def test_a_base_exception_from_the_workload_is_reported_not_raised() -> None:
     class Abort(BaseException):
         pass

@@ -181,6 +181,8 @@ class Folding:
         turn.timeout = turn.timeout or as_float(attributes.get(k.TURN_TIMEOUT)) or 0.0
         turn.tags = turn.tags or as_tags(attributes.get(k.TAGS))
         self.store.add_values(turn, as_int(attributes.get(k.SPAN_VALUES)))
+        if attributes.get(k.OUTPUT_KIND) is not None:
+            turn.returns = False  # no value: a turn or context item routed, or a verdict
         if turn.ended is not None:
             return  # its end record closed it already
         error = as_text(attributes.get(k.ERROR_TYPE))

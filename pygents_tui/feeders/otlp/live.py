@@ -138,7 +138,8 @@ class LiveRecords:
         if found is None:
             return
         turn, agent = found
-        turn.returns = attributes.get(k.TURN_STREAMING) is False
+        if turn.returns is None:  # (its end may have said it returned no value)
+            turn.returns = attributes.get(k.TURN_STREAMING) is False
         if turn.ended is not None:
             self.store.returned(turn)
             return  # its end came first: a start now must not make it run again
@@ -162,6 +163,8 @@ class LiveRecords:
         if found is None:
             return
         turn = found[0]
+        if attributes.get(k.OUTPUT_KIND) is not None:
+            turn.returns = False  # no value: a turn or context item routed, or a verdict
         self.store.add_values(turn, as_int(attributes.get(k.TURN_VALUES)))
         output = as_text(attributes.get(k.OUTPUT_PREVIEW))
         if output is not None:

@@ -7,7 +7,7 @@ records, nor the recording files of ``recording``.)"""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Final, TypeGuard
 
@@ -20,6 +20,8 @@ __all__ = ["LogEntry", "TurnDetails", "TurnRecord", "ValueRecord", "tokens_of", 
 
 _LISTED: Final = 20  # arguments, keyword arguments and metadata entries kept per turn
 _LAST_VALUES: Final = 10  # a stream's last values kept per turn
+_EVENTS_KEPT: Final = 12  # hook events kept per turn, besides its start and its end...
+_VALUES_KEPT: Final = 4  # ... of which values (a stream's first few)
 _SHOWN_TOKENS: Final = 10**15  # counts from here up are shown as "10^15+"
 
 Tokens = tuple[int | None, int | None]
@@ -146,6 +148,33 @@ class TurnRecord(TurnEntry):
     turn: Turn | None = None
     kept: TurnDetails | None = None  # what the inspector shows once the turn ended
     tokens: Tokens | None = None  # the token usage its values reported, added up
+    # What happened to it (`hook_events`): its start, then what happened inside it, up to
+    # a bound (`left_out` counts the rest), then its end.
+    events: list[LogEntry] = field(default_factory=list, repr=False)
+    left_out: int = 0
+    ending: LogEntry | None = field(default=None, repr=False)
+
+    def happened(self, entry: LogEntry, value: bool = False) -> None:
+        """Keep ``entry``, one of its hook events (``value``: one of its values), while
+        under the bound; count it otherwise."""
+        kept = self.events
+        if len(kept) > _EVENTS_KEPT or (
+            value and sum(e.kind == "value" for e in kept) >= _VALUES_KEPT
+        ):
+            self.left_out += 1
+        else:
+            kept.append(entry)
+
+    def hook_events(self) -> tuple[LogEntry, ...]:
+        """Its start, the hook events fired inside it and its values (the first of
+        each, `left_out` more said in one line), then its end once it ended."""
+        found = tuple(self.events)
+        if self.left_out:
+            last = found[-1] if found else None
+            at = last.at if last is not None else self.started
+            who = last.agent if last is not None else self.agent_label
+            found += (LogEntry(at, who, "more", f"… {self.left_out} more not kept"),)
+        return found + ((self.ending,) if self.ending is not None else ())
 
     def shown(self, value: Any) -> str:
         """How the values panel shows ``value``, one of this turn's: its preview, or,

@@ -79,6 +79,7 @@ from pygents_tui.state import (
     queued,
     turn_started,
 )
+from pygents_tui.text._cut import cut
 from pygents_tui.text._errors import summary
 from pygents_tui.text._preview import preview
 
@@ -152,6 +153,7 @@ class DashboardModel(Feeder, Subscriber):
         self.store.sources = Sources(ThisProcess())
         self.spans: SpanSource | None = None
         self._subscription: Any = None
+        self._closed = False
         self._find_provider: Callable[[], object] | None = None
         self.trace_with(tracer_provider)
         self.wall_epoch = wall_clock()  # ... and as dates, this one being ``epoch``
@@ -203,7 +205,10 @@ class DashboardModel(Feeder, Subscriber):
     def fold(self, budget: float | None = None) -> bool:
         """Process every pending record, then tail running streams and read the live
         agents (the store's `drain` calls this first). True if anything changed.
-        (``budget`` is not needed: an in-process workload is folded whole.)"""
+        (``budget`` is not needed: an in-process workload is folded whole.) Once
+        closed, nothing: the store keeps what the dashboard ended on."""
+        if self._closed:
+            return False
         inbox = self.inbox
         count = len(inbox)
         changed = count > 0
@@ -279,8 +284,10 @@ class DashboardModel(Feeder, Subscriber):
         self._open[scope] = record
         self.store.index_turn(record)
         self.store.start_running(record)
+        started = turn_started(record.tool)
+        record.happened(LogEntry(at, record.agent_label, "turn", started))
         if agent is not None:
-            self._note(at, agent.label, "turn", turn_started(record.tool))
+            self._note(at, agent.label, "turn", started)
 
     def _ended(self, scope: Scope, at: float) -> None:
         if scope.kind is ScopeKind.AGENT_RUN:
@@ -308,13 +315,12 @@ class DashboardModel(Feeder, Subscriber):
         ):
             output = record.shown(turn.output)
             self._value(record, output, at)
+            returned = f"returned {cut(output, _EVENT_TEXT)}"
+            record.happened(LogEntry(at, record.agent_label, "value", returned))
         self._settling.append((record, output, error))  # see _settle
-        self.store.finish(
-            record,
-            scope.stop_reason,
-            summary(error, 200, preview) if error is not None else None,
-            at,
-        )
+        why = summary(error, 200, preview) if error is not None else None
+        record.ending = LogEntry(at, record.agent_label, "turn", _ended(scope.stop_reason, why))
+        self.store.finish(record, scope.stop_reason, why, at)
         if record.agent is not None and scope.stop_reason is StopReason.COMPLETED:
             self.completed += 1
 
@@ -339,12 +345,18 @@ class DashboardModel(Feeder, Subscriber):
         # Keep the tail bounded: only the last values matter for display, but count all.
         fresh = output[max(seen, total - 500) : total]
         skipped = total - seen - len(fresh)
+        before = record.values
         if skipped and record.agent is not None:
             self.store.add_values(record, record.values + skipped)
+        last: str | None = None
         for value in fresh:
             if not isinstance(value, (Turn, ContextItem)):
-                self._value(record, record.shown(value), at)
+                last = record.shown(value)
+                self._value(record, last, at)
         self._seen_values[scope] = total
+        if record.values > before:  # one line for the values this read found
+            text = _values_read(before, record.values, last)
+            record.happened(LogEntry(at, record.agent_label, "value", text), value=True)
         return True
 
     def _tail_streams(self) -> bool:
@@ -355,20 +367,36 @@ class DashboardModel(Feeder, Subscriber):
         return changed
 
     def _event(self, event: Event, at: float) -> None:
+        """Log ``event``, and keep it with the turn it fired in, if any."""
+        noted = self._noted(event)
+        if noted is None:
+            return
+        who, kind, text = noted
+        self._note(at, who, kind, text)
+        scope = event.scope
+        while scope is not None and scope.kind is not _TURN:
+            scope = scope.parent
+        record = self._open.get(scope) if scope is not None else None
+        if record is not None:
+            record.happened(LogEntry(at, who, kind, text))
+
+    def _noted(self, event: Event) -> tuple[str, str, str] | None:
+        """The event log's line for ``event`` (whose, kind, text), if it has one; what
+        an agent's event says of its phase and evictions is taken on the way."""
         kind = event.type
         source = event.source
         if isinstance(source, Agent):
             name = source.name
             if kind is AgentHook.AFTER_PUT:
                 turn: Turn = event["turn"]
-                self._note(at, name, "put", queued(turn.tool.name))
-            elif kind is AgentHook.ON_PAUSE:
+                return name, "put", queued(turn.tool.name)
+            if kind is AgentHook.ON_PAUSE:
                 self.agent(name).hooked(kind)
-                self._note(at, name, "pause", PAUSED)
-            elif kind is AgentHook.ON_RESUME:
+                return name, "pause", PAUSED
+            if kind is AgentHook.ON_RESUME:
                 self.agent(name).hooked(kind)
-                self._note(at, name, "pause", RESUMED)
-            return
+                return name, "pause", RESUMED
+            return None
         owner = event.agent.name if event.agent is not None else "—"
         if kind in (ContextPoolHook.ON_EVICT, ContextQueueHook.ON_EVICT):
             item = event["item"]
@@ -376,15 +404,12 @@ class DashboardModel(Feeder, Subscriber):
                 self.agent(owner).evictions += 1
             store = "pool" if kind is ContextPoolHook.ON_EVICT else "queue"
             label = item.id if getattr(item, "id", None) else preview(item.content, 30)
-            self._note(at, owner, "evict", evicted(store, label))
-        elif kind is ContextPoolHook.AFTER_ADD:
-            self._note(at, owner, "context", added("pool", event["item"].id))
-        elif kind is ContextQueueHook.AFTER_APPEND:
-            self._note(
-                at, owner, "context", added("queue", f"{len(event['appended_items'])} item(s)")
-            )
-        else:
-            self._note(at, owner, "event", f"{kind.qualified}")
+            return owner, "evict", evicted(store, label)
+        if kind is ContextPoolHook.AFTER_ADD:
+            return owner, "context", added("pool", event["item"].id)
+        if kind is ContextQueueHook.AFTER_APPEND:
+            return owner, "context", added("queue", f"{len(event['appended_items'])} item(s)")
+        return owner, "event", f"{kind.qualified}"
 
     # -- this process's registry and spans, read on every drain ---------------------------
 
@@ -421,10 +446,12 @@ class DashboardModel(Feeder, Subscriber):
 
     def start(self) -> None:
         """Subscribe the feeder to this process's runtime."""
+        self._closed = False
         if self._subscription is None:
             self._subscription = subscribe(cast("Subscriber", self))
 
     def close(self) -> None:
+        self._closed = True
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
@@ -557,6 +584,31 @@ class DashboardModel(Feeder, Subscriber):
         if self.spans is not None:
             counts["spans_dropped"] = self.spans.dropped
         return {name: value for name, value in counts.items() if value}
+
+
+_EVENT_TEXT: Final = 80  # a value's preview in a turn's timeline (the inspector cuts to 100)
+
+
+def _values_read(before: int, now: int, last: str | None) -> str:
+    """A stream's values read at one refresh, the ``before + 1``-th to the
+    ``now``-th, as its timeline in the inspector says them; ``last``: the last one's
+    preview."""
+    which = f"value {now}" if now == before + 1 else f"values {before + 1}–{now}"
+    if last is None:
+        return which
+    last = cut(last, _EVENT_TEXT)
+    return f"{which}: {last}" if now == before + 1 else f"{which}, the last: {last}"
+
+
+def _ended(reason: StopReason | None, why: str | None) -> str:
+    """A turn's end, as its timeline in the inspector says it (`TurnRecord.ending`)."""
+    if reason is StopReason.COMPLETED:
+        return "✔ completed"
+    if reason is StopReason.TIMEOUT:
+        return "◷ timed out"
+    if reason is StopReason.CANCELLED:
+        return "⊘ cancelled"
+    return f"✖ failed: {why}" if why else "✖ failed"
 
 
 TURNS_KEPT: Final = 200  # per agent, for the inspector

@@ -24,7 +24,7 @@ from pygents_tui.text._visible import visible
 from pygents_tui.ui._export import saved, trace_origin, write_trace
 from pygents_tui.ui.widgets._attention import service_tokens
 from pygents_tui.ui.widgets._fit import split_label
-from pygents_tui.ui.widgets.trace import waterfall
+from pygents_tui.ui.widgets.trace import hook_timeline, spans_heading, waterfall
 
 _LABEL = 10  # the width of the label column
 _TOOLS = 12  # an agent's tools listed, most called first
@@ -62,14 +62,26 @@ def trace_link(trace_url: str, trace_id: str) -> str:
 
 
 def _state(record: TurnRow, elapsed: float) -> str:
+    """How it ended (or that it runs) and after how long: from its start to its end
+    (or now), on the clock of the agent's process, which stamped both."""
     if record.stop_reason is StopReason.ERROR:
         what = "failed"  # the word the agents table and the event log use
     elif record.stop_reason is not None:
         what = str(record.stop_reason)
     else:
         what = "stale (its process stopped sending)" if record.stale else "running"
-    timeout = f" of {record.timeout:g}s" if record.timeout else ""
+    timeout = f" of {record.timeout:g}s (its timeout)" if record.timeout else ""
     return f"{what} after {elapsed:.3f}s{timeout}"
+
+
+def _timed(record: TurnRow) -> str:
+    """What the state line's seconds measure (`_state`): the agent's process stamps a
+    turn's start and end (in-process as the runtime reports them; for ``listen`` in
+    its records and spans). The trace's figures measure spans instead
+    (`spans_heading`)."""
+    if record.ended is None:
+        return "its start, stamped by the agent's process, to now"
+    return "start to end, both stamped by the agent's process"
 
 
 def describe(
@@ -103,6 +115,7 @@ def describe(
     else:
         lines.add("tool", f"{record.tool} ({kind}) on {record.agent_label}")
     lines.add("state", _state(record, elapsed))
+    lines.add("timed", _timed(record))
     lines.add("started", started)
     lines.add("ended", ended)
     if service is not None:
@@ -129,17 +142,25 @@ def describe(
 
 
 def trace_section(record: TurnRow, tree: TraceTree | None, why_not: str | None) -> Text:
-    """The trace heading and its span tree; one line when there is nothing to draw."""
-    text = Text("trace spans", style="bold")
+    """The trace heading and its span tree (the heading says what its figures
+    measure); with no spans, one line why, then the turn's hook events where its
+    feeder kept them (in-process), as its timeline."""
+    text = Text()
+    text.append("trace spans", style="bold")
     if tree is not None:
-        text.append(f"  {tree.spans} span(s) over {tree.duration * 1e3:.1f}ms\n", style="dim")
+        text.append(f"  {spans_heading(tree, record)}\n", style="dim")
         text.append_text(waterfall(tree))
-    elif why_not is not None:
+        return text
+    if why_not is not None:
         text.append(f"  {why_not}", style="dim")
     elif record.trace_id is None:
         text.append("  this turn was not traced", style="dim")
     else:
         text.append("  none received yet: spans arrive as they end", style="dim")
+    events = record.hook_events()
+    if events:
+        text.append("\n\n")
+        text.append_text(hook_timeline(record, events))
     return text
 
 
@@ -161,11 +182,16 @@ class TextScreen(ModalScreen[None]):
             yield Static(Text("esc to go back", style="dim"))
 
 
+_HINT = "esc to go back"
+_EXPORT_HINT = " · x: write the trace to a file (OTLP JSON)"
+
+
 class InspectorScreen(TextScreen):
     """Arguments, metadata, timing, stop reason, output or exception (with its
-    traceback), trace id, and the trace's spans. It follows the turn: repainted when
-    the view changes (a running turn ends, more of its spans arrive). ``x`` writes
-    the trace as an OTLP JSON file (`pygents_tui.ui._export`)."""
+    traceback), trace id, and the trace's spans, or, with none, the turn's hook
+    events. It follows the turn: repainted when the view changes (a running turn
+    ends, more of its spans arrive). ``x`` writes the trace as an OTLP JSON file
+    (`pygents_tui.ui._export`), offered only once there are spans to write."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("x", "export_trace", "Export trace", tooltip="write it as OTLP JSON")
@@ -186,15 +212,26 @@ class InspectorScreen(TextScreen):
         self._version = -1
         self._body = Static(id="inspector-body")
         self._trace = Static(id="inspector-trace")
+        self._hint = Static()
+        self._exportable: bool | None = None  # (not known before the first refresh)
         self.refresh_view()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="inspector-dialog"):
             yield self._body
             yield self._trace
-            yield Static(
-                Text("esc to go back · x: write the trace to a file (OTLP JSON)", style="dim")
-            )
+            yield self._hint
+
+    def _tree(self) -> TraceTree | None:
+        """The turn's trace, if any of its spans are here to draw (or to write)."""
+        trace_id = self.record.trace_id
+        return self.view.trace_tree(trace_id) if trace_id else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` only when there is a trace to write."""
+        if action == "export_trace":
+            return self._exportable
+        return True
 
     def refresh_view(self) -> None:
         """Repaint if the view changed since the last call (the app's timer calls it
@@ -222,14 +259,21 @@ class InspectorScreen(TextScreen):
             tools=agent.tools if agent is not None else None,
         )
         self._body.update(body)
-        tree = view.trace_tree(record.trace_id) if record.trace_id else None
+        tree = self._tree()
         section = trace_section(record, tree, view.unavailable("trace"))
         self._trace.update(Text("\n").append_text(section))
+        exportable = tree is not None
+        if exportable != self._exportable:
+            self._exportable = exportable
+            hint = _HINT + (_EXPORT_HINT if exportable else "")
+            self._hint.update(Text(hint, style="dim"))
+            if self.is_mounted:
+                self.refresh_bindings()
 
     def action_export_trace(self) -> None:
         record, view = self.record, self.view
-        tree = view.trace_tree(record.trace_id) if record.trace_id else None
-        if tree is None:
+        tree = self._tree()
+        if tree is None:  # (gone since it was offered: evicted by newer traces)
             why = view.unavailable("trace") or "no spans of this turn's trace yet"
             self.notify(f"nothing to export: {why}", severity="warning", markup=False)
             return

@@ -14,7 +14,7 @@ from typing import ClassVar, Final
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
@@ -113,6 +113,15 @@ class MainScreen(Screen[None]):
 
     selected: reactive[str | None] = reactive(None, init=False)
     """The key of the agent under the agents table's cursor (None: no agent)."""
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """Textual's, the quit key first. The footer draws them in this order and is
+        cut where the screen ends; in Textual's the focused panel's own keys (the
+        timeline's ``enter``) come first, and a narrow screen would lose the way out."""
+        found = super().active_bindings
+        first = {key: bound for key, bound in found.items() if bound.binding.action == "quit"}
+        return {**first, **found}
 
     def __init__(
         self, view: DashboardView, output: ProgramOutput, *, agent_width: int = 10

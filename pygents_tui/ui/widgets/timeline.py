@@ -36,13 +36,7 @@ class TimelineTable(NavigableTable[object]):
     opens the turn inspector."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "enter",
-            "select_cursor",
-            "Inspect",
-            show=False,
-            tooltip="open this turn in the inspector",
-        ),
+        Binding("enter", "select_cursor", "Inspect", tooltip="open this turn in the inspector"),
     ]
     WINDOW = 30.0  # seconds shown across the bar column
     SORTS: ClassVar[tuple[str, ...]] = ("agent", "tool", "took", "started")

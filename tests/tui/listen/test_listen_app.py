@@ -172,7 +172,7 @@ async def test_the_inspector_shows_the_turns_trace_with_spans_pygents_did_not_ma
         assert "forecast (coroutine) on weather@w-1/forecaster" in screen
         assert "completed after" in screen
         assert turn.trace_id in screen
-        assert "trace spans  5 span(s)" in screen
+        assert "trace spans  5 spans of its trace so far" in screen
         lines = screen.splitlines()
 
         def indent(name: str) -> int:
@@ -189,6 +189,57 @@ async def test_the_inspector_shows_the_turns_trace_with_spans_pygents_did_not_ma
         assert "url.full=https://api.example/v1/forecast?city=[bold]Oslo" in screen
         assert "db.query.text=SELECT name FROM cities" in screen
         assert "client" in screen  # the span kind of the calls
+
+
+async def test_the_inspector_says_what_the_turns_and_the_spans_figures_measure(
+    fleet: FleetModel, receiver: Receiver, senders: MakeSender, until: Any, text_of: TextOf
+) -> None:
+    """The turn's seconds run from its start to its end as its process stamped them;
+    the trace's figure, from the first span received to the last one's end: with the
+    turn's own span not yet there, it is no measure of the turn, and says so (a turn
+    read "completed after 0.979s of 1.2s" beside "2 span(s) over 619.3ms")."""
+
+    def dialog() -> list[str]:
+        """The inspector's lines, without its frame and what shows around it."""
+        lines = [line.split("█") for line in text_of(app).splitlines()]
+        return [parts[1].strip() for parts in lines if len(parts) > 2]
+
+    app = app_of(fleet, receiver)
+    async with app.run_test(size=SIZE) as pilot:
+        sender = senders("grpc", service="weather", instance="w-1")
+        agent = sender.agent("forecaster")
+        run = sender.run_start(agent)
+        turn = sender.turn_start(agent, run, "forecast", timeout=1.2)
+        tool = sender.tool_span(turn)
+        sender.foreign_span("chat gpt-x", tool).end()
+        tool.end()
+        sender.turn_end(turn, end_span=False)  # its record now, its span later
+        await sender.sent()
+
+        def ended() -> bool:
+            found = fleet.store.find_turn(turn.uuid)
+            return found is not None and found.ended is not None
+
+        await until(pilot, ended)
+        found = fleet.store.find_turn(turn.uuid)
+        assert found is not None
+        app.action_inspect(found.key)
+        await until(pilot, lambda: "trace spans  2 spans" in text_of(app))
+        lines = dialog()
+        (state,) = [line for line in lines if line.startswith("state ")]
+        assert state.startswith("state     completed after ")
+        assert state.endswith("s of 1.2s (its timeout)")
+        assert "timed     start to end, both stamped by the agent's process" in lines
+        at = lines.index("trace spans  2 spans of its trace so far")
+        assert lines[at + 1].endswith(" from the first one's start to the last one's end")
+        assert lines[at + 2] == "the turn's own span is not among them (yet)"
+
+        turn.span.end(end_time=sender.now_ns())
+        await sender.sent()
+        await until(pilot, lambda: "trace spans  3 spans" in text_of(app))
+        lines = dialog()
+        at = lines.index("trace spans  3 spans of its trace so far")
+        assert lines[at + 2].startswith("the turn's own span: ")
 
 
 async def test_what_is_not_sent_over_otlp_is_said_in_one_line_per_panel(

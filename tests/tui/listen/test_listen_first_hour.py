@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from otlp_sender import MakeSender
 from test_listen_live import exporting, settle
 
-from pygents import Agent, Turn, subscribe, tool
+from pygents import Agent, ContextItem, ToolType, Turn, subscribe, tool
 from pygents_tui.cli.listen import listen_app
 from pygents_tui.feeders import FleetModel
 from pygents_tui.feeders.process.model import DashboardModel
@@ -57,6 +57,45 @@ async def test_returned_values_are_counted_under_listen_as_under_run(
         await until(pilot, lambda: table.row_count == 1)
         keys = [key for key, _label, _width in AgentsTable.COLUMNS]
         assert str(table.get_row_at(0)[keys.index("values")]) == "5"
+
+
+async def test_what_a_turn_routes_is_no_value_under_listen_as_under_run(
+    fleet: FleetModel, exporting: tuple[TracerProvider, LoggerProvider]
+) -> None:
+    """A turn that returns a turn (queued), a context item (stored) or a completion
+    check's verdict hands its run's caller no value: ``run`` counts none, and neither
+    does ``listen`` (the demo's planner read ``Values 0`` live and 13 in its replay)."""
+
+    @tool()
+    async def plan(round_no: int) -> Turn:
+        return Turn(note, args=[f"round {round_no}"])
+
+    @tool()
+    async def note(line: str) -> ContextItem[str]:
+        return ContextItem(line, id=line, description="a note")
+
+    @tool()
+    async def answer() -> str:
+        return "42"
+
+    @tool(type=ToolType.COMPLETION_CHECK)
+    async def finished() -> bool:
+        return False
+
+    model = DashboardModel()
+    with subscribe(model):
+        agent = Agent("router", "routes what it returns", [plan, note, answer, finished])
+        await agent.put(Turn(plan, args=[1]))
+        await agent.put(Turn(answer))
+        await agent.put(Turn(finished))
+        assert [value async for _, value in agent.run()] == ["42"]
+        assert [item.id for item in agent.context_pool.items] == ["round 1"]
+    model.store.drain()
+    await settle(fleet, exporting)
+
+    (remote,) = fleet.store.agent_rows()
+    here = model.store.agents["router"]
+    assert (here.completed, here.values) == (remote.completed, remote.values) == (4, 1)
 
 
 async def test_a_second_service_without_live_records_is_named_in_the_agents_panel_hint(

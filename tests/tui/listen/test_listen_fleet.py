@@ -89,6 +89,31 @@ def test_a_start_arriving_after_its_end_does_not_reopen_the_turn(clock: FakeCloc
     assert agent.timed_out == 1
 
 
+def test_a_returned_value_counts_once_and_a_routed_output_never_in_any_order(
+    clock: FakeClock,
+) -> None:
+    """What a turn that does not stream returned counts as its one value (``run``
+    counts it so), unless its span or end record says it was no value (a turn or a
+    context item its run routed): then never, whichever of start, span and end came
+    first."""
+    fleet = make(clock)
+    trace = new_id(16)
+    returns = {"pygents.turn.streaming": False}
+    routed = {"pygents.turn.output_kind": "turn"}
+    fleet.ingest(logs_batch([start("value", **returns), end("value")]))
+    fleet.ingest(logs_batch([start("start-first", **returns), end("start-first", **routed)]))
+    fleet.ingest(logs_batch([end("end-first", **routed), start("end-first", **returns)]))
+    fleet.ingest(logs_batch([start("span-first", **returns)]))
+    fleet.ingest(spans_batch([turn_span("span-first", trace, new_id(8), **routed)]))
+    fleet.ingest(logs_batch([end("span-first")]))
+    fleet.store.drain()
+
+    (agent,) = fleet.store.agent_rows()
+    assert (agent.completed, agent.values) == (4, 1)
+    counted = {t.uuid: t.values for t in fleet.store.recent_turns()}
+    assert counted == {"value": 1, "start-first": 0, "end-first": 0, "span-first": 0}
+
+
 def test_value_counts_only_grow_whatever_order_they_arrive_in(clock: FakeClock) -> None:
     fleet = make(clock)
     uuid = {"pygents.turn.uuid": "s"}

@@ -428,7 +428,9 @@ async def test_control_characters_received_over_otlp_are_shown_visible_everywher
             app.action_inspect(found.key)
             await until(pilot, lambda: isinstance(app.screen, InspectorScreen))
             if turn is streamed:
-                await until(pilot, lambda: "4 span(s) over" in shown(screen_lines(app)))
+                await until(
+                    pilot, lambda: "4 spans of its trace so far" in shown(screen_lines(app))
+                )
             seen += screen_lines(app)
             await pilot.press("escape")
             await until(pilot, lambda: not isinstance(app.screen, InspectorScreen))

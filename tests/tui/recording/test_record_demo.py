@@ -8,7 +8,10 @@ with a bound on each wait.
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +19,20 @@ from fake_clock import FakeClock
 from terminal import SCRIPT, terminal
 
 from pygents_tui.cli.replay import open_replay
+from pygents_tui.feeders import ReplayView
+
+DEMO_ENDED = Path(__file__).with_name("demo_ended.py")
+
+
+def played_to_the_end(view: ReplayView, clock: FakeClock) -> None:
+    """Play the whole recording, at the top speed, as the dashboard's timer would."""
+    view.replay.set_speed(100)
+    clock.advance(10**6)
+    for _ in range(100_000):
+        view.store.drain()
+        if view.replay.ended and not view.model.backlog:
+            return
+    raise AssertionError("the replay never reached the end of the recording")
 
 
 def test_a_recorded_demo_replays_with_its_agents_and_turns(tmp_path: Path) -> None:
@@ -36,6 +53,7 @@ def test_a_recorded_demo_replays_with_its_agents_and_turns(tmp_path: Path) -> No
         said = " ".join(term.screen().split())
         assert "pygents-tui: recorded " in said
         assert "not recorded" not in said
+        assert "it ends where the dashboard did" in said
 
     with open_replay(str(recording), clock=FakeClock(0.0)) as view:
         view.replay.seek(view.replay.end_ns)
@@ -46,3 +64,41 @@ def test_a_recorded_demo_replays_with_its_agents_and_turns(tmp_path: Path) -> No
         assert not view.store.counters().get("malformed")
         (service,) = {row.label.split("@", 1)[0] for row in view.store.agent_rows()}
         assert service == "pygents-tui demo"
+
+    # The demo cancels no turn: only quitting does, which the screen never showed.
+    clock = FakeClock(0.0)
+    with open_replay(str(recording), clock=clock) as view:
+        played_to_the_end(view, clock)
+        cancelled = {row.name: row.cancelled for row in view.store.agent_rows()}
+        assert set(cancelled.values()) == {0}, cancelled
+
+
+def test_a_recorded_demo_replays_to_the_counts_the_dashboard_ended_on(tmp_path: Path) -> None:
+    """Every agent's completed, failed, timed-out and cancelled turns and its values,
+    and the turns still running, as the live dashboard had them when it ended (it
+    read planner 13/0/0 Values 0, its replay 13/0/0 ⊘1 Values 13)."""
+    recording = tmp_path / "demo.jsonl"
+    child = subprocess.run(
+        [sys.executable, str(DEMO_ENDED), str(recording)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    live = json.loads(child.stdout.splitlines()[-1])
+    assert live["running"], "the scene has turns running as the dashboard ends"
+    assert live["agents"]["planner"][4] == 0  # it returns turns: no values
+    assert live["agents"]["fetcher-1"][4] > 0  # it streams pages
+
+    clock = FakeClock(0.0)
+    with open_replay(str(recording), clock=clock) as view:
+        played_to_the_end(view, clock)
+        store = view.store
+        replayed = {
+            row.name: [row.completed, row.failed, row.timed_out, row.cancelled, row.values]
+            for row in store.agent_rows()
+        }
+        assert replayed == live["agents"]
+        assert sorted(turn.uuid for turn in store.running_turns()) == live["running"]
+        assert not store.counters().get("malformed")

@@ -93,3 +93,23 @@ def test_undecodable_bytes_are_counted_not_raised(tmp_path: Path) -> None:
     writer.close()
     assert writer.dropped["unconvertible"] == 2
     assert (tmp_path / "r.jsonl").read_bytes() == b""
+
+
+def test_a_recording_ended_early_leaves_out_what_comes_later_and_says_how_much(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.jsonl"
+    writer = RecordWriter(path)
+    writer.record("traces", request())
+    writer.end()  # where the dashboard ended
+    writer.record("traces", request())
+    writer.record("logs", b"{}", json_body=True)
+    writer.close()
+
+    assert len(path.read_bytes().splitlines()) == writer.written == 1
+    assert writer.after_end == 2
+    assert not writer.dropped
+    assert writer.summary() == (
+        f"recorded 1 request to {path}; it ends where the dashboard did "
+        "(2 requests sent after that left out)"
+    )
