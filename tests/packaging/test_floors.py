@@ -55,7 +55,7 @@ def test_the_lowest_versions_step_makes_every_warning_an_error() -> None:
     assert "-W" not in lowest.split()
     assert "PytestUnraisableExceptionWarning" not in lowest
     assert "tests/packaging/test_event_loops.py" in lowest
-    assert checked_floors(PROJECTS)["pytest-asyncio"] >= Version("1.0")
+    assert checked_floors(PROJECTS)["pytest-asyncio"] >= Version("1.4")
 
 
 def test_the_workspace_is_the_library_and_the_example_assistant() -> None:
