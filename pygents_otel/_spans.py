@@ -304,15 +304,32 @@ def event_attributes(
 JSON: Final = "application/json"
 
 
-def io_attributes(key: str, mime_key: str, text: str) -> dict[str, AttributeValue]:
+TEXT: Final = "text/plain"
+
+
+def io_attributes(
+    key: str, mime_key: str, text: str, mime: str = JSON
+) -> dict[str, AttributeValue]:
     """OpenInference's ``input.value``/``output.value`` with its mime type: what
     Phoenix shows as a span's input and output (content capture only)."""
-    return {key: text, mime_key: JSON}
+    return {key: text, mime_key: mime}
 
 
-def run_input(turn: Turn, content: Content) -> str:
-    """An agent run's input, as a viewer shows it: the first turn it took."""
-    return content.dump({"tool": turn.tool.name, "arguments": dict(turn.kwargs)})
+RUN_INPUT: Final = "run_input"
+"""The key of `Turn.metadata` under which a caller names what started the work the
+turn is part of (a user's message, say): the input of the agent run that takes the
+turn first, as a viewer shows it, instead of the turn's own call."""
+
+
+def run_input(turn: Turn, content: Content) -> dict[str, AttributeValue]:
+    """An agent run's input, as a viewer shows it: the ``run_input`` its first turn
+    carries, as plain text, or else that turn's call (its tool and arguments)."""
+    given = turn.metadata.get(RUN_INPUT)
+    if isinstance(given, str):
+        text = bounded(given, content.max_length)
+        return io_attributes(n.OI_INPUT, n.OI_INPUT_MIME, text, TEXT)
+    call = content.dump({"tool": turn.tool.name, "arguments": dict(turn.kwargs)})
+    return io_attributes(n.OI_INPUT, n.OI_INPUT_MIME, call)
 
 
 def call_arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any], content: Content) -> str:

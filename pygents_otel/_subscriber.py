@@ -176,9 +176,7 @@ class TelemetrySubscriber(Subscriber):
         attributes = s.end_attributes(scope.kind.value, reason, error)
         if state.first_turn is not None:
             content = self.content
-            attributes.update(
-                s.io_attributes(n.OI_INPUT, n.OI_INPUT_MIME, s.run_input(state.first_turn, content))
-            )
+            attributes.update(s.run_input(state.first_turn, content))
             if state.last_value is not _NOTHING:
                 output = content.dump(state.last_value)
                 attributes.update(s.io_attributes(n.OI_OUTPUT, n.OI_OUTPUT_MIME, output))

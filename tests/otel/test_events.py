@@ -651,6 +651,38 @@ async def test_a_genai_viewer_reads_each_span_kind_and_under_capture_the_inputs_
     assert [json.loads(t.attributes["output.value"]) for t in tools] == [4, 10]
 
 
+async def test_a_run_input_the_first_turn_names_is_the_runs_input_as_plain_text_cut_to_the_limit(
+    instrument_with: Callable[..., PygentsInstrumentor], exporter: InMemorySpanExporter
+) -> None:
+    """A program whose first turn is a step of its own (the assistant's model call, with
+    no arguments) names what started the run: the user's message, shown as the input."""
+    instrument_with(capture_content=True, content_max_length=40)
+
+    @tool
+    async def respond() -> str:
+        return "ok"
+
+    message = "what is in this folder? " * 10
+    first = Agent("asked", "Answers.", [respond])
+    await first.put(Turn(respond, metadata={"run_input": message}))
+    await first.put(Turn(respond, metadata={"run_input": "a later turn's, not the run's"}))
+    assert await drain(first) == ["ok", "ok"]
+    other = Agent("unnamed", "Answers.", [respond])
+    await other.put(Turn(respond, metadata={"run_input": ["not", "a", "string"]}))
+    assert await drain(other) == ["ok"]
+    runs = {
+        span.name: span
+        for span in exporter.get_finished_spans()
+        if span.name.startswith("invoke_agent ")
+    }
+    asked = runs["invoke_agent asked"].attributes
+    assert asked["input.value"] == message[:39] + "…"
+    assert asked["input.mime_type"] == "text/plain"
+    unnamed = runs["invoke_agent unnamed"].attributes  # only a string counts
+    assert json.loads(unnamed["input.value"]) == {"tool": "respond", "arguments": {}}
+    assert unnamed["input.mime_type"] == "application/json"
+
+
 async def test_without_capture_the_spans_say_their_kind_and_carry_no_input_or_output(
     instrument_with: Callable[..., PygentsInstrumentor], exporter: InMemorySpanExporter
 ) -> None:

@@ -46,6 +46,18 @@ def test_ci_runs_the_otel_and_tui_tests_at_the_lowest_versions_in_a_copy() -> No
     assert "examples/assistant/tests/test_libraries.py" in script
 
 
+def test_the_lowest_versions_step_makes_every_warning_an_error() -> None:
+    """It once downgraded unraisable warnings (seven unclosed sockets, the event loops
+    pytest-asyncio 0.24 left open) to a printed line; they fail it now, as they fail
+    the run at the locked versions."""
+    script = (ROOT / ".ci" / "run").read_text()
+    lowest = script[script.index("--resolution lowest-direct") :]
+    assert "-W" not in lowest.split()
+    assert "PytestUnraisableExceptionWarning" not in lowest
+    assert "tests/packaging/test_event_loops.py" in lowest
+    assert checked_floors(PROJECTS)["pytest-asyncio"] >= Version("1.4")
+
+
 def test_the_workspace_is_the_library_and_the_example_assistant() -> None:
     assert [project["project"]["name"] for project in PROJECTS] == ["pygents", "pygents-assistant"]
 

@@ -161,6 +161,49 @@ async def test_a_model_call_abandoned_midway_still_ends_its_chat_span(
     assert chat.end_time is not None
 
 
+async def test_under_content_capture_each_runs_input_is_the_users_message_that_started_it(
+    server: ChatServer, exporter: InMemorySpanExporter
+) -> None:
+    """What a GenAI viewer (Phoenix) lists as a session's first input is the run's
+    ``input.value``: the user's message, not the first ``respond`` call's arguments."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = PygentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider, capture_content=True)
+    server.answer(
+        chat_stream("Looking.", tool_calls=[("c1", "list_files", {})]),
+        chat_stream("The folder is empty."),
+        chat_stream("Done, then."),
+    )
+    model = OpenAIModel("gpt-test", base_url=server.base_url, api_key="sk-test", max_retries=0)
+    session = build_session(model, name="captured-assistant")
+    messages = ["what is in this folder?", "then we are done"]
+    try:
+        for message in messages:
+            [event async for event in session.run(message)]
+    finally:
+        await close_session(session)
+        await model.aclose()
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+    spans = exporter.get_finished_spans()
+    runs = sorted(
+        (s for s in spans if s.name == "invoke_agent captured-assistant"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [run.attributes["input.value"] for run in runs] == messages
+    assert {run.attributes["input.mime_type"] for run in runs} == {"text/plain"}
+    # the output: the last value the run routed, the model's final reply
+    assert [json.loads(run.attributes["output.value"])["text"] for run in runs] == [
+        "The folder is empty.",
+        "Done, then.",
+    ]
+    # a tool span's input is still its own call's arguments
+    [listing] = [s for s in spans if s.name == "execute_tool list_files"]
+    assert json.loads(listing.attributes["input.value"]) == {}
+
+
 # --------------------------------------------------------------------------- the switch
 
 

@@ -54,8 +54,10 @@ class _Call:
 
 @dataclass
 class _Run:
-    """One message's run: its budget, the calls still to run, and how it ended."""
+    """One message's run: the message, its budget, the calls still to run, and how it
+    ended."""
 
+    message: str
     budget: Budget
     pending: deque[_Call] = field(default_factory=deque)
     next: Turn | None = None  # the turn to queue once the current one is over
@@ -137,7 +139,7 @@ class Session:
             )
         self._running = True
         self.summary = self.outcome = None
-        run = _Run(Budget(self.limits, self.clock))
+        run = _Run(message, Budget(self.limits, self.clock))
         finished = False
         why = "the run was cancelled before this call finished; it may not have run"
         try:
@@ -273,15 +275,21 @@ class Session:
         run.next = Turn(
             self._tools.respond,
             timeout=min(RESPOND_TIMEOUT, budget.remaining()),
-            metadata={"conversation_id": self.conversation_id},
+            metadata=self._metadata(run),
         )
         return events
 
     def _turn(self, call: ToolCall, run: _Run) -> Turn:
         spec = self._tools.specs[call.name]
         timeout = min(spec.turn_timeout(call.arguments), run.budget.remaining())
-        meta = {"tool_call_id": call.id, "conversation_id": self.conversation_id}
+        meta = {"tool_call_id": call.id, **self._metadata(run)}
         return Turn(spec.tool, kwargs=dict(call.arguments), timeout=timeout, metadata=meta)
+
+    def _metadata(self, run: _Run) -> dict[str, str]:
+        """What every turn of a run tells telemetry (the keys pygents_otel reads): the
+        conversation it belongs to, and the user's message as the input of the agent run
+        that takes it (a viewer shows that, not the first ``respond`` call's arguments)."""
+        return {"conversation_id": self.conversation_id, "run_input": run.message}
 
     async def _queue_next(self, run: _Run) -> None:
         turn, run.next = run.next, None
