@@ -182,8 +182,10 @@ def test_a_loop_driven_by_hand_on_import_is_refused_in_one_line_with_the_fix(
             step("main")
 
         loop = asyncio.new_event_loop()
-        loop.run_until_complete(main())
-        loop.close()
+        try:
+            loop.run_until_complete(main())
+        finally:
+            loop.close()  # (the refusal passes through here: the loop is left closed)
         """),
     )
     with pytest.raises(TargetError) as refused:
