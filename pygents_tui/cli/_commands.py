@@ -25,6 +25,7 @@ from pygents_tui.cli._arguments import (
 )
 from pygents_tui.cli._config import ConfigError, add_config_argument, apply_config, load_config
 from pygents_tui.cli._entry import version
+from pygents_tui.cli._interrupts import noted_interrupts
 from pygents_tui.cli._sdk_logs import HeldLogs
 from pygents_tui.cli._target import TargetError, load_target
 from pygents_tui.cli._terminal import refuse_without_terminal
@@ -220,14 +221,18 @@ def _listen(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        serve = import_from_extra(
-            "pygents_tui.cli.listen", "pygents-tui listen", "listen", LISTEN_PROVIDES
-        )
-        if args.redis is not None:
-            importlib.import_module("pygents.redis")  # the 'redis' extra, said in one line
+        with noted_interrupts() as interrupted:
+            serve = import_from_extra(
+                "pygents_tui.cli.listen", "pygents-tui listen", "listen", LISTEN_PROVIDES
+            )
+            if args.redis is not None:
+                importlib.import_module("pygents.redis")  # the 'redis' extra, said in one line
     except MissingExtraError as error:
         print(error, file=sys.stderr)
         return 2
+    if interrupted():  # while the listen extra imported
+        print("pygents-tui: interrupted", file=sys.stderr)
+        return INTERRUPTED
     try:
         status: int = serve.run(
             host=args.host,

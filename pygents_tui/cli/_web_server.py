@@ -348,29 +348,39 @@ class GuardedServer(Server):
 
     def serve(self, debug: bool = False) -> None:
         """Serve until Ctrl-C (or SIGTERM), as textual-serve does, but the URL is said
-        only once the port is bound: aiohttp's `web.run_app` calls its ``print`` after
-        its sites have started, where textual-serve said its line at startup, before
-        binding (a port taken then failed after the URL had been printed). Whatever
-        `RefusalLog` still counts is said as the server stops. `OSError` if the port
-        cannot be bound."""
+        only once the port is bound (textual-serve said its line at startup, before
+        binding: a port taken then failed after the URL had been printed). aiohttp's
+        runner is driven here rather than through `web.run_app`, whose older releases
+        (the floor) log a failed bind as an unhandled task exception besides raising
+        it. Whatever `RefusalLog` still counts is said as the server stops.
+        `OSError` if the port cannot be bound."""
         self.debug = debug
         loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        serving = loop.create_task(self._serve())
         for stop in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):  # no signals on this loop
-                loop.add_signal_handler(stop, self.request_exit)
+                loop.add_signal_handler(stop, serving.cancel)
         try:
-            web.run_app(
-                self._make_app(),
-                host=self.host,
-                port=self.port,
-                handle_signals=False,
-                loop=loop,
-                print=self._serving,
-            )
+            with contextlib.suppress(asyncio.CancelledError):
+                loop.run_until_complete(serving)
         finally:
             self.guard.refusals.flush()
+            loop.run_until_complete(loop.shutdown_asyncgens())
             asyncio.set_event_loop(None)
             loop.close()
+
+    async def _serve(self) -> None:
+        """Bind, say the URL, serve until cancelled, then shut the app down (its
+        ``on_shutdown`` and ``on_cleanup`` hooks: textual-serve closes its sessions)."""
+        runner = web.AppRunner(await self._make_app(), handle_signals=False)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self.host, self.port).start()
+            self._serving()
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
 
     def _serving(self, *_: object) -> None:
         _say(f"serving the dashboard on {self.guard.url} (Ctrl-C stops)")

@@ -15,14 +15,13 @@ dashboard cancelled while it mounts printed Textual's tracebacks over the termin
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from types import FrameType
 
 from pygents_tui.cli._collector import paced_collector
+from pygents_tui.cli._interrupts import noted_interrupts
 from pygents_tui.cli._terminal import refuse_without_terminal
 from pygents_tui.feeders.otlp.fleet import FleetModel
 from pygents_tui.listen.receiver import ListenError, PortInUseError, Receiver, Recorder
@@ -122,32 +121,12 @@ def run(
             return 2
     try:
         # This process is the dashboard (`pygents_tui.cli._collector`); SIGINT is ours.
-        with paced_collector(), _noted_interrupts() as interrupted:
+        with paced_collector(), noted_interrupts() as interrupted:
             return asyncio.run(_serve(asked, recorder, interrupted))
     finally:
         if recorder is not None:
             recorder.close()
             print(f"pygents-tui: {recorder.summary()}", file=sys.stderr)
-
-
-@contextmanager
-def _noted_interrupts() -> Iterator[Callable[[], bool]]:
-    """SIGINT noted, not raised, while inside (the dashboard's own handling replaces
-    it while it runs): the function says whether one came."""
-    noted: list[int] = []
-
-    def note(signum: int, frame: FrameType | None) -> None:
-        noted.append(signum)
-
-    try:
-        previous = signal.signal(signal.SIGINT, note)
-    except ValueError:  # not the main thread: signals are not ours to handle
-        yield lambda: False
-        return
-    try:
-        yield lambda: bool(noted)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _interrupted() -> int:
